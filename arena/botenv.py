@@ -1,0 +1,88 @@
+"""What a bot's code may import, the same in every runtime (BOT_API.md).
+
+The referee seeds each bot's ``random``; it is the bot's own
+``random.Random`` instance behind a module-shaped stand-in, never the shared
+module, so a bot can neither predict nor reseed anybody else's shuffles.
+"""
+
+from __future__ import annotations
+
+import bisect
+import collections
+import functools
+import heapq
+import itertools
+import math
+import random as _random
+import statistics
+import types
+from typing import Any
+
+#: Modules a bot may import besides ``random`` and ``arena``.
+PLAIN_MODULES: dict[str, types.ModuleType] = {
+    "math": math,
+    "itertools": itertools,
+    "collections": collections,
+    "heapq": heapq,
+    "bisect": bisect,
+    "statistics": statistics,
+}
+
+#: Every top-level name a bot may import.
+ALLOWED_IMPORTS: tuple[str, ...] = ("random", "math", "itertools", "collections", "functools",
+                                    "heapq", "bisect", "statistics", "arena")
+
+_RANDOM_NAMES = ("random", "uniform", "triangular", "randint", "randrange", "choice", "choices",
+                 "shuffle", "sample", "gauss", "normalvariate", "lognormvariate", "expovariate",
+                 "vonmisesvariate", "gammavariate", "betavariate", "paretovariate",
+                 "weibullvariate", "getrandbits", "seed", "randbytes")
+
+
+def make_random_module(seed: int) -> types.ModuleType:
+    """A ``random`` stand-in bound to one ``random.Random(seed)`` of the bot's own."""
+    rng = _random.Random(seed)
+    module = types.ModuleType("random", "The bot's own seeded random numbers.")
+    for name in _RANDOM_NAMES:
+        setattr(module, name, getattr(rng, name))
+    module.Random = _random.Random  # type: ignore[attr-defined]
+    return module
+
+
+def make_functools_module() -> types.ModuleType:
+    """``functools`` without its attribute tools (no ``partial`` over getattr, no wraps)."""
+    module = types.ModuleType("functools")
+    for name in ("reduce", "lru_cache", "cache", "cmp_to_key", "total_ordering"):
+        setattr(module, name, getattr(functools, name))
+    return module
+
+
+def make_arena_module() -> types.ModuleType:
+    """The harness's public names a bot may import: ``Card``, ``IllegalMove``."""
+    from .cards import SUITS, RANKS, Card
+    from .errors import IllegalMove
+
+    module = types.ModuleType("arena")
+    module.Card = Card  # type: ignore[attr-defined]
+    module.IllegalMove = IllegalMove  # type: ignore[attr-defined]
+    module.SUITS = SUITS  # type: ignore[attr-defined]
+    module.RANKS = RANKS  # type: ignore[attr-defined]
+    return module
+
+
+def make_importer(seed: int) -> Any:
+    """An ``__import__`` that serves only :data:`ALLOWED_IMPORTS`, fresh per bot instance."""
+    modules: dict[str, types.ModuleType] = dict(PLAIN_MODULES)
+    modules["random"] = make_random_module(seed)
+    modules["functools"] = make_functools_module()
+    modules["arena"] = make_arena_module()
+
+    def bot_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
+        if level != 0 or name not in modules:
+            raise ImportError(f"bots may import only {', '.join(ALLOWED_IMPORTS)}; not {name!r}")
+        module = modules[name]
+        for attr in fromlist or ():
+            if not hasattr(module, attr) or attr.startswith("_"):
+                raise ImportError(f"cannot import {attr!r} from {name!r}")
+        return module
+
+    return bot_import

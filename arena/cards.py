@@ -1,0 +1,141 @@
+"""Cards of the 36-card deck (R1).
+
+A :class:`Card` is a small immutable value that round-trips through its text
+form (R1.2)::
+
+    >>> Card.parse("10H")
+    Card('10h')
+    >>> str(Card("jd")), Card("jd").points
+    ('jd', 20)
+
+There are exactly 36 cards; ``Card(text)`` always returns the same interned
+object for the same card, so cards compare and hash cheaply.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+SUITS: tuple[str, ...] = ("s", "c", "h", "d")
+RANKS: tuple[str, ...] = ("6", "7", "8", "9", "10", "j", "q", "k", "a")
+
+#: Contest point table (R1.3); a variant may use another (``Rules.points``).
+DEFAULT_POINTS: dict[str, int] = {
+    "6": 0, "7": 0, "8": 0, "9": 0, "10": 10, "j": 20, "q": 10, "k": 10, "a": 15,
+}
+
+SUIT_SYMBOLS: dict[str, str] = {"s": "\u2660", "c": "\u2663", "h": "\u2665", "d": "\u2666"}
+SUIT_NAMES: dict[str, str] = {"s": "spades", "c": "clubs", "h": "hearts", "d": "diamonds"}
+
+
+class Card:
+    """One card: ``rank`` ("6".."10", "j", "q", "k", "a"), ``suit`` ("s", "c", "h", "d").
+
+    ``points`` is the contest penalty value (R1.3). Immutable and interned:
+    ``Card("7h") is Card.parse("7H")``.
+    """
+
+    __slots__ = ("rank", "suit", "points", "index", "_text")
+    _by_text: dict[str, "Card"] = {}
+
+    rank: str
+    suit: str
+    points: int
+    index: int
+
+    def __new__(cls, text: "str | Card") -> "Card":
+        if isinstance(text, Card):
+            return text
+        try:
+            return cls._by_text[text]
+        except (KeyError, TypeError):
+            pass
+        if not isinstance(text, str):
+            raise ValueError(f"R1.2: a card is written as text like '10h', not {type(text).__name__}")
+        card = cls._by_text.get(text.strip().lower())
+        if card is None:
+            raise ValueError(f"R1.2: {text!r} is not a card (rank 6-10/j/q/k/a then suit s/c/h/d, e.g. '10h')")
+        return card
+
+    @classmethod
+    def _make(cls, rank: str, suit: str, index: int) -> "Card":
+        card = object.__new__(cls)
+        object.__setattr__(card, "rank", rank)
+        object.__setattr__(card, "suit", suit)
+        object.__setattr__(card, "points", DEFAULT_POINTS[rank])
+        object.__setattr__(card, "index", index)
+        object.__setattr__(card, "_text", rank + suit)
+        return card
+
+    @classmethod
+    def parse(cls, text: "str | Card") -> "Card":
+        """Parse ``"10h"``, ``"JS"``, ... (case-insensitive, R1.2).
+
+        :raises ValueError: the text is not a card.
+        """
+        return cls(text)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Card is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Card is immutable")
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"Card('{self._text}')"
+
+    def __reduce__(self) -> tuple:
+        return (Card, (self._text,))
+
+    def __copy__(self) -> "Card":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "Card":
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Card):
+            return self is other
+        if isinstance(other, str) and type(other) is str:
+            return self._text == other.strip().lower()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._text)
+
+    def __lt__(self, other: "Card") -> bool:
+        if not isinstance(other, Card):
+            return NotImplemented
+        return self.index < other.index
+
+    @property
+    def symbol(self) -> str:
+        """The card with a suit symbol, for people: ``10♥``."""
+        return self.rank.upper() + SUIT_SYMBOLS[self.suit] if self.rank in "jqka" else self.rank + SUIT_SYMBOLS[self.suit]
+
+
+def _build() -> tuple[Card, ...]:
+    cards = []
+    for r_i, rank in enumerate(RANKS):
+        for s_i, suit in enumerate(SUITS):
+            card = Card._make(rank, suit, r_i * 4 + s_i)
+            Card._by_text[rank + suit] = card
+            cards.append(card)
+    return tuple(cards)
+
+
+#: The 36 cards in a fixed order (rank-major); shuffles start from this order.
+DECK: tuple[Card, ...] = _build()
+
+
+def cards(text: str) -> list[Card]:
+    """Parse a space- or comma-separated list of cards: ``cards("6h 7h jd")``."""
+    return [Card(t) for t in text.replace(",", " ").split()]
+
+
+def iter_deck() -> Iterator[Card]:
+    """The 36 cards, in the fixed order of :data:`DECK`."""
+    return iter(DECK)

@@ -1,0 +1,220 @@
+"""The ``arena`` command: one sub-command per job, errors as one line, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+from . import __version__
+from .errors import BotLoadError
+from .rules import CONTEST, Rules, parse_setting
+
+
+class UsageError(Exception):
+    """Bad input from the command line: printed as one line, exit status 2."""
+
+
+# -- shared options ---------------------------------------------------------
+
+def add_rules_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--variant", default="contest", metavar="NAME",
+                   help="rule variant (see `arena rules --list`; default: contest)")
+    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                   help="change one rule knob, e.g. --rule limit=101 (repeatable)")
+
+
+def rules_from_args(args: argparse.Namespace) -> Rules:
+    from .plugins import variants
+
+    known = variants()
+    if args.variant not in known:
+        raise UsageError(f"unknown variant {args.variant!r}; known: {', '.join(sorted(known))}")
+    rules = known[args.variant]
+    changes: dict[str, Any] = {}
+    for text in args.rule:
+        try:
+            key, value = parse_setting(text)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        changes[key] = value
+    if changes:
+        try:
+            rules = rules.replace(**changes)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"bad rule setting: {exc}") from None
+    return rules
+
+
+def parse_seed(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number, not {text!r}") from None
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, not {value}")
+    return value
+
+
+# -- arena play ---------------------------------------------------------------
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from .match import run_match
+
+    if not 2 <= len(args.bots) <= 6:
+        raise UsageError(f"R2.1: 2 to 6 bots sit at a table; {len(args.bots)} given")
+    rules = rules_from_args(args)
+    try:
+        rules.check_players(len(args.bots))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    doc = run_match(args.bots, games=args.games, seed=args.seed, rules=rules, replay=args.replay,
+                    verbose=args.verbose, trusted=args.trusted, progress=not args.quiet)
+    emit_results(doc, "json" if args.json else args.format)
+    return 130 if doc.get("interrupted") else 0
+
+
+def emit_results(doc: dict[str, Any], fmt: str) -> None:
+    from .plugins import reporters
+
+    found = reporters()
+    if fmt not in found:
+        raise UsageError(f"unknown format {fmt!r}; known: {', '.join(sorted(found))}")
+    print(found[fmt](doc))
+
+
+# -- arena replay -------------------------------------------------------------
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .record import RecordError, format_game, read_games
+
+    try:
+        shown = 0
+        for events in read_games(args.file):
+            if args.game is not None and str(events[0].get("game")) != args.game:
+                continue
+            for line in format_game(events, seat=args.seat):
+                print(line)
+            print()
+            shown += 1
+    except FileNotFoundError:
+        raise UsageError(f"{args.file}: no such file") from None
+    except (RecordError, KeyError, ValueError, TypeError) as exc:
+        raise UsageError(f"{args.file}: not a game record: {exc}") from None
+    if shown == 0:
+        raise UsageError(f"{args.file}: no game" + (f" with id {args.game!r}" if args.game else ""))
+    return 0
+
+
+# -- arena rules --------------------------------------------------------------
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from .plugins import variants
+    from .rules_text import describe_rules
+
+    if args.list:
+        for name, rules in sorted(variants().items()):
+            changed = rules.changed()
+            print(f"{name:14} " + (", ".join(f"{k}={v}" for k, v in changed.items()) or "the contest rules"))
+        return 0
+    rules = rules_from_args(args)
+    if args.json:
+        print(json.dumps(rules.to_dict(), indent=2))
+    else:
+        print(describe_rules(rules))
+    return 0
+
+
+# -- the parser ---------------------------------------------------------------
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arena",
+        description="Referee, sandbox and tournaments for yard bridge bots.",
+        epilog="Run `arena COMMAND --help` for a command's options.")
+    parser.add_argument("--version", action="version", version=f"arena {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("play", help="play games between 2 to 6 bots and print results",
+                       description="Play games between bots (registered names like `greedy`, or .py files). "
+                                   "Seats rotate from game to game so every bot sits in every seat equally often.")
+    p.add_argument("bots", nargs="+", metavar="BOT", help="registered bot name or path to a bot file; `human` seats you")
+    p.add_argument("--games", "-n", type=positive, default=100, help="games to play (default 100)")
+    p.add_argument("--seed", type=parse_seed, default=0, help="master seed (default 0); same seed, same output")
+    p.add_argument("--replay", metavar="FILE", help="write every game record to FILE (JSON Lines)")
+    p.add_argument("--verbose", "-v", action="store_true", help="print each game's log")
+    p.add_argument("--json", action="store_true", help="results as JSON (same as --format json)")
+    p.add_argument("--format", default="table", help="results format: table, markdown, csv, json (default table)")
+    p.add_argument("--trusted", action="store_true",
+                   help="run bot files in-process without the sandbox (fast; only for code you trust)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_rules_options(p)
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("replay", help="print a game record as a readable log",
+                       description="Print games from a record file (REPLAY_FORMAT.md) as a readable log.")
+    p.add_argument("file", help="record file written by --replay")
+    p.add_argument("--game", help="only the game with this id")
+    p.add_argument("--seat", type=int, help="show only what this seat could see (R10)")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("rules", help="print the rules in force",
+                       description="Print the rules in force: the contest defaults and any knobs changed.")
+    p.add_argument("--list", action="store_true", help="list the rule variants")
+    p.add_argument("--json", action="store_true", help="the settings as JSON")
+    add_rules_options(p)
+    p.set_defaults(func=cmd_rules)
+
+    for register in _extra_commands():
+        register(sub)
+    return parser
+
+
+def _extra_commands() -> list[Callable[[Any], None]]:
+    """Sub-commands defined in other modules (each module's ``register(sub)``)."""
+    found = []
+    for module_name in ("arena.author", "arena.tournament.cli"):
+        try:
+            module = __import__(module_name, fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        found.append(module.register)
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        print(f"arena: error: {exc}", file=sys.stderr)
+        return 2
+    except BotLoadError as exc:
+        print(f"arena: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("arena: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,139 @@
+"""``arena play``: a series of games between the same bots, seats rotating."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .engine import derive_seed
+from .errors import BotLoadError
+from .loader import BotSource, resolve_bot
+from .players import make_factory
+from .record import RecordWriter, format_game
+from .referee import GameOutcome, Referee
+from .rules import CONTEST, Rules
+
+
+@dataclass
+class Tally:
+    """Running results of one entrant."""
+
+    bot: str
+    games: int = 0
+    wins: int = 0
+    losses: int = 0
+    place_sum: int = 0
+    score_sum: int = 0
+    faults: int = 0
+    retired: int = 0
+
+    def row(self) -> dict[str, Any]:
+        g = max(self.games, 1)
+        return {"bot": self.bot, "games": self.games, "wins": self.wins, "losses": self.losses,
+                "avg_place": round(self.place_sum / g, 3), "avg_score": round(self.score_sum / g, 2),
+                "faults": self.faults}
+
+
+@dataclass
+class Entrant:
+    spec: str
+    label: str
+    factory: Any
+    src: BotSource | None = None
+
+
+def entrant_labels(names: Sequence[str]) -> list[str]:
+    """Distinct labels for entrants: a repeated name gets ``#2``, ``#3``..."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out
+
+
+def build_entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entrant]:
+    """Resolve bot specs into entrants; ``human`` seats the person at the terminal."""
+    sources: list[BotSource | None] = []
+    for spec in specs:
+        sources.append(None if spec == "human" else resolve_bot(spec))
+    labels = entrant_labels([s.name if s else "human" for s in sources])
+    entrants = []
+    for spec, src, label in zip(specs, sources, labels):
+        if src is None:
+            from .human import human_factory
+
+            entrants.append(Entrant(spec, label, human_factory()))
+        else:
+            entrants.append(Entrant(spec, label, make_factory(src, trusted=trusted or src.origin == "registry"), src))
+    return entrants
+
+
+def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: Rules = CONTEST,
+              replay: str | None = None, verbose: bool = False, trusted: bool = False,
+              progress: bool = True) -> dict[str, Any]:
+    """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``."""
+    entrants = build_entrants(specs, trusted=trusted)
+    n = len(entrants)
+    tallies = [Tally(e.label) for e in entrants]
+    writer = RecordWriter(replay) if replay else None
+    referee = Referee(rules)
+    bar = None
+    if progress and sys.stderr.isatty() and games > 1 and not verbose:
+        from tqdm import tqdm
+
+        bar = tqdm(total=games, unit="game", file=sys.stderr, leave=False)
+    played = 0
+    interrupted = False
+    try:
+        for g in range(games):
+            order = [(s + g) % n for s in range(n)]
+            game_seed = derive_seed(seed, "play", g)
+            players = [entrants[i].factory(game_seed, s) for s, i in enumerate(order)]
+            try:
+                outcome = referee.play(players, seed=game_seed, game_id=str(g + 1),
+                                       bots=[entrants[i].src.label if entrants[i].src else "human" for i in order])
+            finally:
+                for p in players:
+                    p.close()
+            record(outcome, order, tallies)
+            played += 1
+            if writer or verbose:
+                log = outcome.log
+                if writer:
+                    writer.write_game(log)
+                if verbose:
+                    for line in format_game(log):
+                        print(line)
+                    print()
+            if bar:
+                bar.update(1)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if bar:
+            bar.close()
+        if writer:
+            writer.close()
+    doc: dict[str, Any] = {"games": played, "seed": seed, "rules": rules.name,
+                           "standings": [t.row() for t in tallies]}
+    if interrupted:
+        doc["interrupted"] = True
+        print(f"arena: interrupted after {played} of {games} games; results so far:", file=sys.stderr)
+    return doc
+
+
+def record(outcome: GameOutcome, order: list[int], tallies: list[Tally]) -> None:
+    """Add one game's outcome to the entrants' tallies."""
+    result = outcome.result
+    faults = outcome.fault_counts()
+    for seat, i in enumerate(order):
+        t = tallies[i]
+        t.games += 1
+        t.wins += result.places[seat] == 1
+        t.losses += seat in result.losers
+        t.place_sum += result.places[seat]
+        t.score_sum += result.scores[seat]
+        t.faults += faults[seat]
+        t.retired += seat in outcome.retired

@@ -1,0 +1,28 @@
+"""Turning bot specs into players for the referee: trusted in-process or sandboxed.
+
+Registered reference bots may run in-process (``trusted=True``); every bot
+given by file path runs in the sandbox. Both give a factory
+``factory(game_seed, seat) -> Player`` so the referee never knows which.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .loader import BotSource, load_trusted, resolve_bot
+
+Factory = Callable[[Any, int], Any]
+
+
+def make_factory(src: BotSource, *, trusted: bool = False, limits: Any = None) -> Factory:
+    """A player factory for ``src``: in-process when ``trusted``, else sandboxed."""
+    if trusted:
+        return load_trusted(src)
+    from .sandbox import sandboxed_factory
+
+    return sandboxed_factory(src, limits=limits)
+
+
+def resolve(specs: list[str]) -> list[BotSource]:
+    """Resolve every command-line bot spec; raises :class:`~arena.errors.BotLoadError`."""
+    return [resolve_bot(spec) for spec in specs]

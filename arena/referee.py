@@ -1,0 +1,265 @@
+"""The referee: runs one game between 2 and 6 players and applies the fault policy.
+
+A player is anything with the :class:`Player` methods. The referee builds a
+:class:`~arena.turn.Turn` for the mover's seat, lets the player act through
+it, and completes the move with :func:`fallback_move` when the player
+faults (BOT_API.md, "When a bot misbehaves"). A player in another process
+implements the same methods, so the engine does not change.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence
+
+from .cards import Card
+from .engine import Game, GameResult, RoundResult, derive_seed
+from .rules import CONTEST, Rules
+from .turn import PlayerInfo, Turn, public_event
+
+FAULT_KINDS = ("exception", "illegal-finish", "timeout", "crash", "retired")
+
+
+class BotFault(Exception):
+    """Raised by a player whose bot misbehaved in a way only its runtime can see
+    (``timeout``, ``crash``...). ``kind`` is one of :data:`FAULT_KINDS`."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+class GameInfo(NamedTuple):
+    """What ``start_game(game)`` receives."""
+
+    seat: int
+    players: tuple[str, ...]
+    rules: Rules
+    game: str
+
+
+class Player(Protocol):
+    """A seat's occupant as the referee drives it."""
+
+    name: str
+
+    def start_game(self, info: GameInfo) -> None: ...
+    def move(self, turn: Turn) -> None: ...
+    def end_round(self, result: RoundResult) -> None: ...
+    def end_game(self, result: GameResult) -> None: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One recorded misbehaviour."""
+
+    seat: int
+    kind: str
+    detail: str
+    round: int
+
+
+@dataclass
+class GameOutcome:
+    """Everything a table of results needs from one game."""
+
+    game: str
+    seed: Any
+    names: tuple[str, ...]
+    result: GameResult
+    faults: list[Fault] = field(default_factory=list)
+    retired: frozenset[int] = frozenset()
+    move_times: list[list[float]] = field(default_factory=list)
+    moves: int = 0
+    duration: float = 0.0
+    #: The full game record (REPLAY_FORMAT.md events), hidden cards included.
+    log: list[dict] = field(default_factory=list)
+
+    def fault_counts(self) -> list[int]:
+        counts = [0] * len(self.names)
+        for f in self.faults:
+            if f.kind != "retired":
+                counts[f.seat] += 1
+        return counts
+
+
+class EngineTable:
+    """A seat's view of an in-process game (the :class:`~arena.turn.Table` protocol)."""
+
+    __slots__ = ("game", "seat", "names", "rules", "shared")
+
+    def __init__(self, game: Game, seat: int, names: Sequence[str], shared: list) -> None:
+        self.game = game
+        self.seat = seat
+        self.names = tuple(names)
+        self.rules = game.rules
+        self.shared = shared  # public history cache, shared by the seats of one game
+
+    def players(self) -> tuple[PlayerInfo, ...]:
+        g = self.game
+        return tuple(PlayerInfo(s, self.names[s], len(g.hands[s]), g.scores[s], g.skips[s]) for s in range(g.n))
+
+    def pile(self) -> tuple[Card, ...]:
+        return tuple(self.game.round_pile)
+
+    def history(self) -> tuple[Mapping[str, Any], ...]:
+        log, cache = self.game.log, self.shared
+        if len(cache) < len(log):
+            cache.extend(public_event(e) for e in log[len(cache):])
+        return tuple(cache)
+
+    def act_put(self, card: Card, suit: str | None) -> None:
+        self._check_turn()
+        self.game.put(card, suit)
+
+    def act_draw(self) -> Card:
+        self._check_turn()
+        return self.game.draw()
+
+    def act_finish(self) -> None:
+        self._check_turn()
+        self.game.finish()
+
+    def act_say(self, text: str) -> None:
+        self.game._emit({"event": "say", "seat": self.seat, "text": text})
+
+    def _check_turn(self) -> None:
+        from .errors import IllegalMove
+
+        if self.game.mover != self.seat or self.game.move.finished:
+            raise IllegalMove("R2.1", "it is not your move")
+
+
+def fallback_move(game: Game, rng: random.Random) -> None:
+    """BOT_API.md fallback: put a random legal card if nothing was put yet, else
+    draw; cover sixes; finish. Jacks order their own suit."""
+    move = game.move
+    if move.finished:
+        return
+    if not move.put and not move.drew:
+        options = move.puttable()
+        if options:
+            game.put(rng.choice(options))
+        elif move.can_draw():
+            game.draw()
+    while move.needs_cover() and not move.can_finish():
+        covers = move.puttable()
+        if covers:
+            game.put(rng.choice(covers))
+        else:
+            game.draw()
+    game.finish()
+
+
+def _detail(exc: BaseException, limit: int = 300) -> str:
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    for frame in reversed(tb):
+        if not frame.filename.startswith(_ARENA_DIR):
+            where = f" (line {frame.lineno})"
+            break
+    return f"{type(exc).__name__}: {exc}{where}"[:limit]
+
+
+import os as _os  # noqa: E402
+
+_ARENA_DIR = _os.path.dirname(_os.path.abspath(__file__))
+
+
+class Referee:
+    """Runs games. One referee may run many games; it holds only settings."""
+
+    def __init__(self, rules: Rules = CONTEST, *, max_faults: int = 3,
+                 on_event: Callable[[dict], None] | None = None) -> None:
+        self.rules = rules
+        self.max_faults = max_faults
+        self.on_event = on_event
+
+    def play(self, players: Sequence[Player], *, seed: Any = 0, game_id: str = "1",
+             bots: Sequence[str] | None = None) -> GameOutcome:
+        """Play one full game; ``players[s]`` sits at seat ``s``. Always completes."""
+        started = time.perf_counter()
+        n = len(players)
+        names = tuple(p.name for p in players)
+        game = Game(n, self.rules, seed, on_event=self.on_event)
+        game._emit({"event": "game", "version": 1, "game": game_id, "seed": seed,
+                    "players": [{"seat": s, "name": names[s], "bot": (bots[s] if bots else names[s])}
+                                for s in range(n)],
+                    "rules": self.rules.to_dict()})
+        outcome = GameOutcome(game_id, seed, names, None, move_times=[[] for _ in range(n)])  # type: ignore[arg-type]
+        counts = [0] * n
+        retired: set[int] = set()
+        rng = random.Random(derive_seed(seed, "fallback"))
+        shared: list = []
+        tables = [EngineTable(game, s, names, shared) for s in range(n)]
+
+        def fault(seat: int, kind: str, detail: str) -> None:
+            outcome.faults.append(Fault(seat, kind, detail, game.round))
+            game._emit({"event": "fault", "seat": seat, "kind": kind, "detail": detail})
+            if kind == "retired":
+                return
+            counts[seat] += 1
+            if seat not in retired and (kind == "crash" or counts[seat] >= self.max_faults):
+                retired.add(seat)
+                why = "crashed" if kind == "crash" else f"{counts[seat]} faults"
+                outcome.faults.append(Fault(seat, "retired", why, game.round))
+                game._emit({"event": "fault", "seat": seat, "kind": "retired", "detail": why})
+
+        def notify(seat: int, method: str, arg: Any) -> None:
+            if seat in retired:
+                return
+            try:
+                getattr(players[seat], method)(arg)
+            except BotFault as exc:
+                fault(seat, exc.kind, f"{method}: {exc.detail}")
+            except Exception as exc:  # noqa: BLE001 - any bot error is a fault
+                fault(seat, "exception", f"{method}: {_detail(exc)}")
+
+        for s in range(n):
+            notify(s, "start_game", GameInfo(s, names, self.rules, game_id))
+        game.start_round()
+        moves = 0
+        while True:
+            seat = game.mover
+            move = game.move
+            if seat in retired:
+                fallback_move(game, rng)
+            else:
+                t0 = time.perf_counter()
+                try:
+                    players[seat].move(Turn(move, tables[seat]))
+                except BotFault as exc:
+                    fault(seat, exc.kind, exc.detail)
+                except Exception as exc:  # noqa: BLE001 - any bot error is a fault
+                    fault(seat, "exception", _detail(exc))
+                else:
+                    if not move.finished:
+                        if move.can_finish():
+                            game.finish()
+                        else:
+                            refusal = move.finish_refusal()
+                            fault(seat, "illegal-finish", f"{refusal[0]}: {refusal[1]}" if refusal else "move not finished")
+                outcome.move_times[seat].append(time.perf_counter() - t0)
+                if not move.finished:
+                    fallback_move(game, rng)
+            moves += 1
+            if not game.in_round:
+                result = game.round_results[-1]
+                for s in range(n):
+                    notify(s, "end_round", result)
+                if game.over:
+                    break
+                game.start_round()
+        outcome.result = game.end(frozenset(retired))
+        for s in range(n):
+            notify(s, "end_game", outcome.result)
+        outcome.retired = frozenset(retired)
+        outcome.moves = moves
+        outcome.duration = time.perf_counter() - started
+        outcome.log = game.log
+        return outcome

@@ -1,0 +1,233 @@
+"""What a bot sees and does on its move: the ``turn`` of BOT_API.md.
+
+A :class:`Turn` is built for one seat from a :class:`Table` (the seat's view
+of the game, R10) and the :class:`~arena.moves.Move` in progress. It hands
+out only copies and read-only values; hidden cards never reach it. The same
+class serves a bot in the referee's process (the table is the engine's
+adapter) and a bot in a sandbox worker (the table is plain data plus a pipe
+to the referee), so bots cannot tell the two apart.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any, Mapping, NamedTuple, Protocol, Sequence
+
+from .cards import SUITS, Card
+from .errors import IllegalMove
+from .moves import Move
+from .rules import Rules
+
+
+class PlayerInfo(NamedTuple):
+    """One seat as everyone sees it (R10) [``getPlayers()``]."""
+
+    seat: int
+    name: str
+    cards: int
+    score: int
+    skips: int
+
+
+class Table(Protocol):
+    """The seat's view of the game, and the way its actions reach the referee."""
+
+    rules: Rules
+
+    def players(self) -> tuple[PlayerInfo, ...]: ...
+    def pile(self) -> tuple[Card, ...]: ...
+    def history(self) -> tuple[Mapping[str, Any], ...]: ...
+    def act_put(self, card: Card, suit: str | None) -> None: ...
+    def act_draw(self) -> Card: ...
+    def act_finish(self) -> None: ...
+    def act_say(self, text: str) -> None: ...
+
+
+def to_card(card: Any) -> Card:
+    """A ``Card`` from a card or its text; :class:`IllegalMove` (R1.2) otherwise."""
+    if type(card) is Card:
+        return card
+    if isinstance(card, str):
+        text = str.__str__(card) if type(card) is not str else card
+        try:
+            return Card(text)
+        except ValueError as exc:
+            raise IllegalMove("R1.2", str(exc).removeprefix("R1.2: ")) from None
+    raise IllegalMove("R1.2", f"a card is a Card or its text like '10h', not {type(card).__name__}")
+
+
+def to_suit(suit: Any) -> str | None:
+    """A suit letter from ``suit`` ("s", "H", ...); None stays None."""
+    if suit is None:
+        return None
+    if isinstance(suit, str):
+        text = (str.__str__(suit) if type(suit) is not str else suit).strip().lower()
+        if text in SUITS:
+            return text
+    raise IllegalMove("R6.4", f"a jack orders one of s, c, h, d, not {suit!r:.20}")
+
+
+class Turn:
+    """One move of one seat. See BOT_API.md for every name."""
+
+    __slots__ = ("_move", "_table", "_said")
+
+    def __init__(self, move: Move, table: Table) -> None:
+        self._move = move
+        self._table = table
+        self._said = 0
+
+    # -- what the move can see -------------------------------------------
+    @property
+    def first(self) -> bool:
+        """True on the round's first move: the opening card was put for you."""
+        return self._move.first
+
+    @property
+    def seat(self) -> int:
+        """Your seat number."""
+        return self._move.seat
+
+    @property
+    def hand(self) -> tuple[Card, ...]:
+        """Your cards."""
+        return tuple(self._move.hand)
+
+    @property
+    def top(self) -> Card:
+        """The top card of the pile [``lastCard()``]."""
+        return self._move.top
+
+    @property
+    def suit(self) -> str:
+        """The suit to follow (ordered by a jack, or the top's suit)."""
+        return self._move.suit
+
+    @property
+    def pile(self) -> tuple[Card, ...]:
+        """Every card put this round, oldest first."""
+        return self._table.pile()
+
+    @property
+    def put_this_move(self) -> tuple[Card, ...]:
+        """Cards put so far in this move (the opening card on a first move). An extension."""
+        return tuple(self._move.put)
+
+    @property
+    def stock(self) -> int:
+        """Number of cards in the stock."""
+        return self._move.stock
+
+    @property
+    def players(self) -> tuple[PlayerInfo, ...]:
+        """Per seat: ``seat``, ``name``, ``cards``, ``score``, ``skips`` [``getPlayers()``]."""
+        return self._table.players()
+
+    @property
+    def history(self) -> tuple[Mapping[str, Any], ...]:
+        """The public events of this game so far, oldest first (read-only mappings)."""
+        return self._table.history()
+
+    @property
+    def rules(self) -> Rules:
+        """The rules in force (frozen)."""
+        return self._table.rules
+
+    # -- what the move can do ---------------------------------------------
+    def puttable(self) -> list[Card]:
+        """The cards you may put now; empty when none [``hasPuttable()``]."""
+        return self._move.puttable()
+
+    def can_put(self, card: Any) -> bool:
+        """Whether ``card`` (a Card or its text) may be put now [``canPutCard``]."""
+        try:
+            card = to_card(card)
+        except IllegalMove:
+            return False
+        return card in self._move.hand and self._move.allowed(card)
+
+    def put(self, card: Any, suit: Any = None) -> None:
+        """Put ``card``; for a jack, ``suit`` is the suit it orders (default its own).
+
+        :raises IllegalMove: not allowed now (the rule is named); nothing changes.
+        """
+        card = to_card(card)
+        ordered = to_suit(suit) if card.rank == "j" else None
+        self._move.check_put(card, ordered)
+        self._table.act_put(card, ordered)
+
+    def can_draw(self) -> bool:
+        """Whether you may draw now [``canGetCard``]."""
+        return self._move.can_draw()
+
+    def draw(self) -> Card:
+        """Draw a card and get it [``getCard``].
+
+        :raises IllegalMove: no draw is allowed now (R4.4, R5.3, R7.2).
+        """
+        self._move.check_draw()
+        return self._table.act_draw()
+
+    def can_finish(self) -> bool:
+        """Whether the move may end now [``canFinishMove``]."""
+        return self._move.can_finish()
+
+    def finish(self) -> None:
+        """End the move [``finishMove``].
+
+        :raises IllegalMove: the move may not end yet (R4.5, R5.1).
+        """
+        self._move.check_finish()
+        self._table.act_finish()
+
+    @property
+    def finished(self) -> bool:
+        """Whether this move has ended. An extension."""
+        return self._move.finished
+
+    def points(self) -> int:
+        """Penalty points of your hand under the rules in force [``sumCards``]."""
+        table = self._table.rules.points
+        return sum(table[c.rank] for c in self._move.hand)
+
+    def say(self, text: Any) -> None:
+        """A short message for the game log [``message``]; at most 200 characters, 20 a move."""
+        if self._said >= 20:
+            return
+        self._said += 1
+        self._table.act_say(str(text)[:200] if type(text) is str else repr(text)[:200])
+
+    def __repr__(self) -> str:
+        return f"<Turn seat={self.seat} top={self.top} suit={self.suit} hand={' '.join(map(str, self.hand))}>"
+
+
+def public_event(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The part of a record event everyone may see (R10), read-only.
+
+    Drawn cards become counts, a deal shows hand sizes and the stock size,
+    a reshuffle the new stock's size; the seed is never shown.
+    """
+    kind = event["event"]
+    if kind == "draw":
+        data: dict[str, Any] = {"event": "draw", "seat": event["seat"]}
+    elif kind == "penalty":
+        data = {"event": "penalty", "seat": event["seat"], "rank": event["rank"]}
+    elif kind == "deal":
+        data = {"event": "deal", "round": event["round"], "first": event["first"],
+                "hands": [len(h) for h in event["hands"]], "stock": len(event["stock"]),
+                "scores": tuple(event["scores"])}
+    elif kind == "reshuffle":
+        data = {"event": "reshuffle", "stock": len(event["stock"])}
+    elif kind == "game":
+        data = {k: v for k, v in event.items() if k not in ("seed",)}
+    else:
+        data = dict(event)
+    for key, value in data.items():
+        if isinstance(value, list):
+            data[key] = tuple(value)
+    return MappingProxyType(data)
+
+
+def public_history(log: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+    """Every public event of ``log``."""
+    return tuple(public_event(e) for e in log)

@@ -1,0 +1,1 @@
+"""Reference bots of the arena. Each file is a plain bot (BOT_API.md)."""
