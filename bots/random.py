@@ -7,18 +7,15 @@ class Bot:
     name = "random"
 
     def move(self, turn):
-        options = turn.puttable()
-        if not options and turn.can_draw():
-            turn.draw()
+        if not turn.puttable() and turn.can_draw():
+            turn.draw()                      # nothing matches: draw one
+        while True:
             options = turn.puttable()
-        while options:
-            card = random.choice(options)
-            suit = random.choice("schd") if card.rank == "j" else None
-            turn.put(card, suit)
-            if turn.can_finish() and random.random() < 0.5:
+            if options and not (turn.can_finish() and random.random() < 0.5):
+                card = random.choice(options)
+                turn.put(card, random.choice("schd") if card.rank == "j" else None)
+            elif not turn.can_finish() and turn.can_draw():
+                turn.draw()                  # a six to cover: draw until a cover comes
+            else:
                 break
-            options = turn.puttable()
-            while not options and not turn.can_finish() and turn.can_draw():
-                turn.draw()
-                options = turn.puttable()
         turn.finish()

@@ -1,0 +1,1 @@
+"""The sandbox: isolated worker processes that run untrusted bot code."""
