@@ -96,15 +96,9 @@ class Card:
     def __deepcopy__(self, memo: dict) -> "Card":
         return self
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Card):
-            return self is other
-        if isinstance(other, str) and type(other) is str:
-            return self._text == other.strip().lower()
-        return NotImplemented
-
+    # Cards are interned, so equality is identity (object's fast default).
     def __hash__(self) -> int:
-        return hash(self._text)
+        return self.index
 
     def __lt__(self, other: "Card") -> bool:
         if not isinstance(other, Card):

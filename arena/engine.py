@@ -185,22 +185,8 @@ class Game:
             raise IllegalMove("R8.1", "the round is over")
         card = to_card(card)
         suit = to_suit(suit) if card.rank == "j" else None
-        move = self.move
-        move.check_put(card, suit)
-        move.hand.remove(card)
-        move.put.append(card)
-        move.top = card
-        event = {"event": "put", "seat": self.mover, "card": str(card)}
-        if card.rank == "j":
-            ordered = suit if suit is not None else card.suit
-            move.suit = ordered
-            event["suit"] = ordered
-        else:
-            move.suit = card.suit
-        self.pile.append(card)
-        self.round_pile.append(card)
-        move.pile_size = len(self.pile)
-        self._emit(event)
+        self.move.check_put(card, suit)
+        self._put(card, suit)
 
     def draw(self) -> Card:
         """The mover draws one card (R4.4, R5.3) and gets it.
@@ -209,17 +195,8 @@ class Game:
         """
         if not self.in_round:
             raise IllegalMove("R8.1", "the round is over")
-        move = self.move
-        move.check_draw()
-        card = self._take()
-        assert card is not None  # check_draw saw a drawable card
-        if not move.put:
-            move.drew = True
-        move.hand.append(card)
-        move.stock = len(self.stock)
-        self.drawn[self.mover] += 1
-        self._emit({"event": "draw", "seat": self.mover, "card": str(card)})
-        return card
+        self.move.check_draw()
+        return self._draw()
 
     def finish(self) -> RoundResult | None:
         """End the move: effects (R6), then the round's end (R8) or the next mover.
@@ -229,8 +206,40 @@ class Game:
         """
         if not self.in_round:
             raise IllegalMove("R8.1", "the round is over")
+        self.move.check_finish()
+        return self._finish()
+
+    # -- the unchecked path: only after the Move's own check passed ----------
+    def _put(self, card: Card, suit: str | None) -> None:
         move = self.move
-        move.check_finish()
+        move.hand.remove(card)
+        move.put.append(card)
+        move.top = card
+        if card.rank == "j":
+            ordered = suit if suit is not None else card.suit
+            move.suit = ordered
+            self._emit({"event": "put", "seat": self.mover, "card": card._text, "suit": ordered})
+        else:
+            move.suit = card.suit
+            self._emit({"event": "put", "seat": self.mover, "card": card._text})
+        self.pile.append(card)
+        self.round_pile.append(card)
+        move.pile_size = len(self.pile)
+
+    def _draw(self) -> Card:
+        move = self.move
+        card = self._take()
+        assert card is not None  # the check saw a drawable card
+        if not move.put:
+            move.drew = True
+        move.hand.append(card)
+        move.stock = len(self.stock)
+        self.drawn[self.mover] += 1
+        self._emit({"event": "draw", "seat": self.mover, "card": card._text})
+        return card
+
+    def _finish(self) -> RoundResult | None:
+        move = self.move
         move.finished = True
         mover = self.mover
         self.moves += 1
@@ -307,9 +316,7 @@ class Game:
             self._emit({"event": "skip", "seat": seat})
             seat = (seat + 1) % n
         self.mover = seat
-        top = self.pile[-1]
-        self.move = Move(seat, self.hands[seat], top, self.move.suit, stock=len(self.stock),
-                         pile_size=len(self.pile))
+        self.move = Move(seat, self.hands[seat], self.pile[-1], self.move.suit, None, len(self.stock), len(self.pile))
 
     # -- R8 end of a round, R9 end of the game -----------------------------
     def hand_points(self, seat: int) -> int:

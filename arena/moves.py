@@ -22,7 +22,7 @@ class Move:
 
     __slots__ = ("seat", "hand", "top", "suit", "put", "drew", "stock", "pile_size", "finished", "first")
 
-    def __init__(self, seat: int, hand: list[Card], top: Card, suit: str, *, put: list[Card] | None = None,
+    def __init__(self, seat: int, hand: list[Card], top: Card, suit: str, put: list[Card] | None = None,
                  stock: int = 0, pile_size: int = 1, first: bool = False) -> None:
         self.seat = seat
         self.hand = hand

@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence
 
 from .cards import Card
 from .engine import Game, GameResult, RoundResult, derive_seed
+from .errors import IllegalMove
 from .rules import CONTEST, Rules
 from .turn import PlayerInfo, Turn, public_event
 
@@ -113,25 +114,26 @@ class EngineTable:
             cache.extend(public_event(e) for e in log[len(cache):])
         return tuple(cache)
 
+    # The Turn has checked each action against the move in progress, which
+    # for an in-process bot is the engine's own Move: apply it unchecked.
     def act_put(self, card: Card, suit: str | None) -> None:
         self._check_turn()
-        self.game.put(card, suit)
+        self.game._put(card, suit)
 
     def act_draw(self) -> Card:
         self._check_turn()
-        return self.game.draw()
+        return self.game._draw()
 
     def act_finish(self) -> None:
         self._check_turn()
-        self.game.finish()
+        self.game._finish()
 
     def act_say(self, text: str) -> None:
         self.game._emit({"event": "say", "seat": self.seat, "text": text})
 
     def _check_turn(self) -> None:
-        from .errors import IllegalMove
-
-        if self.game.mover != self.seat or self.game.move.finished:
+        game = self.game
+        if game.mover != self.seat or game.move.finished or not game.in_round:
             raise IllegalMove("R2.1", "it is not your move")
 
 

@@ -68,14 +68,24 @@ def to_suit(suit: Any) -> str | None:
 
 
 class Turn:
-    """One move of one seat. See BOT_API.md for every name."""
+    """One move of one seat. See BOT_API.md for every name.
 
-    __slots__ = ("_move", "_table", "_said")
+    ``puttable()`` lists the cards you may put now (empty when none)
+    [``hasPuttable()``]; ``can_draw()`` says whether you may draw now
+    [``canGetCard``]; ``can_finish()`` whether the move may end now
+    [``canFinishMove``]. They are the move's own checks (arena.moves.Move).
+    """
+
+    __slots__ = ("_move", "_table", "_said", "puttable", "can_draw", "can_finish")
 
     def __init__(self, move: Move, table: Table) -> None:
         self._move = move
         self._table = table
         self._said = 0
+        # The move's own checks, bound directly: these are the hot calls.
+        self.puttable = move.puttable
+        self.can_draw = move.can_draw
+        self.can_finish = move.can_finish
 
     # -- what the move can see -------------------------------------------
     @property
@@ -134,10 +144,6 @@ class Turn:
         return self._table.rules
 
     # -- what the move can do ---------------------------------------------
-    def puttable(self) -> list[Card]:
-        """The cards you may put now; empty when none [``hasPuttable()``]."""
-        return self._move.puttable()
-
     def can_put(self, card: Any) -> bool:
         """Whether ``card`` (a Card or its text) may be put now [``canPutCard``]."""
         try:
@@ -156,10 +162,6 @@ class Turn:
         self._move.check_put(card, ordered)
         self._table.act_put(card, ordered)
 
-    def can_draw(self) -> bool:
-        """Whether you may draw now [``canGetCard``]."""
-        return self._move.can_draw()
-
     def draw(self) -> Card:
         """Draw a card and get it [``getCard``].
 
@@ -167,10 +169,6 @@ class Turn:
         """
         self._move.check_draw()
         return self._table.act_draw()
-
-    def can_finish(self) -> bool:
-        """Whether the move may end now [``canFinishMove``]."""
-        return self._move.can_finish()
 
     def finish(self) -> None:
         """End the move [``finishMove``].
