@@ -7,10 +7,11 @@ class Bot:
     name = "random"
 
     def move(self, turn):
-        if not turn.puttable() and turn.can_draw():
+        options = turn.puttable()
+        if not options and turn.can_draw():
             turn.draw()                      # nothing matches: draw one
-        while True:
             options = turn.puttable()
+        while True:
             if options and not (turn.can_finish() and random.random() < 0.5):
                 card = random.choice(options)
                 turn.put(card, random.choice("schd") if card.rank == "j" else None)
@@ -18,4 +19,5 @@ class Bot:
                 turn.draw()                  # a six to cover: draw until a cover comes
             else:
                 break
+            options = turn.puttable()
         turn.finish()
