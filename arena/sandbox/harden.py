@@ -1,0 +1,531 @@
+"""OS-level hardening of a sandbox worker process (Linux only).
+
+The worker calls :func:`harden` once at start-up: after it has imported every
+module that it, and the bots it will run, will ever need, and before any bot
+code is loaded.  ``harden`` then locks the process down in layers and reports
+what it got.  Every layer is attempted and reported, never silently skipped;
+``harden`` itself never raises for a layer that does not work.
+
+Layers (reported in this order; *applied* in the order workdir, netns, uid,
+rlimits, no_new_privs, seccomp, because the namespace and uid steps need the
+root privileges the later steps give up):
+
+``workdir``
+    chdir into a freshly made empty directory, then remove it: the cwd is a
+    deleted directory in which nothing can ever be created (not even by root).
+    With ``workdir=PATH`` the worker uses that (empty) directory instead and
+    makes it mode 0555; the caller removes it afterwards.
+``rlimits``
+    RLIMIT_AS ``memory_bytes``; RLIMIT_CPU ``cpu_seconds`` soft (SIGXCPU) and
+    one more second hard (SIGKILL), counted from the start of the process;
+    RLIMIT_FSIZE 0 (no file data can be written: writes to regular files fail
+    with EFBIG, Python ignores SIGXFSZ); RLIMIT_CORE 0; RLIMIT_NOFILE = highest
+    open fd + 4; RLIMIT_NPROC 0 (enforced only once the uid is dropped: the
+    kernel does not apply it to root).
+``netns``
+    ``unshare(CLONE_NEWNET)``: a new, empty network namespace whose loopback
+    is down, so no socket reaches anything, not even the host's 127.0.0.1 or
+    abstract unix sockets.  Needs CAP_SYS_ADMIN; when not root, a new user
+    namespace is tried too (``CLONE_NEWUSER|CLONE_NEWNET``).
+``uid``
+    When running as root and given ``uid``: ``setgroups([])``, then real,
+    effective and saved gid and uid all set to ``uid``.  All capabilities are
+    lost.  Use a uid distinct per concurrent worker (e.g. ``60000 + slot``).
+``no_new_privs``
+    ``prctl(PR_SET_NO_NEW_PRIVS, 1)`` and ``prctl(PR_SET_DUMPABLE, 0)`` (no
+    ptrace from other processes of the same uid, no core dumps).
+``seccomp``
+    A syscall allowlist (see :data:`SECCOMP_ALLOW`) loaded through pyseccomp.
+    Anything not listed fails with EPERM (a "soft" denial: Python raises
+    ``PermissionError`` and the worker lives on): among others socket/connect,
+    every open/openat (the worker cannot open any file, even for reading),
+    stat of paths, unlink, mkdir, rename, chmod, setuid, setrlimit.  Dangerous
+    syscalls (:data:`SECCOMP_KILL`: fork, clone, execve, ptrace, signals to
+    other processes, namespaces, mount, bpf...) kill the whole worker at once
+    with SIGSYS.  The filter's bad-architecture action (32-bit ``int 0x80``
+    and x32 syscalls) is kill too.  ``newfstatat`` is allowed only with
+    AT_EMPTY_PATH (glibc's fstat); a raw syscall could still stat a path's
+    metadata that way, never its content.
+
+Process results the referee will see: a worker killed by seccomp ends with
+SIGSYS (returncode -31), by the CPU limit with SIGXCPU (-24) or SIGKILL (-9);
+an allocation above the memory limit raises ``MemoryError`` in the worker.
+
+What the worker (the integrator) must respect:
+
+* Import everything first: every module the worker and the bots' allowed
+  imports need (``random``, ``math``, ``json``, RestrictedPython...), and any
+  codec it will use.  After ``harden`` no file can be opened; and after the
+  uid drop the Python installation may be unreadable anyway (here it lives
+  under /root, mode 0700).  A late import fails with ModuleNotFoundError;
+  tracebacks lose their source lines (harmless).  Bot source must come over
+  the pipe, or be read before ``harden``.
+* Stay single-threaded: creating a thread (clone/clone3) kills the worker.
+  For in-worker timeouts ``signal.alarm``/``setitimer`` are allowed.
+* stdout/stderr must be pipes (or /dev/null), not regular files: with
+  RLIMIT_FSIZE 0 a write to a regular file fails with EFBIG (a buffered
+  stdout to a file then makes the interpreter exit with status 120).
+* Pass only the descriptors the worker needs (``close_fds=True``): it can
+  read and write every descriptor it inherits.
+* RLIMIT_CPU counts the worker's whole lifetime, not one move: per-move time
+  limits stay with the referee (wall clock), ``cpu_seconds`` is a backstop.
+* ``uid`` must be distinct per concurrent worker, non-zero, and used by
+  nothing else; the group id is set to the same number.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+__all__ = ["HardenReport", "harden", "probe", "LAYERS", "SECCOMP_ALLOW", "SECCOMP_KILL", "PROBE_UID"]
+
+#: Layer names, in the order they are reported.
+LAYERS: tuple[str, ...] = ("workdir", "rlimits", "netns", "uid", "no_new_privs", "seccomp")
+
+#: The uid :func:`probe` drops to when run as root and not told otherwise ("nobody").
+PROBE_UID = 65534
+
+ACTIVE = "active"
+
+# Linux constants (stable ABI, same on every architecture).
+_CLONE_NEWNET = 0x40000000
+_CLONE_NEWUSER = 0x10000000
+_PR_GET_DUMPABLE = 3
+_PR_SET_DUMPABLE = 4
+_PR_GET_SECCOMP = 21
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_GET_NO_NEW_PRIVS = 39
+_SECCOMP_MODE_FILTER = 2
+_AT_EMPTY_PATH = 0x1000
+_U32 = 0xFFFFFFFF
+
+#: Syscalls the hardened worker may make freely: I/O on descriptors it already
+#: holds, memory management, time, randomness, signals to itself, queries.
+SECCOMP_ALLOW: tuple[str, ...] = (
+    # I/O on already open descriptors (the pipes to the referee)
+    "read", "readv", "pread64", "preadv", "preadv2", "write", "writev",
+    "close", "close_range", "dup", "dup2", "dup3", "lseek", "fstat",
+    "select", "pselect6", "poll", "ppoll",
+    "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait", "epoll_pwait2",
+    # memory
+    "brk", "mmap", "munmap", "mremap", "mprotect", "madvise",
+    # synchronisation, time, timers, randomness
+    "futex", "sched_yield", "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep",
+    "gettimeofday", "time", "getitimer", "setitimer", "alarm", "getrandom",
+    # signal handling (sending signals: see the conditional rules)
+    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigsuspend",
+    "rt_sigtimedwait", "sigaltstack", "restart_syscall", "pause",
+    # harmless queries about the process itself
+    "getpid", "gettid", "getppid", "getpgrp", "getuid", "geteuid", "getgid", "getegid",
+    "getresuid", "getresgid", "getgroups", "getrusage", "times", "getrlimit", "getcwd",
+    "sched_getaffinity",
+    # the end
+    "exit", "exit_group",
+)
+
+#: Syscalls that kill the worker at once (SIGSYS): attempts to escape or to reach other processes.
+SECCOMP_KILL: tuple[str, ...] = (
+    "fork", "vfork", "clone", "clone3", "execve", "execveat",
+    "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp",
+    "pidfd_open", "pidfd_getfd", "pidfd_send_signal", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "mount_setattr",
+    "move_mount", "open_tree", "fsopen", "fsmount", "fspick",
+    "open_by_handle_at", "name_to_handle_at",
+    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "keyctl", "add_key", "request_key",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    "reboot", "swapon", "swapoff", "iopl", "ioperm", "modify_ldt", "personality", "uselib",
+    "quotactl", "acct", "syslog", "vhangup",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
+)
+
+# Conditionally allowed: syscall -> (argument index, allowed values); masked to 32 bits.
+_ALLOW_IF: dict[str, tuple[int, tuple[int, ...]]] = {
+    # isatty (TCGETS), FIONREAD, FIONBIO, FIOCLEX, FIONCLEX; never TIOCSTI and friends
+    "ioctl": (1, (0x5401, 0x541B, 0x5421, 0x5451, 0x5450)),
+    # F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC
+    "fcntl": (1, (0, 1, 2, 3, 4, 1030)),
+    # PR_GET_DUMPABLE, PR_GET_SECCOMP, PR_GET_NO_NEW_PRIVS (read-only queries)
+    "prctl": (0, (_PR_GET_DUMPABLE, _PR_GET_SECCOMP, _PR_GET_NO_NEW_PRIVS)),
+}
+
+
+@dataclass
+class HardenReport:
+    """What :func:`harden` achieved: layer name -> ``"active"``, ``"unavailable: why"`` or ``"failed: why"``."""
+
+    layers: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)  # extra detail per layer, informational only
+
+    def active(self) -> list[str]:
+        """The names of the layers in force."""
+        return [name for name, state in self.layers.items() if state == ACTIVE]
+
+    def missing(self, required: tuple[str, ...] | list[str] = LAYERS) -> list[str]:
+        """The names among ``required`` that are not in force."""
+        return [name for name in required if self.layers.get(name) != ACTIVE]
+
+    def summary(self) -> str:
+        """One line: how many layers are active, and why the others are not."""
+        active = self.active()
+        line = f"sandbox hardening {len(active)}/{len(self.layers)} active"
+        if active:
+            line += ": " + ", ".join(active)
+        others = [f"{name} {state}" for name, state in self.layers.items() if state != ACTIVE]
+        if others:
+            line += "; " + "; ".join(others)
+        return line.replace("\n", " ")
+
+    def as_dict(self) -> dict[str, dict[str, str]]:
+        """A JSON-ready form (for sending over the worker's pipe)."""
+        return {"layers": dict(self.layers), "notes": dict(self.notes)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "HardenReport":
+        """The inverse of :meth:`as_dict`."""
+        return cls(layers=dict(data.get("layers", {})), notes=dict(data.get("notes", {})))
+
+
+class _Unavailable(Exception):
+    """A layer this machine or this call cannot provide."""
+
+
+@functools.lru_cache(maxsize=1)
+def _libc() -> ctypes.CDLL:
+    """The C library already loaded into the interpreter, with errno capture."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.unshare.argtypes = [ctypes.c_int]
+    libc.unshare.restype = ctypes.c_int
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    libc.prctl.restype = ctypes.c_int
+    return libc
+
+
+def _prctl(option: int, arg: int = 0) -> int:
+    """prctl(option, arg, 0, 0, 0); raises OSError on failure."""
+    res = _libc().prctl(option, arg, 0, 0, 0)
+    if res < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl({option}): {os.strerror(err)}")
+    return res
+
+
+def _errname(err: int) -> str:
+    return f"{errno.errorcode.get(err, err)} ({os.strerror(err)})"
+
+
+def _open_fds() -> list[int]:
+    """The file descriptors open in this process."""
+    try:
+        candidates = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        candidates = list(range(4096 if soft < 0 else min(soft, 4096)))
+    fds = []
+    for fd in candidates:
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue
+        fds.append(fd)
+    return sorted(fds)
+
+
+def _status_field(name: str) -> str | None:
+    """A field of /proc/self/status, or None."""
+    try:
+        with open("/proc/self/status", "rb") as fh:  # binary: no codec lookup (imports may be impossible)
+            for raw in fh:
+                key, _, value = raw.decode().partition(":")
+                if key == name:
+                    return value.strip()
+    except OSError:
+        pass
+    return None
+
+
+def _load_pyseccomp() -> tuple[ModuleType | None, str]:
+    """Import pyseccomp (it loads libseccomp); (module, "") or (None, reason)."""
+    try:
+        import pyseccomp  # noqa: PLC0415 - optional dependency
+    except ImportError as exc:
+        return None, f"pyseccomp not installed ({exc})"
+    except (RuntimeError, OSError) as exc:  # raised when libseccomp.so is missing
+        return None, f"libseccomp not loadable ({exc})"
+    return pyseccomp, ""
+
+
+# Imported now, with this module: by the time harden() runs, the worker may no longer
+# be able to read the Python installation (a dropped uid cannot read /root/...).
+_PYSECCOMP, _PYSECCOMP_MISSING = _load_pyseccomp()
+
+
+# --- the layers -------------------------------------------------------------------------------
+
+
+def _layer_workdir(workdir: str | None) -> str:
+    """chdir into an empty directory nobody can write to; returns a note."""
+    if workdir is None:
+        path = tempfile.mkdtemp(prefix="arena-worker-")
+        os.chdir(path)
+        os.rmdir(path)  # the cwd is now a deleted directory: no entry can be created in it
+        how = f"cwd is the removed empty directory {path}"
+    else:
+        path = os.path.abspath(workdir)
+        os.makedirs(path, exist_ok=True)
+        if os.listdir(path):
+            raise RuntimeError(f"workdir {path} is not empty")
+        os.chdir(path)
+        os.chmod(path, 0o555)
+        how = f"cwd is {path}, mode 0555"
+    try:  # verify: creating a file in the cwd must fail (root passes mode bits, hence the note)
+        fd = os.open("arena-probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return how
+    os.close(fd)
+    os.unlink("arena-probe")
+    return how + "; still writable by this process until the uid is dropped"
+
+
+def _layer_netns(network: bool, was_root: bool) -> str:
+    """unshare(CLONE_NEWNET); returns a note."""
+    if not network:
+        raise _Unavailable("disabled by caller (network=False)")
+
+    def ns_id() -> str | None:
+        try:
+            return os.readlink("/proc/self/ns/net")
+        except OSError:
+            return None
+
+    before = ns_id()
+    libc = _libc()
+    note = "new empty network namespace (loopback down)"
+    if libc.unshare(_CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        reason = f"unshare(CLONE_NEWNET): {_errname(err)}"
+        if was_root:
+            raise _Unavailable(reason)
+        if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
+            err2 = ctypes.get_errno()
+            raise _Unavailable(f"{reason}; unshare(CLONE_NEWUSER|CLONE_NEWNET): {_errname(err2)}")
+        note += ", inside a new user namespace"
+    after = ns_id()
+    if before is not None and before == after:
+        raise RuntimeError(f"network namespace unchanged ({after})")
+    return note
+
+
+def _layer_uid(uid: int | None, euid: int) -> str:
+    """Drop groups, gid and uid to ``uid`` (``euid``: the one harden() started with); returns a note."""
+    if euid != 0:
+        raise _Unavailable(f"not running as root (euid {euid})")
+    if uid is None:
+        raise _Unavailable("no uid given")
+    if uid <= 0 or uid >= 2**32 - 1:
+        raise RuntimeError(f"uid {uid} is not an unprivileged uid")
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (uid, uid, uid) or os.getgroups():
+        raise RuntimeError(f"ids are {os.getresuid()}/{os.getresgid()}/{os.getgroups()}")
+    for capfield in ("CapPrm", "CapEff", "CapAmb"):
+        value = _status_field(capfield)
+        if value is not None and int(value, 16) != 0:
+            raise RuntimeError(f"{capfield} still {value}")
+    try:
+        os.setuid(0)
+    except PermissionError:
+        pass
+    else:
+        raise RuntimeError("could switch back to uid 0")
+    return f"uid=gid={uid}, no supplementary groups, no capabilities"
+
+
+def _layer_rlimits(memory_bytes: int, cpu_seconds: int, open_fds: list[int]) -> str:
+    """Lower the resource limits; returns a note, raises listing any that failed."""
+    problems: list[str] = []
+    set_to: list[str] = []
+
+    def lower(name: str, soft: int, hard: int) -> None:
+        res = getattr(resource, name)
+        try:
+            cur_hard = resource.getrlimit(res)[1]
+            if cur_hard != resource.RLIM_INFINITY:
+                hard = min(hard, cur_hard)
+                soft = min(soft, hard)
+            resource.setrlimit(res, (soft, hard))
+            got = resource.getrlimit(res)
+            if got != (soft, hard):
+                problems.append(f"{name} is {got}, wanted {(soft, hard)}")
+            else:
+                set_to.append(f"{name[7:]}={soft}" + ("" if soft == hard else f"/{hard}"))
+        except (OSError, ValueError) as exc:
+            problems.append(f"{name}: {exc}")
+
+    vm_kib = _status_field("VmSize")
+    in_use = int(vm_kib.split()[0]) * 1024 if vm_kib else 0
+    if memory_bytes <= in_use:
+        problems.append(f"RLIMIT_AS: memory_bytes {memory_bytes} is not above the {in_use} bytes already mapped")
+    else:
+        lower("RLIMIT_AS", memory_bytes, memory_bytes)
+    lower("RLIMIT_CPU", cpu_seconds, cpu_seconds + 1)
+    lower("RLIMIT_FSIZE", 0, 0)
+    lower("RLIMIT_CORE", 0, 0)
+    nofile = (max(open_fds) if open_fds else 2) + 4
+    lower("RLIMIT_NOFILE", nofile, nofile)
+    lower("RLIMIT_NPROC", 0, 0)
+    if problems:
+        raise RuntimeError("; ".join(problems))
+    note = " ".join(set_to) + f"; address space in use {in_use >> 20} MiB"
+    if os.geteuid() == 0:
+        note += "; RLIMIT_NPROC not enforced for root"
+    return note
+
+
+def _layer_no_new_privs() -> str:
+    """PR_SET_NO_NEW_PRIVS and not dumpable; returns a note."""
+    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    if _prctl(_PR_GET_NO_NEW_PRIVS) != 1:
+        raise RuntimeError("PR_GET_NO_NEW_PRIVS does not read back 1")
+    _prctl(_PR_SET_DUMPABLE, 0)
+    return "no_new_privs=1 dumpable=0"
+
+
+def _build_filter(sc: ModuleType, pid: int) -> Any:
+    """The seccomp filter: default EPERM, :data:`SECCOMP_ALLOW`, :data:`SECCOMP_KILL`, conditionals."""
+    flt = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
+    flt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
+    flt.set_attr(sc.Attr.CTL_NNP, 1)
+
+    def known(name: str) -> bool:
+        return sc.resolve_syscall(sc.Arch.NATIVE, name) != -1
+
+    for name in SECCOMP_ALLOW:
+        if known(name):
+            flt.add_rule(sc.ALLOW, name)
+    for name in SECCOMP_KILL:
+        if known(name):
+            flt.add_rule(sc.KILL_PROCESS, name)
+    for name, (arg, values) in _ALLOW_IF.items():
+        for value in values:
+            flt.add_rule(sc.ALLOW, name, sc.Arg(arg, sc.MASKED_EQ, _U32, value))
+    # fstat as glibc does it: newfstatat(fd, "", ..., AT_EMPTY_PATH)
+    if known("newfstatat"):
+        flt.add_rule(sc.ALLOW, "newfstatat", sc.Arg(3, sc.MASKED_EQ, _AT_EMPTY_PATH, _AT_EMPTY_PATH))
+    # reading its own limits: prlimit64(0, resource, NULL, old)
+    flt.add_rule(sc.ALLOW, "prlimit64", sc.Arg(0, sc.EQ, 0), sc.Arg(2, sc.EQ, 0))
+    # signals: to itself only (raise, abort); anything else is an attack
+    for name in ("kill", "tkill", "tgkill"):
+        flt.add_rule(sc.ALLOW, name, sc.Arg(0, sc.EQ, pid))
+        flt.add_rule(sc.KILL_PROCESS, name, sc.Arg(0, sc.NE, pid))
+    return flt
+
+
+def _layer_seccomp(enabled: bool, sc: ModuleType | None, why_not: str) -> str:
+    """Load the allowlist filter; returns a note."""
+    if not enabled:
+        raise _Unavailable("disabled by caller (seccomp=False)")
+    if sc is None:
+        raise _Unavailable(why_not)
+    flt = _build_filter(sc, os.getpid())
+    try:
+        flt.load()
+    except OSError as exc:
+        raise _Unavailable(f"seccomp_load: {_errname(exc.errno or 0)}") from exc
+    mode = _prctl(_PR_GET_SECCOMP)
+    if mode != _SECCOMP_MODE_FILTER:
+        raise RuntimeError(f"PR_GET_SECCOMP reads {mode}")
+    return "allowlist loaded: default EPERM, fork/exec/ptrace/foreign signals etc. kill (SIGSYS)"
+
+
+def harden(*, memory_bytes: int = 256 * 2**20, cpu_seconds: int = 60, uid: int | None = None,
+           workdir: str | None = None, network: bool = True, seccomp: bool = True) -> HardenReport:
+    """Lock this (worker) process down, layer by layer, and report what is in force.
+
+    Irreversible.  Call once, single-threaded, after every needed import and
+    before loading bot code.  ``network=False`` / ``seccomp=False`` leave those
+    layers out (reported as unavailable); ``uid`` applies only when root.
+    """
+    if memory_bytes <= 0 or cpu_seconds <= 0:
+        raise ValueError("memory_bytes and cpu_seconds must be positive")
+    report = HardenReport(layers={name: "failed: not attempted" for name in LAYERS})
+    euid = os.geteuid()
+    was_root = euid == 0
+    open_fds = _open_fds()
+    sc, why_not = (_PYSECCOMP, _PYSECCOMP_MISSING) if seccomp else (None, "")
+    _libc()  # resolve the libc functions now, while files may still be opened
+
+    steps = (
+        ("workdir", lambda: _layer_workdir(workdir)),
+        ("netns", lambda: _layer_netns(network, was_root)),
+        ("uid", lambda: _layer_uid(uid, euid)),
+        ("rlimits", lambda: _layer_rlimits(memory_bytes, cpu_seconds, open_fds)),
+        ("no_new_privs", _layer_no_new_privs),
+        ("seccomp", lambda: _layer_seccomp(seccomp, sc, why_not)),
+    )
+    for name, step in steps:
+        try:
+            report.notes[name] = step()
+            report.layers[name] = ACTIVE
+        except _Unavailable as exc:
+            report.layers[name] = f"unavailable: {exc}"
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, never raised
+            report.layers[name] = f"failed: {type(exc).__name__}: {exc}"
+    report.notes["open_fds"] = ",".join(map(str, open_fds))
+    return report
+
+
+_PROBE_CODE = """\
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from arena.sandbox.harden import harden
+report = harden(**json.loads(sys.argv[2]))
+line = sys.stdin.readline()  # the hardened process must still talk over its pipes
+reply = dict(report.as_dict(), echo=json.loads(line), check=sum(i * i for i in range(1000)))
+sys.stdout.write(json.dumps(reply) + "\\n")
+sys.stdout.flush()
+"""
+
+
+def probe(*, uid: int | None = None, timeout: float = 30.0) -> HardenReport:
+    """Harden a fresh interpreter and report which layers this machine supports.
+
+    Runs ``harden`` with default limits in ``[sys.executable, "-I", "-c", ...]``
+    (empty environment, new session); as root it drops to ``uid`` (default
+    :data:`PROBE_UID`).  A probe that dies or garbles its answer reports every
+    layer as failed.
+    """
+    if uid is None and os.geteuid() == 0:
+        uid = PROBE_UID
+    root = str(Path(__file__).resolve().parents[2])
+    args = json.dumps({"uid": uid})
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-I", "-c", _PROBE_CODE, root, args],
+            input='{"ping": 1}\n', capture_output=True, text=True, env={}, cwd="/",
+            start_new_session=True, timeout=timeout, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return HardenReport(layers={name: f"failed: probe worker: {exc}" for name in LAYERS})
+    try:
+        data = json.loads(proc.stdout.strip().splitlines()[-1])
+        if proc.returncode != 0 or data.get("echo") != {"ping": 1} or data.get("check") != 332833500:
+            raise ValueError("bad answer")
+        return HardenReport.from_dict(data)
+    except (ValueError, IndexError, AttributeError) as exc:
+        tail = (proc.stderr.strip().splitlines() or [""])[-1][-200:]
+        why = f"probe worker exited with {proc.returncode} ({exc}): {tail}"
+        return HardenReport(layers={name: f"failed: {why}" for name in LAYERS})
