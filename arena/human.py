@@ -1,0 +1,409 @@
+"""The human seat: a person plays at the terminal (``arena play human BOT...``).
+
+:class:`HumanPlayer` implements the referee's ``Player`` protocol. Each move
+it shows what happened since the person's last move (built from the public
+history, R10), the table, the top card and the suit to follow, and the hand
+with numbers; then it reads one choice a line: a card number (or the card's
+text, ``9h``), ``d`` to draw, ``f`` to finish, ``?`` for help, ``q`` to leave.
+Illegal choices are re-asked with the referee's own reason, which names the
+rule (``R4.2: the first card must match ...``). Actions with no alternative
+(the draw when nothing matches, the finish when nothing more can be put) are
+done for the person and said so.
+
+Input comes from :func:`input` (so from ``sys.stdin``), output goes through
+:func:`print`; both can be replaced, which is how the tests script a session.
+Ctrl-C propagates as :class:`KeyboardInterrupt`; the end of input or ``q``
+raises :class:`HumanLeft`, a ``KeyboardInterrupt`` too, so ``arena play``
+stops the match the same clean way.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, Mapping, Sequence
+
+from .cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Card
+from .engine import GameResult, RoundResult
+from .errors import IllegalMove
+from .referee import GameInfo
+from .rules import CONTEST, Rules
+from .turn import Turn
+
+Ask = Callable[[str], str]
+Show = Callable[[str], None]
+
+HELP = """\
+How a move goes (see `arena rules`):
+  R4.2 the first card you put must match: a jack, the suit to follow, or the top's rank.
+  R4.3 after a put you may add cards of the same rank, one at a time (any suit).
+  R4.4 before putting anything you may draw one card; then put a match or finish.
+  R5   a six you put must be covered (its suit, a six or a jack); you draw until you can.
+  R6   your last same-rank group hits the next players: 7 draw 1, 8 draw 2 and lose a turn,
+       ace lose a turn; a jack orders the suit to follow.
+  R8   the round ends when someone empties their hand; cards left in hand score
+       (10/q/k 10, a 15, j 20) and a score of exactly 125 burns to 0.
+Type a card number (or the card, like 9h), d to draw, f to finish, q to leave."""
+
+EFFECT_NAMES = {"7": "a seven", "8": "an eight"}
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 card``, ``2 cards``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+class HumanLeft(KeyboardInterrupt):
+    """The person left the game (``q`` or the end of input): stops the match like Ctrl-C."""
+
+
+class BadInput(ValueError):
+    """An answer that is not one of the choices; the message says what to type."""
+
+
+def can_encode(text: str, stream: Any = None) -> bool:
+    """Whether ``stream`` (default stdout) can print ``text`` (suit symbols in a plain terminal)."""
+    encoding = getattr(stream if stream is not None else sys.stdout, "encoding", None) or "ascii"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+class HumanPlayer:
+    """A seat played by a person through ``ask`` (a line of input) and ``show`` (a line of output)."""
+
+    def __init__(self, seat: int = 0, *, name: str = "human", ask: Ask | None = None,
+                 show: Show | None = None, symbols: bool | None = None) -> None:
+        self.name = name
+        self.seat = seat
+        self.ask = ask
+        self.show = show
+        self.symbols = can_encode("".join(SUIT_SYMBOLS.values())) if symbols is None else symbols
+        self.names: tuple[str, ...] = ()
+        self.rules: Rules = CONTEST
+        self.seen = 0          # history events already told to the person
+
+    # -- input and output -------------------------------------------------
+    def say(self, text: str = "") -> None:
+        if self.show is not None:
+            self.show(text)
+        else:
+            print(text, flush=True)
+
+    def read(self, prompt: str) -> str:
+        """One answer, stripped. :raises HumanLeft: end of input."""
+        try:
+            line = self.ask(prompt) if self.ask is not None else input(prompt)
+        except EOFError:
+            self.say("")  # end the prompt's line before the closing message
+            raise HumanLeft("left the game (end of input)") from None
+        except KeyboardInterrupt:
+            self.say("")
+            raise
+        return line.strip()
+
+    def card(self, card: Card | str) -> str:
+        card = Card(card)
+        return card.symbol if self.symbols else str(card)
+
+    def suit_text(self, suit: str) -> str:
+        return f"{SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]}" if self.symbols else f"{suit} ({SUIT_NAMES[suit]})"
+
+    def who(self, seat: int) -> str:
+        """``you`` for this seat; others by name, with ``#seat`` when names repeat."""
+        if seat == self.seat:
+            return "you"
+        names = self.names
+        if seat >= len(names):
+            return f"seat {seat}"
+        return names[seat] if names.count(names[seat]) == 1 else f"{names[seat]}#{seat}"
+
+    # -- the Player protocol -------------------------------------------------
+    def start_game(self, info: GameInfo) -> None:
+        self.seat = info.seat
+        self.names = tuple(info.players)
+        self.rules = info.rules
+        self.seen = 0
+        others = ", ".join(f"{self.who(s)} (seat {s})" for s in range(len(self.names)) if s != self.seat)
+        self.say(f"Game {info.game}: you sit at seat {info.seat}; playing against {others}.")
+        self.say(f"Rules: {self.rules.name}; the game ends when a score exceeds {self.rules.limit}. "
+                 "Type ? for help, q to leave.")
+
+    def move(self, turn: Turn) -> None:
+        if not self.names:
+            self.names = tuple(p.name for p in turn.players)
+        self.show_state(turn)
+        while not turn.finished:
+            if not self.step(turn):
+                return
+
+    def end_round(self, result: RoundResult) -> None:
+        winner = "nobody went out (move guard, R8.4)" if result.winner is None else (
+            "you went out!" if result.winner == self.seat else f"{self.who(result.winner)} went out")
+        self.say("")
+        self.say(f"== Round {result.round} over: {winner}")
+        width = max(len(self.who(s)) for s in range(len(result.scores)))
+        for s, (points, score) in enumerate(zip(result.points, result.scores)):
+            burned = f"  hit exactly {self.rules.burn}: burned to 0 (R8.3)" if s in result.burned else ""
+            self.say(f"   {self.who(s):<{width}}  +{points:<3} score {score}{burned}")
+        self.say("")
+
+    def end_game(self, result: GameResult) -> None:
+        self.say(f"== Game over after {result.rounds} round{'s' if result.rounds != 1 else ''}.")
+        order = sorted(range(len(result.places)), key=lambda s: (result.places[s], s))
+        width = max(len(self.who(s)) for s in order)
+        for s in order:
+            lost = f"  over {self.rules.limit}: loses" if s in result.losers else ""
+            self.say(f"   {result.places[s]}. {self.who(s):<{width}}  {result.scores[s]}{lost}")
+        self.say(f"You placed {result.places[self.seat]} of {len(result.places)}.")
+
+    def close(self) -> None:
+        pass
+
+    # -- one move --------------------------------------------------------------
+    def step(self, turn: Turn) -> bool:
+        """Do one action: forced ones at once, else ask. False when nothing at all can be done."""
+        options = turn.puttable()
+        can_draw, can_finish = turn.can_draw(), turn.can_finish()
+        if not options and can_finish and not can_draw:
+            why = "nothing more to put" if turn.put_this_move else "nothing to put and nothing to draw (R7.2)"
+            self.say(f"  ({why}: your move ends)")
+            self.finish(turn)
+            return True
+        if not options and can_draw and not can_finish:
+            if turn.put_this_move:
+                reason = f"no card covers the six {self.card(turn.top)}: you draw (R5.3)"
+            else:
+                reason = f"nothing matches {self.card(turn.top)}: you draw (R4.4)"
+            drawn = turn.draw()
+            self.say(f"  ({reason}) {self.card(drawn)}")
+            return True
+        if not options and not can_draw and not can_finish:
+            return False  # cannot happen under the rules; the referee completes the move
+        self.show_hand(turn, options, can_draw, can_finish)
+        while True:
+            answer = self.read("your choice> ")
+            try:
+                self.act(turn, answer)
+                return True
+            except IllegalMove as exc:
+                self.say(f"  not allowed: {exc}")
+            except BadInput as exc:
+                self.say(f"  {exc}")
+
+    def act(self, turn: Turn, answer: str) -> None:
+        """Carry out one answer. :raises IllegalMove: (with its rule) or :class:`BadInput`."""
+        text = answer.lower()
+        hand = self.sorted_hand(turn)
+        if text in ("?", "h", "help"):
+            self.say(HELP)
+            raise BadInput("your choice?")
+        if text in ("q", "quit", "exit"):
+            raise HumanLeft("left the game (quit)")
+        if text in ("d", "draw"):
+            drawn = turn.draw()
+            self.say(f"  you draw {self.card(drawn)}")
+            return
+        if text in ("f", "finish"):
+            self.finish(turn)
+            return
+        if not text:
+            raise BadInput(self.usage(hand))
+        if text.isdigit():
+            number = int(text)
+            if not 1 <= number <= len(hand):
+                raise BadInput(f"there is no card {number}: your cards are numbered 1-{len(hand)}")
+            card = hand[number - 1]
+        else:
+            card = self.parse_card(text, hand)
+        suit = None
+        if card.rank == "j" and turn.can_put(card):
+            suit = self.ask_suit(card)
+        turn.put(card, suit)
+        ordered = f", ordering {self.suit_text(turn.suit)}" if card.rank == "j" else ""
+        self.say(f"  you put {self.card(card)}{ordered}")
+
+    def finish(self, turn: Turn) -> None:
+        self.seen = len(turn.history)  # what follows (effects of this move) is news next time
+        turn.finish()
+
+    def usage(self, hand: Sequence[Card]) -> str:
+        return f"type a card number (1-{len(hand)}), d to draw, f to finish, ? for help, q to leave"
+
+    def parse_card(self, text: str, hand: Sequence[Card]) -> Card:
+        plain = text
+        for letter, symbol in SUIT_SYMBOLS.items():
+            plain = plain.replace(symbol, letter)
+        try:
+            return Card(plain)
+        except ValueError:
+            raise BadInput(f"{text!r} is not a choice: {self.usage(hand)}") from None
+
+    def ask_suit(self, jack: Card) -> str:
+        """Which suit a jack orders (R6.4); Enter keeps the jack's own suit."""
+        menu = "  ".join(f"{i}) {self.suit_text(s)}" for i, s in enumerate(SUITS, 1))
+        self.say(f"  {self.card(jack)} orders a suit (R6.4): {menu}")
+        while True:
+            text = self.read(f"suit [Enter: {SUIT_NAMES[jack.suit]}]> ").lower()
+            if not text:
+                return jack.suit
+            if text in ("q", "quit", "exit"):
+                raise HumanLeft("left the game (quit)")
+            for letter, symbol in SUIT_SYMBOLS.items():
+                text = text.replace(symbol, letter)
+            if text in SUITS:
+                return text
+            if text.isdigit() and 1 <= int(text) <= 4:
+                return SUITS[int(text) - 1]
+            for suit, name in SUIT_NAMES.items():
+                if len(text) > 1 and name.startswith(text):
+                    return suit
+            self.say(f"  R6.4: a jack orders one of the four suits: type 1-4 or s, c, h, d, not {text!r}")
+
+    # -- what the person sees ----------------------------------------------------
+    @staticmethod
+    def sorted_hand(turn: Turn) -> list[Card]:
+        """The hand in a stable order for reading: by suit, then rank."""
+        return sorted(turn.hand, key=lambda c: (SUITS.index(c.suit), RANKS.index(c.rank)))
+
+    def show_state(self, turn: Turn) -> None:
+        history = turn.history
+        round_no = sum(1 for e in history if e["event"] == "deal")
+        self.say("")
+        self.say(f"--- round {round_no}: your move (seat {turn.seat}) " + "-" * 20)
+        news = self.news(history[self.seen:] if self.seen <= len(history) else history)
+        if news:
+            self.say("Since your last move:")
+            for line in news:
+                self.say("  " + line)
+        players = turn.players
+        width = max(len(self.who(p.seat)) for p in players)
+        self.say("Players:")
+        for p in players:
+            skips = f", loses {p.skips} turn{'s' if p.skips != 1 else ''}" if p.skips else ""
+            self.say(f"  {p.seat}  {self.who(p.seat):<{width}}  {p.cards} card{'s' if p.cards != 1 else ' '}"
+                     f"  score {p.score}{skips}")
+        top = turn.top
+        follow = f"suit to follow {self.suit_text(turn.suit)}"
+        if top.rank == "j":
+            follow += " (ordered by the jack)"
+        self.say(f"Top card {self.card(top)}, {follow}. Stock: {plural(turn.stock, 'card')}; "
+                 f"pile: {plural(len(turn.pile), 'card')} this round.")
+        if turn.first:
+            opening = turn.put_this_move[0] if turn.put_this_move else top
+            extra = "; it is a six, so you must cover it (R5)" if opening.rank == "6" else ""
+            self.say(f"You start the round: the opening card {self.card(opening)} counts as your put (R3.3){extra}.")
+
+    def show_hand(self, turn: Turn, options: Sequence[Card], can_draw: bool, can_finish: bool) -> None:
+        hand = self.sorted_hand(turn)
+        self.say("Your hand: " + "  ".join(f"{i}) {self.card(c)}" for i, c in enumerate(hand, 1))
+                 + f"   ({turn.points()} points)")
+        choices = []
+        if options:
+            legal = set(options)
+            choices.append("put " + " ".join(f"{i}) {self.card(c)}" for i, c in enumerate(hand, 1) if c in legal))
+        if can_draw:
+            choices.append("d) draw")
+        if can_finish:
+            choices.append("f) finish")
+        put = turn.put_this_move
+        if put and put[-1].rank == "6" and not can_finish:
+            self.say(f"Cover the six {self.card(put[-1])} (R5): its suit, a six or a jack.")
+        elif put and options:
+            self.say(f"You may add cards of rank {put[-1].rank.upper()} (R4.3) or finish.")
+        self.say("You can: " + " | ".join(choices) + " | ? help | q leave")
+
+    def news(self, events: Sequence[Mapping[str, Any]]) -> list[str]:
+        """What happened in ``events`` (public history), one line per move or effect."""
+        lines: list[str] = []
+        parts: list[str] = []          # the current mover's actions: "drew a card", "put 9♥ 9♠"
+        mover: int | None = None
+        penalty: list[Any] = []        # [seat, rank, count] of a run of effect draws
+
+        def flush() -> None:
+            nonlocal mover
+            if parts and mover is not None and mover != self.seat:
+                lines.append(f"{self.who(mover)}: " + ", ".join(parts))
+            parts.clear()
+            mover = None
+
+        def flush_penalty() -> None:
+            if penalty:
+                seat, rank, count = penalty
+                name = self.who(seat)
+                lines.append(f"{arrow()}{name} draw{'' if name == 'you' else 's'} {count} card{'s' if count != 1 else ''}"
+                             f" ({EFFECT_NAMES.get(rank, rank)})")
+                penalty.clear()
+
+        def arrow() -> str:
+            """Effects are indented under the move that caused them, when it was shown."""
+            return "  -> " if lines and lines[-1][:1] not in (" ", "(") and ": " in lines[-1] else "-> "
+
+        def action(seat: int) -> None:
+            nonlocal mover
+            if mover != seat:
+                flush()
+                mover = seat
+
+        for e in events:
+            kind = e["event"]
+            if kind != "penalty":
+                flush_penalty()
+            if kind == "deal":
+                flush()
+                first = self.who(e["first"])
+                lines.append(f"round {e['round']} dealt; {first} start{'' if first == 'you' else 's'}")
+            elif kind == "put":
+                if e.get("opening"):
+                    flush()
+                    owner = "your" if e["seat"] == self.seat else f"{self.who(e['seat'])}'s"
+                    lines.append(f"opening card {self.card(e['card'])}, counted as {owner} put (R3.3)")
+                    continue
+                action(e["seat"])
+                text = self.card(e["card"])
+                if "suit" in e:
+                    text += f" ordering {self.suit_text(e['suit'])}"
+                if parts and parts[-1].startswith("put "):
+                    parts[-1] += " " + text
+                else:
+                    parts.append("put " + text)
+            elif kind == "draw":
+                action(e["seat"])
+                if parts and parts[-1].startswith("drew "):
+                    count = 2 if parts[-1] == "drew a card" else int(parts[-1].split()[1]) + 1
+                    parts[-1] = f"drew {count} cards"
+                else:
+                    parts.append("drew a card")
+            elif kind == "finish":
+                flush()
+            elif kind == "penalty":
+                flush()
+                if penalty and penalty[0] == e["seat"] and penalty[1] == e["rank"]:
+                    penalty[2] += 1
+                else:
+                    flush_penalty()
+                    penalty.extend([e["seat"], e["rank"], 1])
+            elif kind == "skip":
+                flush()
+                name = self.who(e["seat"])
+                lines.append(f"{arrow()}{name} lose{'' if name == 'you' else 's'} a turn")
+            elif kind == "reshuffle":
+                lines.append(f"(the pile was reshuffled into a stock of {e['stock']})")
+            elif kind == "fault":
+                lines.append(f"(fault by {self.who(e['seat'])}: {e['kind']})")
+            elif kind == "say":
+                lines.append(f"{self.who(e['seat'])} says: {e['text']}")
+        flush_penalty()
+        flush()
+        return lines
+
+
+def human_factory(ask: Ask | None = None, show: Show | None = None,
+                  symbols: bool | None = None) -> Callable[[Any, int], HumanPlayer]:
+    """A factory ``factory(game_seed, seat) -> HumanPlayer`` for ``arena play human ...``."""
+
+    def factory(game_seed: Any, seat: int) -> HumanPlayer:
+        return HumanPlayer(seat, ask=ask, show=show, symbols=symbols)
+
+    return factory
