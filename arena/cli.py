@@ -76,8 +76,12 @@ def cmd_play(args: argparse.Namespace) -> int:
         rules.check_players(len(args.bots))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    doc = run_match(args.bots, games=args.games, seed=args.seed, rules=rules, replay=args.replay,
-                    verbose=args.verbose, trusted=args.trusted, progress=not args.quiet)
+    human = "human" in args.bots
+    games = args.games if args.games is not None else (1 if human else 100)
+    doc = run_match(args.bots, games=games, seed=args.seed, rules=rules, replay=args.replay,
+                    verbose=args.verbose, trusted=args.trusted, progress=not (args.quiet or human))
+    if doc.get("interrupted") and not doc["games"]:
+        return 130
     emit_results(doc, "json" if args.json else args.format)
     return 130 if doc.get("interrupted") else 0
 
@@ -150,7 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Play games between bots (registered names like `greedy`, or .py files). "
                                    "Seats rotate from game to game so every bot sits in every seat equally often.")
     p.add_argument("bots", nargs="+", metavar="BOT", help="registered bot name or path to a bot file; `human` seats you")
-    p.add_argument("--games", "-n", type=positive, default=100, help="games to play (default 100)")
+    p.add_argument("--games", "-n", type=positive, default=None,
+                   help="games to play (default 100; 1 with a human seat)")
     p.add_argument("--seed", type=parse_seed, default=0, help="master seed (default 0); same seed, same output")
     p.add_argument("--replay", metavar="FILE", help="write every game record to FILE (JSON Lines)")
     p.add_argument("--verbose", "-v", action="store_true", help="print each game's log")

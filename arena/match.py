@@ -86,6 +86,7 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
         bar = tqdm(total=games, unit="game", file=sys.stderr, leave=False)
     played = 0
     interrupted = False
+    why = "interrupted"
     try:
         for g in range(games):
             order = [(s + g) % n for s in range(n)]
@@ -109,8 +110,9 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
                     print()
             if bar:
                 bar.update(1)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         interrupted = True
+        why = str(exc) or "interrupted"
     finally:
         if bar:
             bar.close()
@@ -120,7 +122,8 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
                            "standings": [t.row() for t in tallies]}
     if interrupted:
         doc["interrupted"] = True
-        print(f"arena: interrupted after {played} of {games} games; results so far:", file=sys.stderr)
+        print(f"arena: {why} after {played} of {games} games" + ("; results so far:" if played else ""),
+              file=sys.stderr)
     return doc
 
 
