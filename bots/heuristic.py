@@ -84,7 +84,7 @@ class Bot:
         last = plan[-1]
         value = 0.0
         for card in plan:
-            value += 1.5 * card.points + 3
+            value += 4 * card.points + 3
         if left == 0 and last.rank != "6":
             return 10000 + value
         if last.rank == "6":
