@@ -173,11 +173,11 @@ class HumanPlayer:
             return True
         if not options and can_draw and not can_finish:
             if turn.put_this_move:
-                reason = f"no card covers the six {self.card(turn.top)}: you draw (R5.3)"
+                reason = f"no card covers the six {self.card(turn.top)}, so you draw (R5.3)"
             else:
-                reason = f"nothing matches {self.card(turn.top)}: you draw (R4.4)"
+                reason = f"nothing matches {self.card(turn.top)}, so you draw (R4.4)"
             drawn = turn.draw()
-            self.say(f"  ({reason}) {self.card(drawn)}")
+            self.say(f"  {reason}: {self.card(drawn)}")
             return True
         if not options and not can_draw and not can_finish:
             return False  # cannot happen under the rules; the referee completes the move
