@@ -38,14 +38,16 @@ _RANDOM_NAMES = ("random", "uniform", "triangular", "randint", "randrange", "cho
                  "weibullvariate", "getrandbits", "seed", "randbytes")
 
 
-def make_random_module(seed: int) -> types.ModuleType:
+class BotRandom(_random.Random):
+    """The bot's ``random``: its own ``random.Random`` seeded by the referee,
+    shaped like the module (``random.choice(...)``, ``random.Random``)."""
+
+    Random = _random.Random
+
+
+def make_random_module(seed: int) -> BotRandom:
     """A ``random`` stand-in bound to one ``random.Random(seed)`` of the bot's own."""
-    rng = _random.Random(seed)
-    module = types.ModuleType("random", "The bot's own seeded random numbers.")
-    for name in _RANDOM_NAMES:
-        setattr(module, name, getattr(rng, name))
-    module.Random = _random.Random  # type: ignore[attr-defined]
-    return module
+    return BotRandom(seed)
 
 
 def make_functools_module() -> types.ModuleType:
@@ -69,19 +71,25 @@ def make_arena_module() -> types.ModuleType:
     return module
 
 
+_SHARED: dict[str, types.ModuleType] = {}
+
+
 def make_importer(seed: int) -> Any:
-    """An ``__import__`` that serves only :data:`ALLOWED_IMPORTS`, fresh per bot instance."""
-    modules: dict[str, types.ModuleType] = dict(PLAIN_MODULES)
+    """An ``__import__`` that serves only :data:`ALLOWED_IMPORTS`, with the
+    bot's own seeded ``random``; the other stand-ins are made once."""
+    if not _SHARED:
+        _SHARED.update(PLAIN_MODULES)
+        _SHARED["functools"] = make_functools_module()
+        _SHARED["arena"] = make_arena_module()
+    modules: dict[str, Any] = dict(_SHARED)
     modules["random"] = make_random_module(seed)
-    modules["functools"] = make_functools_module()
-    modules["arena"] = make_arena_module()
 
     def bot_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         if level != 0 or name not in modules:
             raise ImportError(f"bots may import only {', '.join(ALLOWED_IMPORTS)}; not {name!r}")
         module = modules[name]
         for attr in fromlist or ():
-            if not hasattr(module, attr) or attr.startswith("_"):
+            if not isinstance(attr, str) or attr.startswith("_") or not hasattr(module, attr):
                 raise ImportError(f"cannot import {attr!r} from {name!r}")
         return module
 

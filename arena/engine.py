@@ -99,6 +99,8 @@ class Game:
         self.result: GameResult | None = None
         self.log: list[dict] = []
         self.on_event = on_event
+        # Hot path: with no listener, emitting an event is just an append.
+        self._emit: Callable[[dict], None] = self.log.append if on_event is None else self._emit_and_call
         self.hands: list[list[Card]] = [[] for _ in range(n)]
         self.stock: list[Card] = []       # top at the END (pop() draws)
         self.pile: list[Card] = []        # the physical pile, top at the end
@@ -113,10 +115,9 @@ class Game:
         self.round_results: list[RoundResult] = []
 
     # -- records -------------------------------------------------------------
-    def _emit(self, event: dict) -> None:
+    def _emit_and_call(self, event: dict) -> None:
         self.log.append(event)
-        if self.on_event is not None:
-            self.on_event(event)
+        self.on_event(event)  # type: ignore[misc]
 
     # -- R3 dealing ----------------------------------------------------------
     def first_player(self) -> int:

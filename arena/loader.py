@@ -9,6 +9,7 @@ for speed (:func:`load_trusted`), with the same imports and the same seeded
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import os
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from .referee import GameInfo
 from .turn import Turn
 
 MAX_SOURCE_BYTES = 256 * 1024
+_BUILTINS = {k: v for k, v in builtins.__dict__.items() if k not in ("open", "exec", "eval", "compile", "input", "breakpoint", "exit", "quit", "help")}
 
 
 @dataclass(frozen=True)
@@ -118,9 +120,7 @@ def compile_trusted(src: BotSource) -> Any:
 
 def instantiate(code: Any, src: BotSource, seed: int, builtins_dict: dict[str, Any] | None = None) -> Any:
     """Run the module code in a fresh namespace and return ``Bot()``."""
-    import builtins
-
-    env = dict(builtins.__dict__) if builtins_dict is None else dict(builtins_dict)
+    env = dict(_BUILTINS if builtins_dict is None else builtins_dict)
     env["__import__"] = make_importer(seed)
     namespace: dict[str, Any] = {"__name__": "bot", "__builtins__": env}
     try:

@@ -28,10 +28,12 @@ class BotFault(Exception):
     """Raised by a player whose bot misbehaved in a way only its runtime can see
     (``timeout``, ``crash``...). ``kind`` is one of :data:`FAULT_KINDS`."""
 
-    def __init__(self, kind: str, detail: str) -> None:
+    def __init__(self, kind: str, detail: str, *, retire: bool = False) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
+        #: Retire the bot now, whatever its fault count (a sandbox worker killed after a timeout).
+        self.retire = retire
 
 
 class GameInfo(NamedTuple):
@@ -181,6 +183,7 @@ class Referee:
         self.rules = rules
         self.max_faults = max_faults
         self.on_event = on_event
+        self.rules_dict = rules.to_dict()
 
     def play(self, players: Sequence[Player], *, seed: Any = 0, game_id: str = "1",
              bots: Sequence[str] | None = None) -> GameOutcome:
@@ -192,7 +195,7 @@ class Referee:
         game._emit({"event": "game", "version": 1, "game": game_id, "seed": seed,
                     "players": [{"seat": s, "name": names[s], "bot": (bots[s] if bots else names[s])}
                                 for s in range(n)],
-                    "rules": self.rules.to_dict()})
+                    "rules": dict(self.rules_dict)})
         outcome = GameOutcome(game_id, seed, names, None, move_times=[[] for _ in range(n)])  # type: ignore[arg-type]
         counts = [0] * n
         retired: set[int] = set()
@@ -200,15 +203,15 @@ class Referee:
         shared: list = []
         tables = [EngineTable(game, s, names, shared) for s in range(n)]
 
-        def fault(seat: int, kind: str, detail: str) -> None:
+        def fault(seat: int, kind: str, detail: str, retire: bool = False) -> None:
             outcome.faults.append(Fault(seat, kind, detail, game.round))
             game._emit({"event": "fault", "seat": seat, "kind": kind, "detail": detail})
             if kind == "retired":
                 return
             counts[seat] += 1
-            if seat not in retired and (kind == "crash" or counts[seat] >= self.max_faults):
+            if seat not in retired and (kind == "crash" or retire or counts[seat] >= self.max_faults):
                 retired.add(seat)
-                why = "crashed" if kind == "crash" else f"{counts[seat]} faults"
+                why = "crashed" if kind == "crash" else "stopped" if retire else f"{counts[seat]} faults"
                 outcome.faults.append(Fault(seat, "retired", why, game.round))
                 game._emit({"event": "fault", "seat": seat, "kind": "retired", "detail": why})
 
@@ -218,7 +221,7 @@ class Referee:
             try:
                 getattr(players[seat], method)(arg)
             except BotFault as exc:
-                fault(seat, exc.kind, f"{method}: {exc.detail}")
+                fault(seat, exc.kind, f"{method}: {exc.detail}", exc.retire)
             except Exception as exc:  # noqa: BLE001 - any bot error is a fault
                 fault(seat, "exception", f"{method}: {_detail(exc)}")
 
@@ -236,7 +239,7 @@ class Referee:
                 try:
                     players[seat].move(Turn(move, tables[seat]))
                 except BotFault as exc:
-                    fault(seat, exc.kind, exc.detail)
+                    fault(seat, exc.kind, exc.detail, exc.retire)
                 except Exception as exc:  # noqa: BLE001 - any bot error is a fault
                     fault(seat, "exception", _detail(exc))
                 else:
