@@ -1,0 +1,476 @@
+"""The bot author's commands: ``arena new``, ``arena check``, ``arena submit``.
+
+``new`` writes a commented starting bot. ``check`` loads a bot exactly as a
+tournament will (the sandbox's static check, then a sandboxed worker) and
+plays smoke games against the reference bots at 2, 3, 4 and 6 players,
+reporting problems with file and line, faults with kind and detail, and the
+bot's time per move. ``submit`` runs the check and stores a clean bot with
+a JSON manifest in the organiser's submissions folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import statistics
+import string
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator
+
+from . import __version__
+from .engine import derive_seed
+from .errors import BotLoadError
+from .rules import CONTEST, Rules
+
+#: A bot name usable as a file name: letters, digits, ``-`` and ``_``, from a letter.
+NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
+#: Names ``arena play`` gives another meaning.
+RESERVED_NAMES = frozenset({"human"})
+#: Reference bots the smoke games seat, in this order, when registered.
+REFERENCE_BOTS = ("random", "greedy", "heuristic")
+#: Table sizes the smoke games cover.
+TABLE_SIZES = (2, 3, 4, 6)
+#: Fault kinds after which further smoke games would only be slow.
+STOPPING_FAULTS = ("timeout", "crash")
+
+
+def _usage_error(message: str) -> Exception:
+    from .cli import UsageError
+
+    return UsageError(message)
+
+
+# -- arena new ------------------------------------------------------------------
+
+def bot_target(text: str) -> tuple[str, Path]:
+    """``NAME`` or ``path/NAME.py`` -> (bot name, file path). :raises UsageError: bad name."""
+    path = Path(text if text.endswith(".py") else text + ".py")
+    name = path.stem
+    if not NAME_PATTERN.fullmatch(name):
+        raise _usage_error(f"{name!r} is not a usable bot name: use letters, digits, - and _, "
+                           "starting with a letter, at most 40 characters")
+    if name.lower() in RESERVED_NAMES:
+        raise _usage_error(f"{name!r} is reserved (`arena play human ...` seats you); choose another name")
+    return name, path
+
+
+def render_template(name: str, file: str) -> str:
+    """The starting bot's source for bot ``name`` written to ``file``."""
+    text = resources.files("arena").joinpath("templates", "bot.py.tmpl").read_text(encoding="utf-8")
+    return string.Template(text).substitute(name=name, file=file)
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    name, path = bot_target(args.name)
+    if path.exists():
+        raise _usage_error(f"{path} already exists; choose another name or move that file away")
+    if not path.parent.is_dir():
+        raise _usage_error(f"{path.parent}: no such folder")
+    source = render_template(name, str(path))
+    try:
+        with open(path, "x", encoding="utf-8") as f:
+            f.write(source)
+    except FileExistsError:
+        raise _usage_error(f"{path} already exists; choose another name or move that file away") from None
+    except OSError as exc:
+        raise _usage_error(f"{path}: cannot write: {exc.strerror}") from None
+    print(f"wrote {path}: a working bot named {name!r}. Next:")
+    print(f"  arena play human {path}     play a game against it")
+    print(f"  arena play {path} greedy    100 games against a reference bot")
+    print(f"  arena check {path}          check it as the organiser will")
+    return 0
+
+
+# -- arena check ------------------------------------------------------------------
+
+@dataclass
+class CheckReport:
+    """What ``arena check`` found; ``clean`` only without problems and faults."""
+
+    path: str
+    bot: str = ""
+    description: str = ""
+    sha256: str = ""
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    sandbox: dict[str, Any] = field(default_factory=dict)
+    rules: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    tables: list[dict[str, Any]] = field(default_factory=list)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    move_times: list[float] = field(default_factory=list)
+    stopped: str = ""
+
+    @property
+    def clean(self) -> bool:
+        return not self.problems and not self.faults and bool(self.tables)
+
+    def timing(self) -> dict[str, Any]:
+        """Time per move of the checked bot, in milliseconds."""
+        times = self.move_times
+        if not times:
+            return {"moves": 0, "median_ms": None, "worst_ms": None}
+        return {"moves": len(times), "median_ms": round(statistics.median(times) * 1000, 3),
+                "worst_ms": round(max(times) * 1000, 3)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "bot": self.bot, "description": self.description, "sha256": self.sha256,
+                "clean": self.clean, "problems": self.problems, "warnings": self.warnings,
+                "faults": self.faults, "tables": self.tables, "move_time": self.timing(),
+                "sandbox": self.sandbox, "rules": self.rules, "seed": self.seed,
+                **({"stopped": self.stopped} if self.stopped else {})}
+
+    def fault_count(self) -> int:
+        """Faults of the bot (retirements are their consequence, not counted)."""
+        return sum(1 for f in self.faults if f["kind"] != "retired")
+
+    def fault_lines(self) -> Iterator[str]:
+        """Faults grouped by kind and detail: count, first game and round."""
+        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for f in self.faults:
+            if f["kind"] != "retired":
+                groups.setdefault((f["kind"], f["detail"]), []).append(f)
+        for (kind, detail), found in groups.items():
+            first = found[0]
+            yield (f"  FAULT {len(found)}x {kind}: {detail} "
+                   f"(first in game {first['game']}, seat {first['seat']}, round {first['round']})")
+        retired = sorted({f["game"] for f in self.faults if f["kind"] == "retired"})
+        if retired:
+            yield f"  retired (the fallback played its seat) in game{'s' if len(retired) != 1 else ''} {', '.join(retired)}"
+
+    def lines(self) -> Iterator[str]:
+        """The report for a terminal."""
+        head = f"checking {self.path}"
+        if self.bot:
+            head += f": bot {self.bot!r}, sha256 {self.sha256[:12]}"
+        yield head
+        if self.sandbox.get("summary"):
+            yield f"  sandbox: {self.sandbox['summary']}"
+        for p in self.problems:
+            where = p["path"] + (f":{p['line']}" if p.get("line") else "")
+            yield f"  PROBLEM {where}: {p['message']}"
+        for w in self.warnings:
+            yield f"  warning: {w}"
+        if self.rules.get("changed"):
+            yield "  rules: " + ", ".join(f"{k}={v}" for k, v in self.rules["changed"].items())
+        for t in self.tables:
+            faults = t["faults"]
+            status = "no faults" if not faults else f"{faults} fault{'s' if faults != 1 else ''}"
+            places = ", ".join(str(p) for p in t["places"])
+            yield (f"  {t['players']} players: {t['games']} game{'s' if t['games'] != 1 else ''} "
+                   f"vs {', '.join(t['opponents'])}; places {places}; {status}")
+        yield from self.fault_lines()
+        if self.stopped:
+            yield f"  stopped early: {self.stopped}"
+        timing = self.timing()
+        if timing["moves"]:
+            yield (f"  time per move: median {timing['median_ms']:.2f} ms, worst {timing['worst_ms']:.2f} ms "
+                   f"over {timing['moves']} moves")
+        if self.clean:
+            yield f"{self.path}: clean"
+        else:
+            reasons = []
+            if self.problems:
+                reasons.append(f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}")
+            count = self.fault_count()
+            if count:
+                reasons.append(f"{count} fault{'s' if count != 1 else ''}")
+            yield f"{self.path}: NOT clean ({', '.join(reasons) or 'no game played'})"
+
+
+def sandbox_api() -> Any:
+    """The sandbox module (its ``check_source``, ``sandboxed_factory``, ``hardening_report``)."""
+    try:
+        from . import sandbox
+
+        sandbox.check_source, sandbox.sandboxed_factory, sandbox.hardening_report  # noqa: B018
+    except (ImportError, AttributeError) as exc:
+        raise _usage_error(f"the sandbox is not available in this installation ({exc})") from None
+    return sandbox
+
+
+def reference_opponents() -> list[str]:
+    """The registered reference bots the smoke games seat."""
+    from .loader import registry
+
+    known = registry()
+    return [name for name in REFERENCE_BOTS if name in known]
+
+
+def problem(exc: BotLoadError, path: str) -> dict[str, Any]:
+    return {"path": exc.path or path, "line": exc.line, "message": exc.message}
+
+
+def describe_sandbox(sandbox: Any) -> dict[str, Any]:
+    try:
+        report = sandbox.hardening_report()
+        return {"layers": dict(report.layers), "summary": report.summary()}
+    except Exception as exc:  # noqa: BLE001 - a report that fails is itself news
+        return {"layers": {}, "summary": f"hardening unknown ({type(exc).__name__}: {exc})"}
+
+
+def run_check(path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 0,
+              limits: Any = None) -> CheckReport:
+    """Check the bot file at ``path`` as a tournament loads it; see :class:`CheckReport`.
+
+    :raises UsageError: no such file, or no sandbox.
+    """
+    from .loader import read_bot_file, resolve_bot
+    from .players import make_factory
+    from .referee import Referee
+
+    report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})
+    if not Path(path).is_file():
+        raise _usage_error(f"{path}: no such file" if not Path(path).exists() else f"{path}: not a bot file")
+    sandbox = sandbox_api()
+    report.sandbox = describe_sandbox(sandbox)
+    try:
+        src = read_bot_file(path)
+    except BotLoadError as exc:
+        report.problems.append(problem(exc, path))
+        return report
+    report.bot, report.description, report.sha256 = src.name, src.description, src.sha256
+    if not src.description:
+        report.warnings.append("no docstring: its first line is the bot's description in results and submissions")
+    try:
+        sandbox.check_source(src)
+        factory = sandbox.sandboxed_factory(src, limits=limits)
+    except BotLoadError as exc:
+        report.problems.append(problem(exc, path))
+        return report
+
+    opponents = reference_opponents()
+    if not opponents:
+        raise _usage_error("no reference bots are registered to play the smoke games against")
+    referee = Referee(rules)
+    for n in TABLE_SIZES:
+        try:
+            rules.check_players(n)
+        except ValueError:
+            continue
+        table: dict[str, Any] = {"players": n, "games": 0, "faults": 0, "places": [], "opponents": []}
+        for g in range(games):
+            seat = g % n
+            names = [opponents[(g + i) % len(opponents)] for i in range(n - 1)]
+            names.insert(seat, "")
+            game_id = f"{n}p-{g + 1}"
+            game_seed = derive_seed(seed, "check", n, g)
+            players = []
+            try:
+                for s, name in enumerate(names):
+                    if s == seat:
+                        players.append(factory(game_seed, s))
+                    else:
+                        players.append(make_factory(resolve_bot(name), trusted=True)(game_seed, s))
+                outcome = referee.play(players, seed=game_seed, game_id=game_id,
+                                       bots=[src.label if s == seat else name for s, name in enumerate(names)])
+            except BotLoadError as exc:
+                report.problems.append(problem(exc, path))
+                return report
+            finally:
+                for p in players:
+                    p.close()
+            table["games"] += 1
+            table["opponents"] = sorted(set(table["opponents"]) | {name for name in names if name})
+            table["places"].append(outcome.result.places[seat])
+            report.move_times.extend(outcome.move_times[seat])
+            mine = [f for f in outcome.faults if f.seat == seat]
+            table["faults"] += sum(1 for f in mine if f.kind != "retired")
+            for f in mine:
+                report.faults.append({"game": game_id, "players": n, "seat": seat, "round": f.round,
+                                      "kind": f.kind, "detail": f.detail})
+            if any(f.kind in STOPPING_FAULTS for f in mine):
+                report.tables.append(table)
+                report.stopped = f"a {'/'.join(sorted({f.kind for f in mine if f.kind in STOPPING_FAULTS}))} in game {game_id}"
+                return report
+        report.tables.append(table)
+    slow = slow_warning(report, limits, sandbox)
+    if slow:
+        report.warnings.append(slow)
+    return report
+
+
+def slow_warning(report: CheckReport, limits: Any, sandbox: Any) -> str | None:
+    """A warning when the worst move took over half the per-move time limit."""
+    if limits is None:
+        try:
+            limits = sandbox.Limits()
+        except Exception:  # noqa: BLE001 - no limits known: no warning
+            return None
+    budget = None
+    for attr in ("move_seconds", "move_timeout", "move_time", "timeout"):
+        value = getattr(limits, attr, None)
+        if isinstance(value, (int, float)) and value > 0:
+            budget = float(value)
+            break
+    worst = max(report.move_times, default=0.0)
+    if budget and worst > budget / 2:
+        return f"worst move took {worst * 1000:.0f} ms, over half the {budget * 1000:.0f} ms limit"
+    return None
+
+
+def add_check_options(p: argparse.ArgumentParser) -> None:
+    from .cli import add_rules_options, parse_seed, positive
+
+    p.add_argument("--games", "-n", type=positive, default=2,
+                   help="smoke games per table size (default 2)")
+    p.add_argument("--seed", type=parse_seed, default=0, help="seed of the smoke games (default 0)")
+    add_rules_options(p)
+
+
+def check_from_args(args: argparse.Namespace) -> CheckReport:
+    from .cli import rules_from_args
+
+    return run_check(args.bot, rules=rules_from_args(args), games=args.games, seed=args.seed)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    report = check_from_args(args)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        for line in report.lines():
+            print(line)
+    return 0 if report.clean else 1
+
+
+# -- arena submit ------------------------------------------------------------------
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def submitted(folder: Path) -> dict[str, Path]:
+    """sha256 -> stored bot file, for every bot in the submissions folder."""
+    found: dict[str, Path] = {}
+    for py in sorted(folder.glob("*.py")):
+        try:
+            found.setdefault(file_sha256(py), py)
+        except OSError:
+            continue
+    return found
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from .loader import read_bot_file
+
+    path = Path(args.bot)
+    if not path.is_file():
+        raise _usage_error(f"{path}: no such file" if not path.exists() else f"{path}: not a bot file")
+    folder = Path(args.to)
+    if folder.exists() and not folder.is_dir():
+        raise _usage_error(f"{folder}: not a folder")
+    try:
+        src = read_bot_file(path)
+    except BotLoadError:
+        src = None
+    name = src.name if src else path.stem
+    if not NAME_PATTERN.fullmatch(name) or name.lower() in RESERVED_NAMES:
+        raise _usage_error(f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
+                           "(starting with a letter)")
+    sha = file_sha256(path)
+    stored = folder / f"{name}.py"
+    manifest = folder / f"{name}.json"
+    if folder.is_dir():
+        same = submitted(folder).get(sha)
+        if same is not None:
+            return refuse(f"{same} is this very file (sha256 {sha[:12]}); it was submitted already")
+        if stored.exists() and not args.replace:
+            return refuse(f"{stored} holds a different bot named {name!r}; rename your bot (Bot.name) "
+                          "or use --replace to submit a new version")
+
+    report = check_from_args(args)
+    if not args.json:
+        for line in report.lines():
+            print(line)
+    if not report.clean:
+        reasons = [f"{p['path']}" + (f":{p['line']}" if p.get("line") else "") + f": {p['message']}"
+                   for p in report.problems]
+        counts: dict[str, int] = {}
+        for f in report.faults:
+            if f["kind"] != "retired":
+                key = f"{f['kind']}: {f['detail']}"
+                counts[key] = counts.get(key, 0) + 1
+        reasons += [f"{n}x {key}" if n > 1 else key for key, n in counts.items()]
+        if not reasons:
+            reasons.append("no smoke game could be played")
+        if args.json:
+            print(json.dumps({"submitted": False, "reasons": reasons, "check": report.to_dict()}, indent=2))
+        return refuse("the check failed: " + "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""))
+
+    folder.mkdir(parents=True, exist_ok=True)
+    previous = None
+    if stored.exists():
+        previous = file_sha256(stored)
+    data = {
+        "name": name,
+        "author": args.author,
+        "description": report.description,
+        "sha256": sha,
+        "file": stored.name,
+        "source": str(path),
+        "submitted": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "arena_version": __version__,
+        "check": report.to_dict(),
+    }
+    if previous:
+        data["replaces"] = previous
+    write_atomic(stored, path.read_bytes())
+    write_atomic(manifest, (json.dumps(data, indent=2) + "\n").encode())
+    if args.json:
+        print(json.dumps({"submitted": True, "bot": str(stored), "manifest": str(manifest), "sha256": sha}, indent=2))
+    else:
+        verb = "replaced" if previous else "submitted"
+        print(f"{verb}: {stored} and {manifest} (sha256 {sha[:12]}"
+              + (f", author {args.author}" if args.author else "") + ")")
+    return 0
+
+
+def refuse(message: str) -> int:
+    print(f"arena: error: submission refused: {message}", file=sys.stderr)
+    return 1
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+# -- registration ------------------------------------------------------------------
+
+def register(sub: Any) -> None:
+    """Add ``new``, ``check`` and ``submit`` to the ``arena`` command."""
+    p = sub.add_parser("new", help="write a new bot file to start from",
+                       description="Write NAME.py (or the given .py path): a working, commented bot that "
+                                   "passes `arena check`. Never overwrites a file.")
+    p.add_argument("name", metavar="NAME", help="bot name (letters, digits, - and _), or a path ending in .py")
+    p.set_defaults(func=cmd_new)
+
+    p = sub.add_parser("check", help="check a bot as the organiser will: load it sandboxed, play smoke games",
+                       description="Load a bot file exactly as a tournament does (sandboxed), report problems "
+                                   "with file and line, then play smoke games against the reference bots at "
+                                   "2, 3, 4 and 6 players and report faults and time per move. "
+                                   "Exit status 0 only when the bot is clean.")
+    p.add_argument("bot", metavar="BOT.py", help="the bot file")
+    p.add_argument("--json", action="store_true", help="the report as JSON")
+    add_check_options(p)
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("submit", help="check a bot and store it in a submissions folder",
+                       description="Run `arena check`, then copy a clean bot to DIR/<name>.py with a manifest "
+                                   "DIR/<name>.json (name, author, description, sha256, check report, date).")
+    p.add_argument("bot", metavar="BOT.py", help="the bot file")
+    p.add_argument("--to", required=True, metavar="DIR", help="the submissions folder (created if missing)")
+    p.add_argument("--author", help="your name, for the manifest")
+    p.add_argument("--replace", action="store_true", help="replace an earlier version of a bot with this name")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_check_options(p)
+    p.set_defaults(func=cmd_submit)
