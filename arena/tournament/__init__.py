@@ -1,0 +1,8 @@
+"""Round-robin tournaments: schedule with duplicate seating, a results database that
+survives kills, parallel or Ray backends, and standings with error bars.
+
+Modules: :mod:`.schedule` (who plays whom, game keys and seeds), :mod:`.worker`
+(playing one game), :mod:`.local` and :mod:`.ray_backend` (where games run),
+:mod:`.db` (the SQLite results), :mod:`.standings` (the tables), :mod:`.runner`
+(resume, progress, Ctrl-C) and :mod:`.cli` (``arena tournament``, ``arena standings``).
+"""

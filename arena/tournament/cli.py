@@ -1,0 +1,165 @@
+"""``arena tournament`` and ``arena standings``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+from typing import Any
+
+from ..cli import UsageError, add_rules_options, parse_seed, positive, rules_from_args
+from .schedule import DEFAULT_MAX_TABLES, parse_sizes
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        return parse_sizes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    from .db import TournamentDBError
+    from .local import HarnessError
+    from .runner import SetupError, local_backend, plan, preflight, ray_backend, run
+    from .standings import format_standings
+
+    rules = rules_from_args(args)
+    workers = args.workers or os.cpu_count() or 1
+    try:
+        p = plan(args.bots, sizes=args.players, deals=args.games, seed=args.seed, rules=rules,
+                 trusted=args.trusted, max_tables=args.max_tables)
+        for warning in preflight(p):
+            print(f"arena: warning: {warning}", file=sys.stderr)
+    except SetupError as exc:
+        raise UsageError(str(exc)) from None
+    if args.backend == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise UsageError("the ray backend needs Ray: pip install 'yard-bridge-arena[ray]'") from None
+        backend = ray_backend(workers, args.ray_address)
+    else:
+        if args.ray_address:
+            raise UsageError("--ray-address goes with --backend ray")
+        backend = local_backend(workers)
+    if not args.quiet and not args.json:
+        for line in p.describe():
+            print(line, file=sys.stderr)
+
+    def started(done: int, total: int) -> None:
+        if done and not args.quiet:
+            print(f"resuming: {done} of {total} games already in {args.db}", file=sys.stderr)
+
+    try:
+        result = run(p, args.db, backend, replays=args.replays, progress=not args.quiet, on_start=started)
+    except TournamentDBError as exc:
+        raise UsageError(str(exc)) from None
+    except HarnessError as exc:
+        print(f"arena: error: {exc}; finished games are kept in {args.db}", file=sys.stderr)
+        return 1
+    if result.interrupted:
+        command = shlex.join(["arena", *sys.argv[1:]]) if sys.argv[1:2] == ["tournament"] else "the same command"
+        print(f"arena: interrupted: {result.done} of {result.total} games are stored in {args.db}. "
+              f"Resume with:\n  {command}\n(`arena standings --db {shlex.quote(args.db)}` shows the standings so far)",
+              file=sys.stderr)
+        return 130
+    if not args.quiet and result.played:
+        print(f"played {result.played} games in {result.elapsed:.1f} s ({result.rate:.1f} games/s)", file=sys.stderr)
+    return show_standings(args.db, as_json=args.json, h2h=args.h2h, tournament=p)
+
+
+def show_standings(db_path: str, *, as_json: bool, h2h: bool | None, tournament: Any = None) -> int:
+    from .db import TournamentDBError, open_readonly, read_bots, read_games
+    from .standings import format_standings, standings_doc
+
+    try:
+        conn, meta = open_readonly(db_path)
+        try:
+            bots = read_bots(conn)
+            games = read_games(conn)
+        finally:
+            conn.close()
+    except TournamentDBError as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:  # sqlite3.Error and damaged rows: one line, no traceback
+        raise UsageError(f"{db_path}: damaged tournament database ({type(exc).__name__}: {exc})") from None
+    settings = json.loads(meta.get("settings", "{}"))
+    labels = [b.label for b in bots]
+    doc = standings_doc(labels, games)
+    total = _total_games(db_path, settings)
+    if as_json:
+        out = {"db": db_path, "settings": settings, "bots": [vars(b) for b in bots],
+               "games": len(games), "total": total, **doc}
+        print(json.dumps(out, indent=2))
+    else:
+        if total is not None and len(games) < total:
+            print(f"(partial: {len(games)} of {total} games played)")
+        print(format_standings(doc, h2h=h2h))
+    return 0
+
+
+def _total_games(db_path: str, settings: dict[str, Any]) -> int | None:
+    from .db import open_readonly
+
+    conn, _ = open_readonly(db_path)
+    try:
+        total = 0
+        for (size, tables) in conn.execute("SELECT size, COUNT(*) FROM tables GROUP BY size"):
+            total += tables * size * int(settings.get("games", 0))
+        return total
+    finally:
+        conn.close()
+
+
+def cmd_standings(args: argparse.Namespace) -> int:
+    return show_standings(args.db, as_json=args.json, h2h=args.h2h)
+
+
+def _workers(text: str) -> int:
+    value = positive(text)
+    return value
+
+
+def register(sub: Any) -> None:
+    """Add ``tournament`` and ``standings`` to the ``arena`` command."""
+    p = sub.add_parser(
+        "tournament", help="round-robin tournament with duplicate seating, results in a database",
+        description="Play every combination of K bots (or a balanced schedule when there are too many), each deal "
+                    "once per seat rotation so every bot plays every seat's cards, store each game in an SQLite "
+                    "database as it ends, and print standings. Running the same command again resumes.")
+    p.add_argument("bots", nargs="+", metavar="BOT",
+                   help="registered bot name, bot file, or folder of bot files (its *.py)")
+    p.add_argument("--players", "-k", type=_sizes, metavar="K",
+                   help="table sizes: 4, 2,4,6 or 2-6 (default 4, or all bots when fewer)")
+    p.add_argument("--games", "-n", type=positive, default=10,
+                   help="deals per table, each played once per seat rotation (default 10)")
+    p.add_argument("--seed", type=parse_seed, default=0, help="tournament seed (default 0); same seed, same games")
+    p.add_argument("--workers", "-j", type=_workers, default=None,
+                   help=f"parallel games (default: all {os.cpu_count()} cores)")
+    p.add_argument("--db", default="tournament.sqlite", help="results database (default tournament.sqlite)")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="local worker processes (default) or a Ray cluster")
+    p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
+    p.add_argument("--replays", metavar="DIR", help="write each game's record to DIR/<game>.jsonl")
+    p.add_argument("--max-tables", type=positive, default=DEFAULT_MAX_TABLES,
+                   help=f"per table size, beyond this many combinations play a balanced schedule of about "
+                        f"this many tables (default {DEFAULT_MAX_TABLES})")
+    p.add_argument("--trusted", action="store_true",
+                   help="run bot files in-process without the sandbox (fast; only for code you trust)")
+    p.add_argument("--json", action="store_true", help="standings as JSON")
+    p.add_argument("--h2h", action=argparse.BooleanOptionalAction, default=None,
+                   help="print the head-to-head table (default: when 16 bots or fewer)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or schedule lines")
+    add_rules_options(p)
+    p.set_defaults(func=cmd_tournament)
+
+    p = sub.add_parser("standings", help="print a tournament database's standings",
+                       description="Print the standings of a tournament database (finished or not).")
+    p.add_argument("--db", default="tournament.sqlite", help="results database (default tournament.sqlite)")
+    p.add_argument("--json", action="store_true", help="standings as JSON")
+    p.add_argument("--h2h", action=argparse.BooleanOptionalAction, default=None,
+                   help="print the head-to-head table (default: when 16 bots or fewer)")
+    p.set_defaults(func=cmd_standings)

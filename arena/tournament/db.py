@@ -1,0 +1,336 @@
+"""The results database: one SQLite file (WAL) per tournament, one row per finished game.
+
+The parent process is the only writer; every finished game is committed in
+its own transaction with the games that arrived with it, so a crash or a
+kill loses at most the games in flight. Opening an existing file checks that
+it is a tournament database and that the bots (by file hash), the settings
+and the schedule are those of the run asking to resume; a foreign file is
+never written to.
+
+Tables (see :data:`SCHEMA`): ``meta`` (format, settings), ``bots``,
+``tables`` (the schedule), ``games`` (one row per game), ``results`` (one
+row per seat of a game) and ``faults`` (one row per fault).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .schedule import GameKey, Schedule
+from .worker import GameRecord
+
+FORMAT = "arena-tournament"
+VERSION = 1
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE bots (
+    bot INTEGER PRIMARY KEY,          -- index in the command line's order, from 0
+    label TEXT NOT NULL UNIQUE,       -- the name in standings
+    name TEXT NOT NULL,               -- Bot.name (or the file name)
+    path TEXT,                        -- bot file; NULL for registered bots
+    origin TEXT NOT NULL,             -- 'file' or 'registry'
+    sha256 TEXT NOT NULL              -- of the source
+);
+CREATE TABLE tables (
+    size INTEGER NOT NULL, tbl INTEGER NOT NULL,
+    bots TEXT NOT NULL,               -- JSON list of bot numbers
+    PRIMARY KEY (size, tbl)
+);
+CREATE TABLE games (
+    id INTEGER PRIMARY KEY,
+    game_key TEXT NOT NULL UNIQUE,    -- '4p-t12-d3-r1' = size, table, deal, rotation
+    size INTEGER NOT NULL, tbl INTEGER NOT NULL, deal INTEGER NOT NULL, rotation INTEGER NOT NULL,
+    seed INTEGER NOT NULL,            -- the game seed (same for every rotation of a deal)
+    rounds INTEGER NOT NULL, moves INTEGER NOT NULL,
+    faults INTEGER NOT NULL,          -- faults in the game, all seats
+    duration REAL NOT NULL,           -- seconds
+    finished TEXT NOT NULL,           -- UTC time the result was stored
+    UNIQUE (size, tbl, deal, rotation)
+);
+CREATE TABLE results (
+    game_id INTEGER NOT NULL REFERENCES games(id),
+    seat INTEGER NOT NULL,
+    bot INTEGER NOT NULL REFERENCES bots(bot),
+    place INTEGER NOT NULL,           -- 1 = best (R9.1)
+    score INTEGER NOT NULL,           -- final penalty score
+    loser INTEGER NOT NULL,           -- 1 when over the limit
+    faults INTEGER NOT NULL,
+    retired INTEGER NOT NULL,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE TABLE faults (
+    game_id INTEGER NOT NULL REFERENCES games(id),
+    seat INTEGER NOT NULL, bot INTEGER NOT NULL REFERENCES bots(bot),
+    round INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL
+);
+CREATE INDEX results_bot ON results (bot);
+"""
+
+
+class TournamentDBError(Exception):
+    """The database cannot be used: not one, foreign, damaged, or for another tournament."""
+
+
+@dataclass(frozen=True)
+class BotRow:
+    bot: int
+    label: str
+    name: str
+    path: str | None
+    origin: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class GameRow:
+    """A finished game as standings read it: per seat (bot, place, score, loser, faults, retired)."""
+
+    key: GameKey
+    seats: tuple[tuple[int, int, int, bool, int, bool], ...]
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=30)
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _check_format(conn: sqlite3.Connection, path: Path) -> dict[str, str] | None:
+    """The ``meta`` table of a tournament database; None for an empty one.
+
+    :raises TournamentDBError: not SQLite, damaged, or another program's database.
+    """
+    try:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not names:
+            return None
+        if "meta" not in names:
+            raise TournamentDBError(f"{path}: an SQLite database, but not a tournament database "
+                                    f"(tables: {', '.join(sorted(names))})")
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        raise TournamentDBError(f"{path}: not a tournament database ({exc})") from None
+    if meta.get("format") != FORMAT:
+        raise TournamentDBError(f"{path}: an SQLite database, but not a tournament database")
+    if meta.get("version") != str(VERSION):
+        raise TournamentDBError(f"{path}: tournament database version {meta.get('version')}; "
+                                f"this arena reads version {VERSION}")
+    return meta
+
+
+def _sniff(path: Path) -> None:
+    """Refuse a file that is not SQLite before SQLite opens it (and maybe writes a journal)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except IsADirectoryError:
+        raise TournamentDBError(f"{path}: is a folder, not a database file") from None
+    except OSError as exc:
+        raise TournamentDBError(f"{path}: cannot read: {exc.strerror}") from None
+    if head and head != b"SQLite format 3\x00":
+        raise TournamentDBError(f"{path}: not an SQLite database")
+
+
+def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dict[str, str]]:
+    """Open an existing tournament database for reading (``arena standings``)."""
+    p = Path(path)
+    if not p.exists():
+        raise TournamentDBError(f"{p}: no such file")
+    _sniff(p)
+    try:
+        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise TournamentDBError(f"{p}: cannot open: {exc}") from None
+    meta = _check_format(conn, p)
+    if meta is None:
+        conn.close()
+        raise TournamentDBError(f"{p}: an empty database, not a tournament")
+    return conn, meta
+
+
+class TournamentDB:
+    """The writer's handle: create or resume, then :meth:`add` finished games."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, settings: dict[str, Any]) -> None:
+        self.conn = conn
+        self.path = path
+        self.settings = settings
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], settings: dict[str, Any], bots: Sequence[BotRow],
+             schedule: Schedule) -> "TournamentDB":
+        """Create the database, or reopen it to resume the same tournament.
+
+        :raises TournamentDBError: a foreign or damaged file (left untouched), or a
+            database of a tournament with other bots, settings or schedule.
+        """
+        p = Path(path)
+        if p.exists():
+            _sniff(p)
+        elif not p.parent.exists():
+            raise TournamentDBError(f"{p}: folder {p.parent} does not exist")
+        try:
+            conn = _connect(p)
+        except sqlite3.Error as exc:
+            raise TournamentDBError(f"{p}: cannot open: {exc}") from None
+        try:
+            meta = _check_format(conn, p)
+            if meta is None:
+                cls._create(conn, settings, bots, schedule)
+            else:
+                cls._check_same(conn, p, meta, settings, bots, schedule)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, p, settings)
+
+    @staticmethod
+    def _create(conn: sqlite3.Connection, settings: dict[str, Any], bots: Sequence[BotRow],
+                schedule: Schedule) -> None:
+        from .. import __version__
+
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.executescript("BEGIN IMMEDIATE;" + SCHEMA)  # the transaction stays open until COMMIT
+        with Transaction(conn, begun=True):
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", [
+                ("format", FORMAT), ("version", str(VERSION)), ("settings", canonical(settings)),
+                ("arena_version", __version__), ("created", _now())])
+            conn.executemany("INSERT INTO bots VALUES (?, ?, ?, ?, ?, ?)",
+                             [(b.bot, b.label, b.name, b.path, b.origin, b.sha256) for b in bots])
+            conn.executemany("INSERT INTO tables VALUES (?, ?, ?)",
+                             [(s.size, t, json.dumps(list(table))) for s in schedule.sizes
+                              for t, table in enumerate(s.tables)])
+
+    @staticmethod
+    def _check_same(conn: sqlite3.Connection, path: Path, meta: dict[str, str], settings: dict[str, Any],
+                    bots: Sequence[BotRow], schedule: Schedule) -> None:
+        old_bots = read_bots(conn)
+        where = f"{path} holds a tournament"
+        fix = f"use another --db to start a new tournament"
+        old_labels = [b.label for b in old_bots]
+        new_labels = [b.label for b in bots]
+        if old_labels != new_labels:
+            missing = [x for x in old_labels if x not in new_labels]
+            added = [x for x in new_labels if x not in old_labels]
+            if not missing and not added:
+                raise TournamentDBError(f"{where} with the same bots in another order "
+                                        f"({' '.join(old_labels)}); give them in that order, or {fix}")
+            parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"new {', '.join(added)}"] if added else [])
+            raise TournamentDBError(f"{where} with other bots ({'; '.join(parts)}); {fix}")
+        for old, new in zip(old_bots, bots):
+            if old.sha256 != new.sha256:
+                raise TournamentDBError(f"{where} in which bot {new.label} ({new.path or new.name}) had other code "
+                                        f"(sha256 {old.sha256[:12]}, now {new.sha256[:12]}); restore it or {fix}")
+        try:
+            old_settings = json.loads(meta.get("settings", "{}"))
+        except ValueError:
+            raise TournamentDBError(f"{path}: damaged settings in table meta") from None
+        if canonical(old_settings) != canonical(settings):
+            diffs = _differences(old_settings, settings)
+            raise TournamentDBError(f"{where} with other settings ({'; '.join(diffs)}); "
+                                    f"use the same options to resume, or {fix}")
+        stored = {(size, tbl): tuple(json.loads(b)) for size, tbl, b in conn.execute("SELECT size, tbl, bots FROM tables")}
+        wanted = {(s.size, t): table for s in schedule.sizes for t, table in enumerate(s.tables)}
+        if stored != wanted:
+            raise TournamentDBError(f"{where} with another schedule (made by another arena version?); {fix}")
+
+    def finished(self) -> set[GameKey]:
+        """Keys of the games already stored."""
+        return {GameKey(*row) for row in self.conn.execute("SELECT size, tbl, deal, rotation FROM games")}
+
+    def add(self, records: Iterable[GameRecord]) -> int:
+        """Store finished games in one transaction; games already stored are skipped."""
+        added = 0
+        now = _now()
+        conn = self.conn
+        with Transaction(conn):
+            for r in records:
+                k = r.key
+                cur = conn.execute(
+                    "INSERT OR IGNORE INTO games (game_key, size, tbl, deal, rotation, seed, rounds, moves, faults,"
+                    " duration, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (str(k), k.size, k.table, k.deal, k.rotation, r.seed, r.rounds, r.moves, sum(r.faults),
+                     round(r.duration, 6), now))
+                if cur.rowcount == 0:
+                    continue
+                gid = cur.lastrowid
+                conn.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
+                    (gid, s, bot, r.places[s], r.scores[s], int(s in r.losers), r.faults[s], int(s in r.retired))
+                    for s, bot in enumerate(r.seating)])
+                if r.fault_list:
+                    conn.executemany("INSERT INTO faults VALUES (?, ?, ?, ?, ?, ?)", [
+                        (gid, seat, r.seating[seat], rnd, kind, detail) for seat, kind, detail, rnd in r.fault_list])
+                added += 1
+        return added
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception."""
+
+    def __init__(self, conn: sqlite3.Connection, begun: bool = False) -> None:
+        self.conn = conn
+        self.begun = begun
+
+    def __enter__(self) -> sqlite3.Connection:
+        if not self.begun:
+            self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: Any, *_: Any) -> None:
+        self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def read_bots(conn: sqlite3.Connection) -> list[BotRow]:
+    return [BotRow(*row) for row in conn.execute(
+        "SELECT bot, label, name, path, origin, sha256 FROM bots ORDER BY bot")]
+
+
+def read_games(conn: sqlite3.Connection) -> list[GameRow]:
+    """Every finished game in key order (size, table, deal, rotation): the order ratings use."""
+    games: dict[int, GameKey] = {}
+    for gid, size, tbl, deal, rot in conn.execute("SELECT id, size, tbl, deal, rotation FROM games"):
+        games[gid] = GameKey(size, tbl, deal, rot)
+    seats: dict[int, list[tuple[int, int, int, bool, int, bool]]] = {gid: [] for gid in games}
+    for gid, bot, place, score, loser, faults, retired in conn.execute(
+            "SELECT game_id, bot, place, score, loser, faults, retired FROM results ORDER BY game_id, seat"):
+        seats[gid].append((bot, place, score, bool(loser), faults, bool(retired)))
+    return sorted((GameRow(key, tuple(seats[gid])) for gid, key in games.items()), key=lambda g: g.key)
+
+
+def canonical(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    """``["seed was 1, now 2", "rules.limit was 125, now 101"]``."""
+    out = []
+    for k in sorted(set(old) | set(new)):
+        a, b = old.get(k), new.get(k)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _differences(a, b, f"{prefix}{k}.")
+        else:
+            out.append(f"{prefix}{k} was {_short(a)}, now {_short(b)}")
+    return out
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

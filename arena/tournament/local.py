@@ -1,0 +1,128 @@
+"""The local backend: games in worker processes on this machine (or in this process).
+
+Each worker is a ``spawn``-ed process (no fork of a parent that may hold
+threads) with its own pipe. The parent hands out chunks of game keys, at most
+a little more than one chunk per worker at a time, and every finished game comes back on its own as
+soon as it ends, so the parent (the database's only writer) can store it
+at once. A worker that dies has its unfinished games handed out again.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections import deque
+from multiprocessing.connection import Connection, wait
+from typing import Callable, Iterator, Sequence
+
+from .schedule import GameKey
+from .worker import GameRecord, GameRunner, Job
+
+
+
+class HarnessError(RuntimeError):
+    """A game could not be played for a reason that is not a bot's fault."""
+
+
+def chunk_size(games: int, workers: int) -> int:
+    """Big enough that per-chunk overhead is small, small enough to share the tail evenly."""
+    return max(1, min(32, games // (workers * 8)))
+
+
+def in_process(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Iterator[list[GameRecord]]:
+    """Play every game here, one after another (``--workers 1``)."""
+    runner = GameRunner(job)
+    for key in keys:
+        if stop():
+            return
+        yield [runner.play(key)]
+
+
+def worker_main(conn: Connection, job: Job) -> None:
+    """A worker process: play the chunks the parent sends, send back each game as it ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    runner = GameRunner(job)
+    try:
+        while True:
+            keys = conn.recv()
+            if keys is None:
+                return
+            for key in keys:
+                try:
+                    record = runner.play(GameKey(*key))
+                except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops
+                    conn.send(("error", key, f"{type(exc).__name__}: {exc}"))
+                    return
+                conn.send(("game", record))
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        return  # the parent is gone
+
+
+class _Worker:
+    def __init__(self, ctx: multiprocessing.context.BaseContext, job: Job, number: int) -> None:
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=worker_main, args=(child, job), name=f"arena-worker-{number}",
+                                   daemon=True)
+        self.process.start()
+        child.close()
+        self.pending: deque[GameKey] = deque()   # sent, not yet back, in playing order
+
+    def send(self, keys: list[GameKey]) -> None:
+        self.conn.send([tuple(k) for k in keys])
+        self.pending.extend(keys)
+
+    def stop(self, timeout: float = 2.0) -> None:
+        try:
+            self.conn.send(None)
+        except (OSError, ValueError):
+            pass
+        self.process.join(timeout)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(timeout)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+def in_pool(job: Job, keys: Sequence[GameKey], workers: int, stop: Callable[[], bool], *,
+            start_method: str = "spawn") -> Iterator[list[GameRecord]]:
+    """Play ``keys`` on ``workers`` processes; yield the games that have ended, a batch at a time."""
+    ctx = multiprocessing.get_context(start_method)
+    size = chunk_size(len(keys), workers)
+    todo: deque[list[GameKey]] = deque(list(keys[i:i + size]) for i in range(0, len(keys), size))
+    pool = [_Worker(ctx, job, i) for i in range(min(workers, len(todo)))]
+    deaths = 0
+    try:
+        while (todo or any(w.pending for w in pool)) and not stop():
+            for w in pool:
+                while todo and len(w.pending) <= size:  # one chunk playing, the next one waiting
+                    w.send(todo.popleft())
+            ready = wait([w.conn for w in pool] + [w.process.sentinel for w in pool], timeout=0.2)
+            batch: list[GameRecord] = []
+            for w in pool:
+                while w.conn in ready and w.conn.poll():
+                    try:
+                        message = w.conn.recv()
+                    except (EOFError, OSError):
+                        break
+                    if message[0] == "error":
+                        raise HarnessError(f"game {GameKey(*message[1])}: {message[2]}")
+                    record: GameRecord = message[1]
+                    w.pending.remove(record.key)
+                    batch.append(record)
+            if batch:
+                yield batch
+            for i, w in enumerate(pool):
+                if not w.process.is_alive() and not w.conn.poll():
+                    deaths += 1
+                    if deaths > workers + 2:
+                        raise HarnessError(f"worker processes keep dying (last exit code {w.process.exitcode})")
+                    if w.pending:
+                        todo.appendleft(list(w.pending))
+                    w.stop()
+                    pool[i] = _Worker(ctx, job, len(pool) + deaths)
+    finally:
+        for w in pool:
+            w.stop()

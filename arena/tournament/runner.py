@@ -1,0 +1,265 @@
+"""Running a tournament: entrants, plan, resume, backends, progress and Ctrl-C.
+
+:func:`plan` turns the command line into a :class:`Plan` (entrants, rules,
+schedule, the settings that must match to resume). :func:`run` opens the
+database, skips finished games, plays the rest on a backend and stores each
+game as it comes back; the parent process is the only database writer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from ..loader import BotSource, resolve_bot
+from ..match import entrant_labels
+from ..rules import Rules
+from .db import BotRow, TournamentDB, canonical
+from .schedule import DEFAULT_MAX_TABLES, GameKey, Schedule, default_sizes
+from .worker import GameRecord, Job
+
+
+class SetupError(ValueError):
+    """The tournament cannot start as asked (too few bots, impossible table size...)."""
+
+
+@dataclass(frozen=True)
+class Entrant:
+    src: BotSource
+    label: str
+    trusted: bool
+
+    def row(self, index: int) -> BotRow:
+        src = self.src
+        return BotRow(index, self.label, src.name, src.path if src.origin == "file" else None, src.origin, src.sha256)
+
+
+def collect(specs: Sequence[str]) -> list[BotSource]:
+    """Bots from registered names, bot files and folders of bot files (their ``*.py``,
+    in name order; other files such as submission manifests are ignored).
+
+    :raises BotLoadError: an unknown name or an unreadable file.
+    :raises SetupError: a folder without bot files.
+    """
+    found: list[BotSource] = []
+    for spec in specs:
+        p = Path(spec)
+        if p.is_dir():
+            files = sorted(f for f in p.iterdir()
+                           if f.suffix == ".py" and f.is_file() and not f.name.startswith(("_", ".")))
+            if not files:
+                raise SetupError(f"{spec}: a folder with no bot files (*.py)")
+            found.extend(resolve_bot(str(f)) for f in files)
+        else:
+            found.append(resolve_bot(spec))
+    return found
+
+
+def entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entrant]:
+    """Entrants in command-line order; a file's label is its file name without ``.py``,
+    a registered bot's its name; repeats get ``#2``, ``#3``..."""
+    sources = collect(specs)
+    labels = entrant_labels([s.name if s.origin == "registry" else Path(s.path or s.name).stem for s in sources])
+    return [Entrant(src, label, trusted or src.origin == "registry") for src, label in zip(sources, labels)]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A tournament to run: who, under what rules, on which schedule."""
+
+    entrants: tuple[Entrant, ...]
+    rules: Rules
+    schedule: Schedule
+    trusted: bool
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(e.label for e in self.entrants)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Everything that decides the games' results, as stored in the database."""
+        s = self.schedule
+        return {"seed": s.seed, "sizes": [x.size for x in s.sizes], "games": s.deals,
+                "schedule": {str(x.size): x.kind for x in s.sizes}, "rules": self.rules.to_dict(),
+                "trusted": self.trusted}
+
+    def job(self, keep_logs: bool = False) -> Job:
+        ident = canonical([self.settings, [e.src.sha256 for e in self.entrants]])
+        return Job(tuple(e.src for e in self.entrants), self.labels, tuple(e.trusted for e in self.entrants),
+                   self.rules.to_dict(), self.schedule, keep_logs, ident)
+
+    def describe(self) -> list[str]:
+        """Lines for people: the schedule that runs and its size."""
+        n = len(self.entrants)
+        s = self.schedule
+        lines = [f"tournament: {n} bots, seed {s.seed}, rules {self.rules.name}"
+                 + (f" ({', '.join(f'{k}={v}' for k, v in self.rules.changed().items())})" if self.rules.changed() else "")]
+        for x in s.sizes:
+            games = len(x.tables) * s.deals * x.size
+            lines.append(f"  {x.describe(n)}; x {s.deals} deals x {x.size} seatings = {games} games")
+        return lines
+
+
+def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed: int, rules: Rules,
+         trusted: bool = False, max_tables: int = DEFAULT_MAX_TABLES) -> Plan:
+    """Resolve bots and build the schedule. :raises SetupError:, :raises BotLoadError:."""
+    people = entrants(specs, trusted=trusted)
+    n = len(people)
+    if n < 2:
+        raise SetupError(f"a tournament needs at least 2 bots; {n} given")
+    sizes = tuple(sizes) if sizes else default_sizes(n)
+    for k in sizes:
+        if k > n:
+            raise SetupError(f"a table of {k} needs at least {k} bots; {n} given")
+        try:
+            rules.check_players(k)
+        except ValueError as exc:
+            raise SetupError(str(exc)) from None
+    schedule = Schedule.build(n, sizes, deals=deals, seed=seed, max_tables=max_tables)
+    return Plan(tuple(people), rules, schedule, trusted)
+
+
+def preflight(p: Plan) -> list[str]:
+    """Warnings about bots that will crash in every game (syntax errors), and a check
+    that the sandbox exists when bot files need it. :raises SetupError:."""
+    warnings = []
+    for e in p.entrants:
+        try:
+            compile(e.src.source, e.src.path or e.label, "exec")
+        except SyntaxError as exc:
+            warnings.append(f"{e.src.path or e.label}:{exc.lineno}: syntax error ({exc.msg}); "
+                            f"{e.label} will be recorded as crashed in each of its games")
+    if not all(e.trusted for e in p.entrants):
+        try:
+            from ..sandbox import sandboxed_factory  # noqa: F401
+        except ImportError:
+            raise SetupError("bot files run in the sandbox, which this installation lacks; "
+                             "--trusted runs them in-process (only for code you trust)") from None
+    return warnings
+
+
+# -- running -------------------------------------------------------------------
+
+@dataclass
+class RunResult:
+    total: int                # games in the schedule
+    done: int                 # games in the database now
+    played: int               # games played by this run
+    elapsed: float            # seconds this run spent playing
+    interrupted: bool = False
+
+    @property
+    def rate(self) -> float:
+        return self.played / self.elapsed if self.elapsed > 0 else 0.0
+
+
+Backend = Callable[[Job, Sequence[GameKey], Callable[[], bool]], Iterator[list[GameRecord]]]
+
+
+def local_backend(workers: int) -> Backend:
+    from .local import in_pool, in_process
+
+    def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Iterator[list[GameRecord]]:
+        if workers == 1:
+            return in_process(job, keys, stop)
+        return in_pool(job, keys, workers, stop)
+
+    return run
+
+
+def ray_backend(workers: int, address: str | None) -> Backend:
+    from . import ray_backend as rb
+
+    def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Iterator[list[GameRecord]]:
+        return rb.run(job, keys, workers=workers, address=address, stop=stop)
+
+    return run
+
+
+class StopFlag:
+    """Ctrl-C sets the flag (the run stops after storing what has finished); a second
+    Ctrl-C raises ``KeyboardInterrupt`` at once."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+        self._old: Any = None
+
+    def __call__(self) -> bool:
+        return self.stopped
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.stopped = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def __enter__(self) -> "StopFlag":
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
+def write_replay(folder: Path, record: GameRecord) -> None:
+    """``FOLDER/<game key>.jsonl``, written whole or not at all."""
+    path = folder / f"{record.key}.jsonl"
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in record.log or ()))
+    os.replace(tmp, path)
+
+
+def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: str | None = None,
+        progress: bool = False, on_start: Callable[[int, int], None] | None = None) -> RunResult:
+    """Play every game of ``p`` not yet in the database at ``db_path``, storing each as it ends.
+
+    :raises TournamentDBError: the database is foreign, damaged or of another tournament.
+    """
+    db = TournamentDB.open(db_path, p.settings, [e.row(i) for i, e in enumerate(p.entrants)], p.schedule)
+    try:
+        finished = db.finished()
+        keys = [k for k in p.schedule.keys() if k not in finished]
+        total = p.schedule.total_games
+        folder = Path(replays) if replays else None
+        if folder:
+            folder.mkdir(parents=True, exist_ok=True)
+        if on_start:
+            on_start(total - len(keys), total)
+        bar = None
+        if progress and keys and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            bar = tqdm(total=total, initial=total - len(keys), unit="game", file=sys.stderr, smoothing=0.05,
+                       dynamic_ncols=True)
+        played = 0
+        started = time.perf_counter()
+        with StopFlag() as stop:
+            batches = backend(p.job(keep_logs=folder is not None), keys, stop)
+            try:
+                for batch in batches:
+                    if folder:
+                        for record in batch:
+                            write_replay(folder, record)
+                    played += db.add(batch)
+                    if bar:
+                        bar.update(len(batch))
+            except KeyboardInterrupt:
+                stop.stopped = True
+            finally:
+                batches.close()  # stops the workers
+                if bar:
+                    bar.close()
+        elapsed = time.perf_counter() - started
+        done = len(db.finished())
+        return RunResult(total, done, played, elapsed, interrupted=stop.stopped and done < total)
+    finally:
+        db.close()

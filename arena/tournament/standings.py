@@ -1,0 +1,191 @@
+"""Standings from finished games: placement score with a confidence interval, an
+OpenSkill rating, and head-to-head, per table size and overall.
+
+Everything is computed from the games in key order, never in the order they
+finished, so the same games always give the same standings.
+
+* **score**: the normalised placement ``(K - place) / (K - 1)`` (1 first, 0
+  last), averaged per *duplicate block* (the ``K`` seatings of one deal),
+  then over blocks; the 95% interval is a t-interval over the block means,
+  which are independent where single games are not.
+* **rating**: OpenSkill Plackett-Luce ``mu``, ``sigma`` and ``ordinal``
+  (``mu - 3 sigma``), updated one game at a time in key order.
+* **head-to-head**: among the games two bots shared, the share in which the
+  first placed above the second (equal places count half).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from tabulate import tabulate
+
+from .db import GameRow
+
+# two-sided 95% quantiles of Student's t for 1..30 degrees of freedom
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+         2.045, 2.042)
+
+
+def t975(df: int) -> float:
+    """The 97.5% quantile of Student's t with ``df`` degrees of freedom (table, then
+    the Cornish-Fisher series, which is within 1e-4 beyond 30)."""
+    if df < 1:
+        raise ValueError("df must be at least 1")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959964
+    return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float | None, float | None]:
+    """(mean, half-width of the 95% t-interval); the half-width is None below 2 values."""
+    n = len(values)
+    if n == 0:
+        return None, None
+    mean = math.fsum(values) / n
+    if n < 2:
+        return mean, None
+    var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, t975(n - 1) * math.sqrt(var / n)
+
+
+@dataclass
+class _Tally:
+    games: int = 0
+    wins: int = 0
+    losses: int = 0
+    place_sum: int = 0
+    faults: int = 0
+    retired: int = 0
+    blocks: dict[tuple[int, int, int], list[float]] = field(default_factory=dict)
+
+
+def compute(labels: Sequence[str], games: Sequence[GameRow]) -> dict[str, Any]:
+    """Standings of one scope (the games given) as plain data."""
+    from openskill.models import PlackettLuce
+
+    n = len(labels)
+    tallies = [_Tally() for _ in range(n)]
+    model = PlackettLuce()
+    ratings = [model.rating(name=label) for label in labels]
+    above = [[0.0] * n for _ in range(n)]
+    shared = [[0] * n for _ in range(n)]
+    blocks: set[tuple[int, int, int]] = set()
+    for g in sorted(games, key=lambda g: g.key):
+        k = len(g.seats)
+        block = (g.key.size, g.key.table, g.key.deal)
+        blocks.add(block)
+        for bot, place, _score, loser, faults, retired in g.seats:
+            t = tallies[bot]
+            t.games += 1
+            t.wins += place == 1
+            t.losses += loser
+            t.place_sum += place
+            t.faults += faults
+            t.retired += retired
+            t.blocks.setdefault(block, []).append((k - place) / (k - 1))
+        for i, (a, pa, *_) in enumerate(g.seats):
+            for b, pb, *_ in g.seats[i + 1:]:
+                shared[a][b] += 1
+                shared[b][a] += 1
+                if pa == pb:
+                    above[a][b] += 0.5
+                    above[b][a] += 0.5
+                elif pa < pb:
+                    above[a][b] += 1
+                else:
+                    above[b][a] += 1
+        rated = model.rate([[ratings[bot]] for bot, *_ in g.seats], ranks=[place for _, place, *_ in g.seats])
+        for (bot, *_), team in zip(g.seats, rated):
+            ratings[bot] = team[0]
+    rows = []
+    for i, t in enumerate(tallies):
+        score, half = mean_ci([math.fsum(v) / len(v) for _, v in sorted(t.blocks.items())])
+        r = ratings[i]
+        rows.append({
+            "bot": labels[i], "games": t.games, "wins": t.wins, "losses": t.losses,
+            "avg_place": _r(t.place_sum / t.games) if t.games else None,
+            "score": _r(score), "score_ci": _r(half),
+            "blocks": len(t.blocks),
+            "mu": _r(r.mu), "sigma": _r(r.sigma), "ordinal": _r(r.ordinal()),
+            "faults": t.faults, "retired": t.retired})
+    rows.sort(key=lambda row: (row["games"] == 0, -(row["score"] or 0.0), -row["ordinal"], row["bot"]))
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+    h2h = {labels[a]: {labels[b]: {"above": _r(above[a][b] / shared[a][b]), "games": shared[a][b]}
+                       for b in range(n) if b != a and shared[a][b]}
+           for a in range(n)}
+    return {"games": len(games), "blocks": len(blocks), "standings": rows, "head_to_head": h2h}
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def standings_doc(labels: Sequence[str], games: Sequence[GameRow]) -> dict[str, Any]:
+    """Overall standings and standings per table size."""
+    sizes = sorted({g.key.size for g in games})
+    return {"overall": compute(labels, games),
+            "by_size": {str(k): compute(labels, [g for g in games if g.key.size == k]) for k in sizes}}
+
+
+# -- printing -------------------------------------------------------------------
+
+COLUMNS = ("rank", "bot", "games", "wins", "losses", "avg place", "score", "±95%", "rating mu", "sigma",
+           "ordinal", "faults")
+
+
+def format_scope(scope: dict[str, Any], title: str) -> str:
+    """One scope's standings table, with a title line."""
+    rows = []
+    for r in scope["standings"]:
+        rows.append([r["rank"], r["bot"], r["games"], r["wins"], r["losses"], _f(r["avg_place"], 2),
+                     _f(r["score"], 3), _f(r["score_ci"], 3), _f(r["mu"], 2), _f(r["sigma"], 2),
+                     _f(r["ordinal"], 2), str(r["faults"]) + (f" ({r['retired']} retired)" if r["retired"] else "")])
+    head = f"{title}: {scope['games']} games in {scope['blocks']} duplicate deals"
+    return head + "\n" + tabulate(rows, headers=COLUMNS, disable_numparse=True,
+                                  colalign=("right", "left") + ("right",) * (len(COLUMNS) - 2))
+
+
+def format_h2h(scope: dict[str, Any], title: str) -> str:
+    """The head-to-head matrix in standings order: row bot above column bot."""
+    order = [r["bot"] for r in scope["standings"]]
+    short = [f"{i + 1}" for i in range(len(order))]
+    rows = []
+    for i, a in enumerate(order):
+        cells = []
+        for b in order:
+            cell = scope["head_to_head"].get(a, {}).get(b)
+            cells.append("" if a == b else "-" if cell is None else f"{cell['above']:.2f}")
+        rows.append([f"{i + 1} {a}", *cells])
+    head = (f"{title} head-to-head: share of shared games in which the row bot placed above the "
+            f"column bot (equal places count half)")
+    return head + "\n" + tabulate(rows, headers=["", *short], disable_numparse=True,
+                                  colalign=("left",) + ("right",) * len(order))
+
+
+def format_standings(doc: dict[str, Any], *, h2h: bool | None = None) -> str:
+    """Overall standings, per-size standings when there are several sizes, and
+    head-to-head (by default only up to 16 bots)."""
+    parts = [format_scope(doc["overall"], "Overall")]
+    bots = len(doc["overall"]["standings"])
+    show_h2h = bots <= 16 if h2h is None else h2h
+    if show_h2h:
+        parts.append(format_h2h(doc["overall"], "Overall"))
+    if len(doc["by_size"]) > 1:
+        for size, scope in doc["by_size"].items():
+            parts.append(format_scope(scope, f"{size} players"))
+            if show_h2h:
+                parts.append(format_h2h(scope, f"{size} players"))
+    if not show_h2h:
+        parts.append(f"(head-to-head of {bots} bots left out; --h2h prints it, --json has it)")
+    return "\n\n".join(parts)
+
+
+def _f(x: float | None, digits: int) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"

@@ -1,0 +1,137 @@
+"""Playing one scheduled game, wherever it runs (the parent, a worker process, a Ray task).
+
+A :class:`Job` holds everything a worker needs (bot sources, rules, the
+schedule) and pickles; :class:`GameRunner` turns a :class:`GameKey` into a
+:class:`GameRecord` and keeps each bot's player factory for the next game.
+A bot that cannot be loaded does not stop the tournament: it plays as a
+:class:`CrashedPlayer`, which the referee records as a crash (the seat
+retires and places last, the fallback plays its cards).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..errors import BotLoadError
+from ..loader import BotSource
+from ..players import make_factory
+from ..referee import BotFault, Referee
+from ..rules import Rules
+from .schedule import GameKey, Schedule
+
+
+@dataclass(frozen=True)
+class Job:
+    """A tournament as a worker sees it."""
+
+    sources: tuple[BotSource, ...]
+    labels: tuple[str, ...]
+    trusted: tuple[bool, ...]
+    rules: dict[str, Any]   # Rules.to_dict(): a Rules value does not pickle
+    schedule: Schedule
+    keep_logs: bool = False
+    #: Names this job for the per-process runner cache (the database's settings digest).
+    ident: str = ""
+
+
+@dataclass
+class GameRecord:
+    """One finished game: what the database and the replays keep."""
+
+    key: GameKey
+    seed: int
+    seating: tuple[int, ...]      # bot index per seat
+    places: tuple[int, ...]       # per seat
+    scores: tuple[int, ...]
+    losers: tuple[int, ...]       # seats
+    faults: tuple[int, ...]       # fault count per seat (retirements not counted)
+    retired: tuple[int, ...]      # seats
+    fault_list: list[tuple[int, str, str, int]] = field(default_factory=list)  # (seat, kind, detail, round)
+    rounds: int = 0
+    moves: int = 0
+    duration: float = 0.0
+    log: list[dict] | None = None
+
+
+class CrashedPlayer:
+    """Stands in for a bot that could not be loaded: every call is a crash fault."""
+
+    def __init__(self, name: str, detail: str) -> None:
+        self.name = name
+        self.detail = detail
+
+    def _crash(self, *_: Any) -> None:
+        raise BotFault("crash", f"could not load: {self.detail}")
+
+    start_game = move = end_round = end_game = _crash
+
+    def close(self) -> None:
+        pass
+
+
+class GameRunner:
+    """Plays the games of one :class:`Job`; one per worker process."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.referee = Referee(Rules.from_dict(job.rules))
+        self._factories: dict[int, Any] = {}
+
+    def _factory(self, bot: int) -> Any:
+        if bot not in self._factories:
+            src = self.job.sources[bot]
+            try:
+                self._factories[bot] = make_factory(src, trusted=self.job.trusted[bot])
+            except BotLoadError as exc:
+                self._factories[bot] = exc
+        return self._factories[bot]
+
+    def _player(self, bot: int, game_seed: int, seat: int) -> Any:
+        factory = self._factory(bot)
+        name = self.job.sources[bot].name
+        if isinstance(factory, BotLoadError):
+            return CrashedPlayer(name, str(factory))
+        try:
+            return factory(game_seed, seat)
+        except (BotLoadError, BotFault) as exc:
+            return CrashedPlayer(name, str(exc))
+
+    def play(self, key: GameKey) -> GameRecord:
+        """Play the game ``key`` and return its record."""
+        schedule = self.job.schedule
+        seed = schedule.game_seed(key)
+        seating = schedule.seating(key)
+        started = time.perf_counter()
+        players = []
+        try:
+            for seat, bot in enumerate(seating):
+                players.append(self._player(bot, seed, seat))
+            outcome = self.referee.play(players, seed=seed, game_id=str(key),
+                                        bots=[self.job.labels[b] for b in seating])
+        finally:
+            for p in players:
+                p.close()
+        result = outcome.result
+        return GameRecord(
+            key=key, seed=seed, seating=seating, places=tuple(result.places), scores=tuple(result.scores),
+            losers=tuple(result.losers), faults=tuple(outcome.fault_counts()), retired=tuple(sorted(outcome.retired)),
+            fault_list=[(f.seat, f.kind, f.detail, f.round) for f in outcome.faults],
+            rounds=result.rounds, moves=outcome.moves, duration=time.perf_counter() - started,
+            log=outcome.log if self.job.keep_logs else None)
+
+
+_RUNNERS: dict[str, GameRunner] = {}
+
+
+def play_chunk(job: Job, keys: Sequence[GameKey]) -> list[GameRecord]:
+    """Play ``keys`` in order (the entry point of a Ray task); a process keeps its runner
+    (and so the bots' factories) from one task of the same job to the next."""
+    runner = _RUNNERS.get(job.ident) if job.ident else None
+    if runner is None:
+        _RUNNERS.clear()
+        runner = GameRunner(job)
+        if job.ident:
+            _RUNNERS[job.ident] = runner
+    return [runner.play(GameKey(*k)) for k in keys]
