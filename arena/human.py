@@ -44,7 +44,7 @@ How a move goes (see `arena rules`):
        (10/q/k 10, a 15, j 20) and a score of exactly 125 burns to 0.
 Type a card number (or the card, like 9h), d to draw, f to finish, q to leave."""
 
-EFFECT_NAMES = {"7": "a seven", "8": "an eight"}
+EFFECT_NAMES = {"7": "effect of 7, R6.1", "8": "effect of 8, R6.2"}
 
 
 def plural(count: int, noun: str) -> str:

@@ -151,14 +151,14 @@ def test_news_since_the_last_move_lists_puts_draws_effects_and_skips():
               {"event": "say", "seat": 1, "text": "hi"}]
     lines = player.news([MappingProxyType(e) for e in events])
     assert lines == [
-        "-> greedy draws 2 cards (an eight)",
+        "-> greedy draws 2 cards (effect of 8, R6.2)",
         "-> greedy loses a turn",
         "random: drew a card, put 8h",
-        "  -> you draw 2 cards (an eight)",
+        "  -> you draw 2 cards (effect of 8, R6.2)",
         "-> you lose a turn",
         "greedy: put 7h 7s",
-        "  -> random draws 1 card (a seven)",
-        "-> you draw 1 card (a seven)",
+        "  -> random draws 1 card (effect of 7, R6.1)",
+        "-> you draw 1 card (effect of 7, R6.1)",
         "random: put js ordering d (diamonds)",
         "(the pile was reshuffled into a stock of 12)",
         "greedy says: hi",
