@@ -304,3 +304,27 @@ def test_R10_pile_is_every_card_put_this_round():
         assert turn.top == turn.pile[-1]
 
     Referee().play([Scripted("a", check), Scripted("b", check)], seed=8)
+
+
+def test_history_cannot_change_the_game_record():
+    """BOT_API: everything turn gives out is a copy or read-only; the record must not change."""
+    attempts = []
+
+    def vandal(turn):
+        head = turn.history[0]
+        for target, key, value in ((lambda: head["players"][0], "name", "hacked"),
+                                   (lambda: head["rules"], "limit", 1),
+                                   (lambda: head["rules"]["points"], "a", 0)):
+            try:
+                target()[key] = value
+            except (TypeError, AttributeError, KeyError):
+                attempts.append("refused")
+            else:
+                attempts.append("changed")
+
+    clean = Referee().play([Scripted("a"), Scripted("b")], seed=21)
+    outcome = Referee().play([Scripted("a", vandal), Scripted("b")], seed=21)
+    assert attempts
+    assert outcome.log[0] == clean.log[0], "a bot changed the game record through turn.history"
+    assert outcome.log == clean.log
+    assert set(attempts) == {"refused"}
