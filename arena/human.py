@@ -83,6 +83,8 @@ class HumanPlayer:
         self.names: tuple[str, ...] = ()
         self.rules: Rules = CONTEST
         self.seen = 0          # history events already told to the person
+        self.drew = False      # whether this move drew (R4.4), for the reason a move ends
+        self.last_turn: Turn | None = None
 
     # -- input and output -------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -133,12 +135,23 @@ class HumanPlayer:
     def move(self, turn: Turn) -> None:
         if not self.names:
             self.names = tuple(p.name for p in turn.players)
+        self.last_turn = turn
+        self.drew = False
         self.show_state(turn)
         while not turn.finished:
             if not self.step(turn):
                 return
 
     def end_round(self, result: RoundResult) -> None:
+        if self.last_turn is not None:   # how the round ended, before its result
+            history = self.last_turn.history
+            news = self.news(history[self.seen:])
+            self.seen = len(history)
+            if news:
+                self.say("")
+                self.say("Since your last move:")
+                for line in news:
+                    self.say("  " + line)
         winner = "nobody went out (move guard, R8.4)" if result.winner is None else (
             "you went out!" if result.winner == self.seat else f"{self.who(result.winner)} went out")
         self.say("")
@@ -146,7 +159,7 @@ class HumanPlayer:
         width = max(len(self.who(s)) for s in range(len(result.scores)))
         for s, (points, score) in enumerate(zip(result.points, result.scores)):
             burned = f"  hit exactly {self.rules.burn}: burned to 0 (R8.3)" if s in result.burned else ""
-            self.say(f"   {self.who(s):<{width}}  +{points:<3} score {score}{burned}")
+            self.say(f"   {self.who(s):<{width}}  {'+' + str(points):>4}  score {score}{burned}")
         self.say("")
 
     def end_game(self, result: GameResult) -> None:
@@ -167,7 +180,12 @@ class HumanPlayer:
         options = turn.puttable()
         can_draw, can_finish = turn.can_draw(), turn.can_finish()
         if not options and can_finish and not can_draw:
-            why = "nothing more to put" if turn.put_this_move else "nothing to put and nothing to draw (R7.2)"
+            if turn.put_this_move:
+                why = "nothing more to put"
+            elif self.drew:
+                why = "the card drawn does not match"
+            else:
+                why = "nothing to put and nothing to draw (R7.2)"
             self.say(f"  ({why}: your move ends)")
             self.finish(turn)
             return True
@@ -177,6 +195,7 @@ class HumanPlayer:
             else:
                 reason = f"nothing matches {self.card(turn.top)}, so you draw (R4.4)"
             drawn = turn.draw()
+            self.drew = True
             self.say(f"  {reason}: {self.card(drawn)}")
             return True
         if not options and not can_draw and not can_finish:
@@ -203,6 +222,7 @@ class HumanPlayer:
             raise HumanLeft("left the game (quit)")
         if text in ("d", "draw"):
             drawn = turn.draw()
+            self.drew = True
             self.say(f"  you draw {self.card(drawn)}")
             return
         if text in ("f", "finish"):
@@ -282,7 +302,7 @@ class HumanPlayer:
         self.say("Players:")
         for p in players:
             skips = f", loses {p.skips} turn{'s' if p.skips != 1 else ''}" if p.skips else ""
-            self.say(f"  {p.seat}  {self.who(p.seat):<{width}}  {p.cards} card{'s' if p.cards != 1 else ' '}"
+            self.say(f"  {p.seat}  {self.who(p.seat):<{width}}  {p.cards:>2} card{'s' if p.cards != 1 else ' '}"
                      f"  score {p.score}{skips}")
         top = turn.top
         follow = f"suit to follow {self.suit_text(turn.suit)}"

@@ -111,6 +111,15 @@ def test_nothing_matches_draws_for_you_then_you_choose(scripted_game):
     assert turn.finished and game.hands[0] == [Card("kc"), Card("9h")]
 
 
+def test_a_draw_that_does_not_match_ends_the_move_by_itself(scripted_game):
+    game = scripted_game(["kc", "kd qd"], stock="qs 7s", opening="10h", first_move=False)
+    player, turn, out = seat_human(game, [])
+    player.move(turn)                                      # no question asked: nothing to choose
+    assert said(out, "nothing matches 10h, so you draw (R4.4): qs")
+    assert said(out, "(the card drawn does not match: your move ends)")
+    assert turn.finished
+
+
 def test_first_move_explains_the_opening_card(scripted_game):
     game = scripted_game(["7s 9c", "kd qd"], stock="qs", opening="7h")
     player, turn, out = seat_human(game, ["1", "f"])
@@ -128,9 +137,9 @@ def test_state_shows_players_top_suit_and_stock(scripted_game):
     player.move(turn)
     text = "\n".join(out)
     assert "Top card jh, suit to follow c (clubs) (ordered by the jack). Stock: 2 cards; pile: 1 card" in text
-    assert "0  you     2 cards  score 30" in text
-    assert "1  greedy  2 cards  score 12" in text
-    assert "2  random  1 card   score 0, loses 1 turn" in text
+    assert "0  you      2 cards  score 30" in text
+    assert "1  greedy   2 cards  score 12" in text
+    assert "2  random   1 card   score 0, loses 1 turn" in text
 
 
 def test_news_since_the_last_move_lists_puts_draws_effects_and_skips():
@@ -173,7 +182,7 @@ def test_round_and_game_results_are_shown():
     player.end_game(GameResult((60, 0, 130), (2,), (2, 1, 3), 4))
     text = "\n".join(out)
     assert "== Round 4 over: greedy#0 went out" in text
-    assert "you       +25  score 0  hit exactly 125: burned to 0 (R8.3)" in text
+    assert "you        +25  score 0  hit exactly 125: burned to 0 (R8.3)" in text
     assert "== Game over after 4 rounds." in text
     assert "1. you       0" in text and "3. greedy#2  130  over 125: loses" in text
     assert "You placed 1 of 3." in text
