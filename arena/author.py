@@ -151,8 +151,9 @@ class CheckReport:
         if self.bot:
             head += f": bot {self.bot!r}, sha256 {self.sha256[:12]}"
         yield head
-        if self.sandbox.get("summary"):
-            yield f"  sandbox: {self.sandbox['summary']}"
+        summary = self.sandbox.get("summary", "")
+        if summary:
+            yield "  " + summary if summary.startswith("sandbox") else f"  sandbox: {summary}"
         for p in self.problems:
             where = p["path"] + (f":{p['line']}" if p.get("line") else "")
             yield f"  PROBLEM {where}: {p['message']}"
