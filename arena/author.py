@@ -223,9 +223,7 @@ def run_check(path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 
 
     :raises UsageError: no such file, or no sandbox.
     """
-    from .loader import read_bot_file, resolve_bot
-    from .players import make_factory
-    from .referee import Referee
+    from .loader import read_bot_file
 
     report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})
     if not Path(path).is_file():
@@ -247,9 +245,33 @@ def run_check(path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 
         report.problems.append(problem(exc, path))
         return report
 
+    try:
+        play_smoke_games(report, src, factory, rules=rules, games=games, seed=seed)
+    finally:
+        close = getattr(factory, "close", None)
+        if close is not None:
+            close()
+    if report.problems or report.stopped:
+        return report
+    slow = slow_warning(report, limits, sandbox)
+    if slow:
+        report.warnings.append(slow)
+    return report
+
+
+def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rules, games: int, seed: int) -> None:
+    """Seat the bot against the reference bots at each table size; add tables, faults and times to ``report``.
+
+    Stops at a load error (a problem) or after a game with a timeout or crash (slow to repeat).
+    """
+    from .loader import resolve_bot
+    from .players import make_factory
+    from .referee import BotFault, Referee
+
     opponents = reference_opponents()
     if not opponents:
         raise _usage_error("no reference bots are registered to play the smoke games against")
+    reference = {name: make_factory(resolve_bot(name), trusted=True) for name in opponents}
     referee = Referee(rules)
     for n in TABLE_SIZES:
         try:
@@ -266,15 +288,17 @@ def run_check(path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 
             players = []
             try:
                 for s, name in enumerate(names):
-                    if s == seat:
-                        players.append(factory(game_seed, s))
-                    else:
-                        players.append(make_factory(resolve_bot(name), trusted=True)(game_seed, s))
+                    players.append(factory(game_seed, s) if s == seat else reference[name](game_seed, s))
                 outcome = referee.play(players, seed=game_seed, game_id=game_id,
                                        bots=[src.label if s == seat else name for s, name in enumerate(names)])
             except BotLoadError as exc:
-                report.problems.append(problem(exc, path))
-                return report
+                report.problems.append(problem(exc, report.path))
+                return
+            except BotFault as exc:
+                report.faults.append({"game": game_id, "players": n, "seat": seat, "round": 0,
+                                      "kind": exc.kind, "detail": exc.detail})
+                report.stopped = f"the bot could not be seated in game {game_id}"
+                return
             finally:
                 for p in players:
                     p.close()
@@ -287,15 +311,12 @@ def run_check(path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 
             for f in mine:
                 report.faults.append({"game": game_id, "players": n, "seat": seat, "round": f.round,
                                       "kind": f.kind, "detail": f.detail})
-            if any(f.kind in STOPPING_FAULTS for f in mine):
+            stopping = sorted({f.kind for f in mine if f.kind in STOPPING_FAULTS})
+            if stopping:
                 report.tables.append(table)
-                report.stopped = f"a {'/'.join(sorted({f.kind for f in mine if f.kind in STOPPING_FAULTS}))} in game {game_id}"
-                return report
+                report.stopped = f"a {'/'.join(stopping)} in game {game_id}"
+                return
         report.tables.append(table)
-    slow = slow_warning(report, limits, sandbox)
-    if slow:
-        report.warnings.append(slow)
-    return report
 
 
 def slow_warning(report: CheckReport, limits: Any, sandbox: Any) -> str | None:
@@ -406,10 +427,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
             print(json.dumps({"submitted": False, "reasons": reasons, "check": report.to_dict()}, indent=2))
         return refuse("the check failed: " + "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""))
 
-    folder.mkdir(parents=True, exist_ok=True)
-    previous = None
-    if stored.exists():
-        previous = file_sha256(stored)
+    previous = file_sha256(stored) if stored.exists() else None
     data = {
         "name": name,
         "author": args.author,
@@ -423,8 +441,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
     }
     if previous:
         data["replaces"] = previous
-    write_atomic(stored, path.read_bytes())
-    write_atomic(manifest, (json.dumps(data, indent=2) + "\n").encode())
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(stored, path.read_bytes())
+        write_atomic(manifest, (json.dumps(data, indent=2) + "\n").encode())
+    except OSError as exc:
+        raise _usage_error(f"{folder}: cannot store the submission: {exc.strerror or exc}") from None
     if args.json:
         print(json.dumps({"submitted": True, "bot": str(stored), "manifest": str(manifest), "sha256": sha}, indent=2))
     else:

@@ -128,6 +128,8 @@ BROKEN = {
                '        turn.finish()\n', 3, "'os'"),
     "underscore": ('"""Pokes at internals."""\nclass Bot:\n    def move(self, turn):\n'
                    '        secret = turn._move\n        turn.finish()\n', 4, "_move"),
+    "load-error": ('"""Fails while loading."""\nSIZE = 1 // 0\n\nclass Bot:\n    def move(self, turn):\n'
+                   '        turn.finish()\n', None, "error while loading: ZeroDivisionError"),
     "signature": ('"""Wrong signature."""\nclass Bot:\n    def move(self):\n        pass\n',
                   3, "move must accept (self, turn)"),
 }
@@ -162,6 +164,16 @@ def test_check_reports_faults_of_a_bot_that_raises(tmp_path, capsys):
     assert out.splitlines()[-1] == f"{path}: NOT clean (4 faults)"
     report = json.loads(run(capsys, "check", path, "--games", "1", "--json")[1])
     assert {(f["kind"], f["players"]) for f in report["faults"]} == {("exception", n) for n in (2, 3, 4, 6)}
+
+
+def test_check_stops_early_after_a_timeout(tmp_path, capsys):
+    path = write(tmp_path, "loop.py", '"""Thinks forever."""\n\nclass Bot:\n    def move(self, turn):\n'
+                                      '        while True:\n            pass\n')
+    code, out, err = run(capsys, "check", path)
+    assert code == 1
+    assert re.search(r"^  FAULT 1x timeout: .+ \(first in game 2p-1, seat 0, round 1\)$", out, re.M), out
+    assert "  stopped early: a timeout in game 2p-1" in out
+    assert "3 players" not in out
 
 
 def test_check_of_a_missing_file_is_a_one_line_error(tmp_path, capsys):
