@@ -237,3 +237,12 @@ def test_the_real_command_end_to_end(tmp_path):
 def test_the_real_command_bad_games_is_one_line():
     done = run_process("play", "random", "greedy", "--games", "0")
     one_line_error(done.returncode, done.stdout, done.stderr, "--games")
+
+
+def test_unwritable_replay_file_is_a_one_line_error(capsys, tmp_path):
+    one_line_error(*run(capsys, "play", "random", "greedy", "--games", "1", "-q",
+                        "--replay", str(tmp_path / "no" / "such" / "dir.jsonl")), "dir.jsonl")
+
+
+def test_replay_of_a_folder_is_a_one_line_error(capsys, tmp_path):
+    one_line_error(*run(capsys, "replay", str(tmp_path)), str(tmp_path))
