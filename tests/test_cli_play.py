@@ -246,3 +246,54 @@ def test_unwritable_replay_file_is_a_one_line_error(capsys, tmp_path):
 
 def test_replay_of_a_folder_is_a_one_line_error(capsys, tmp_path):
     one_line_error(*run(capsys, "replay", str(tmp_path)), str(tmp_path))
+
+
+FAULTY = '''"""Faulty: raises on every fourth move."""
+
+
+class Bot:
+    name = "faulty"
+    k = 0
+
+    def move(self, turn):
+        self.k = self.k + 1
+        if self.k % 4 == 0:
+            raise RuntimeError("every fourth move")
+        if not turn.puttable() and turn.can_draw():
+            turn.draw()
+        while True:
+            options = turn.puttable()
+            if options:
+                turn.put(options[0])
+            elif not turn.can_finish() and turn.can_draw():
+                turn.draw()
+            else:
+                break
+        turn.finish()
+'''
+
+
+def test_faults_are_counted_in_the_table(tmp_path, capsys):
+    bot = tmp_path / "faulty.py"
+    bot.write_text(FAULTY)
+    path = tmp_path / "r.jsonl"
+    code, out, err = run(capsys, "play", str(bot), "greedy", "--games", "4", "--trusted", "-q", "--json",
+                         "--replay", str(path))
+    assert code == 0, err
+    standings = {s["bot"]: s for s in json.loads(out)["standings"]}
+    faults = Counter()
+    players = []
+    retired = Counter()
+    for line in path.read_text().splitlines():
+        e = json.loads(line)
+        if e["event"] == "game":
+            players = [p["bot"] for p in e["players"]]
+        elif e["event"] == "fault":
+            if e["kind"] == "retired":
+                retired[players[e["seat"]]] += 1
+            else:
+                faults[players[e["seat"]]] += 1
+    assert standings["faulty"]["faults"] == faults[str(bot)] == 12     # retired after 3 in each game
+    assert retired[str(bot)] == 4
+    assert standings["greedy"]["faults"] == 0
+    assert standings["faulty"]["avg_place"] == 2.0                       # retired bots place last

@@ -1046,3 +1046,32 @@ def test_R6_4_order_persists_across_draw_only_moves(scripted_game, refused):
     assert game.mover == 2 and game.move.suit == "c"
     refused(game, "R4.2", game.put, "7h")
     game.put("7c")
+
+
+# -- the rules value: every [knob] is a field, defaults are the contest variant ----
+
+def test_knobs_default_to_the_contest_variant():
+    rules = Rules()
+    assert (rules.limit, rules.max_rounds, rules.hand_size, rules.first_player, rules.burn, rules.max_moves) == \
+        (125, 200, 5, "rotate", 125, 1000)
+    assert (rules.jack_finish, rules.stacked_effects, rules.teams) == (0, False, False)
+    assert rules == CONTEST and rules.changed() == {}
+
+
+def test_knobs_are_frozen_and_round_trip():
+    rules = Rules(limit=101, burn=None, points={"a": 11})
+    with pytest.raises(Exception):
+        rules.limit = 5  # type: ignore[misc]
+    assert Rules.from_dict(rules.to_dict()) == rules
+    assert rules.replace(limit=125, burn=125, points={}) == Rules()
+    assert rules.changed() == {"limit": 101, "burn": None, "points": {**dict(Rules().points), "a": 11}}
+    assert hash(Rules(limit=7)) == hash(Rules(limit=7))
+    with pytest.raises(ValueError):
+        Rules.from_dict({"limit": 3, "colour": "red"})
+
+
+@pytest.mark.parametrize("bad", [{"first_player": "loser"}, {"hand_size": 0}, {"hand_size": 8}, {"limit": 0},
+                                 {"max_rounds": 0}, {"max_moves": 0}])
+def test_bad_knobs_are_refused(bad):
+    with pytest.raises(ValueError):
+        Rules(**bad)
