@@ -334,3 +334,14 @@ def test_fallback_move_is_legal(scripted_game):
     assert [e["event"] for e in game.log[-5:]] == ["draw", "draw", "draw", "put", "finish"]
     assert game.pile[-1] == C("kh")
     assert Counter(game.hands[0]) == Counter(cards("kd 10s 10c"))
+
+
+def test_bot_fault_with_retire_retires_at_once():
+    def stopped(turn, k):
+        raise BotFault("timeout", "worker killed", retire=True)
+
+    bad = Bot("slow", stopped)
+    outcome = Referee().play([Bot("ok"), bad], seed=13)
+    assert faults_of(outcome) == [(1, "timeout"), (1, "retired")]
+    assert outcome.faults[1].detail == "stopped"
+    assert bad.moves == 1 and outcome.retired == frozenset({1})

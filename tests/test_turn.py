@@ -328,3 +328,17 @@ def test_history_cannot_change_the_game_record():
     assert outcome.log[0] == clean.log[0], "a bot changed the game record through turn.history"
     assert outcome.log == clean.log
     assert set(attempts) == {"refused"}
+
+
+def test_history_cannot_change_later_games_records():
+    """The referee reuses its rules dict; a bot must not reach it through turn.history."""
+    def vandal(turn):
+        try:
+            turn.history[0]["rules"]["points"]["a"] = 0
+        except TypeError:
+            pass
+
+    referee = Referee()
+    referee.play([Scripted("a", vandal), Scripted("b")], seed=1)
+    later = referee.play([Scripted("a"), Scripted("b")], seed=2)
+    assert later.log[0]["rules"] == Rules().to_dict()
