@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 from . import __version__
 from .errors import BotLoadError
@@ -14,6 +14,13 @@ from .rules import CONTEST, Rules, parse_setting
 
 class UsageError(Exception):
     """Bad input from the command line: printed as one line, exit status 2."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that reports a bad command line as one line (plus a hint), exit 2."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
 # -- shared options ---------------------------------------------------------
@@ -105,12 +112,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
         for events in read_games(args.file):
             if args.game is not None and str(events[0].get("game")) != args.game:
                 continue
+            seats = len(events[0].get("players", []))
+            if args.seat is not None and not 0 <= args.seat < seats:
+                raise UsageError(f"--seat {args.seat}: game {events[0].get('game')} has seats 0 to {seats - 1}")
             for line in format_game(events, seat=args.seat):
                 print(line)
             print()
             shown += 1
     except FileNotFoundError:
         raise UsageError(f"{args.file}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{args.file}: is a folder, not a record file") from None
+    except OSError as exc:
+        raise UsageError(f"{args.file}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{args.file}: not a game record (not UTF-8 text)") from None
     except (RecordError, KeyError, ValueError, TypeError) as exc:
         raise UsageError(f"{args.file}: not a game record: {exc}") from None
     if shown == 0:
@@ -143,12 +159,12 @@ Command = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="arena",
         description="Referee, sandbox and tournaments for yard bridge bots.",
         epilog="Run `arena COMMAND --help` for a command's options.")
     parser.add_argument("--version", action="version", version=f"arena {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
 
     p = sub.add_parser("play", help="play games between 2 to 6 bots and print results",
                        description="Play games between bots (registered names like `greedy`, or .py files). "

@@ -77,7 +77,7 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
     entrants = build_entrants(specs, trusted=trusted)
     n = len(entrants)
     tallies = [Tally(e.label) for e in entrants]
-    writer = RecordWriter(replay) if replay else None
+    writer = open_writer(replay) if replay else None
     referee = Referee(rules)
     bar = None
     if progress and sys.stderr.isatty() and games > 1 and not verbose:
@@ -125,6 +125,18 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
         print(f"arena: {why} after {played} of {games} games" + ("; results so far:" if played else ""),
               file=sys.stderr)
     return doc
+
+
+def open_writer(path: str) -> RecordWriter:
+    """Open the record file before any game is played; a bad path is a usage error."""
+    from .cli import UsageError
+
+    try:
+        return RecordWriter(path)
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a folder; --replay takes a file name") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
 
 
 def record(outcome: GameOutcome, order: list[int], tallies: list[Tally]) -> None:

@@ -183,7 +183,6 @@ class Referee:
         self.rules = rules
         self.max_faults = max_faults
         self.on_event = on_event
-        self.rules_dict = rules.to_dict()
 
     def play(self, players: Sequence[Player], *, seed: Any = 0, game_id: str = "1",
              bots: Sequence[str] | None = None) -> GameOutcome:
@@ -195,7 +194,7 @@ class Referee:
         game._emit({"event": "game", "version": 1, "game": game_id, "seed": seed,
                     "players": [{"seat": s, "name": names[s], "bot": (bots[s] if bots else names[s])}
                                 for s in range(n)],
-                    "rules": dict(self.rules_dict)})
+                    "rules": self.rules.to_dict()})
         outcome = GameOutcome(game_id, seed, names, None, move_times=[[] for _ in range(n)])  # type: ignore[arg-type]
         counts = [0] * n
         retired: set[int] = set()

@@ -10,6 +10,7 @@ to the referee), so bots cannot tell the two apart.
 
 from __future__ import annotations
 
+import copy
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple, Protocol, Sequence
 
@@ -200,7 +201,12 @@ class Turn:
 
 
 def public_event(event: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The part of a record event everyone may see (R10), read-only.
+    """The part of a record event everyone may see (R10), read-only all the way down."""
+    return freeze(public_data(event))
+
+
+def public_data(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a record event everyone may see (R10), as fresh plain data.
 
     Drawn cards become counts, a deal shows hand sizes and the stock size,
     a reshuffle the new stock's size; the seed is never shown.
@@ -220,10 +226,16 @@ def public_event(event: Mapping[str, Any]) -> Mapping[str, Any]:
         data = {k: v for k, v in event.items() if k not in ("seed",)}
     else:
         data = dict(event)
-    for key, value in data.items():
-        if isinstance(value, list):
-            data[key] = tuple(value)
-    return MappingProxyType(data)
+    return copy.deepcopy(data)
+
+
+def freeze(value: Any) -> Any:
+    """A read-only deep copy: dicts become mapping proxies, lists tuples."""
+    if isinstance(value, dict):
+        return MappingProxyType({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
 
 
 def public_history(log: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
