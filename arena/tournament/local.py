@@ -41,6 +41,7 @@ def in_process(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> I
 def worker_main(conn: Connection, job: Job) -> None:
     """A worker process: play the chunks the parent sends, send back each game as it ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked while we started
     runner = GameRunner(job)
     try:
         while True:
@@ -63,7 +64,14 @@ class _Worker:
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=worker_main, args=(child, job), name=f"arena-worker-{number}",
                                    daemon=True)
-        self.process.start()
+        # A Ctrl-C reaches the whole process group; one that came while a worker starts
+        # up would kill it with a traceback. The worker inherits a blocked SIGINT and
+        # unblocks it once it ignores it; the parent gets its own Ctrl-C when it unblocks.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            self.process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
         child.close()
         self.pending: deque[GameKey] = deque()   # sent, not yet back, in playing order
 
@@ -90,6 +98,11 @@ def in_pool(job: Job, keys: Sequence[GameKey], workers: int, stop: Callable[[], 
             start_method: str = "spawn") -> Iterator[list[GameRecord]]:
     """Play ``keys`` on ``workers`` processes; yield the games that have ended, a batch at a time."""
     ctx = multiprocessing.get_context(start_method)
+    if start_method != "fork":
+        # started now, not by the first worker's start: starting it unblocks SIGINT
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
     size = chunk_size(len(keys), workers)
     todo: deque[list[GameKey]] = deque(list(keys[i:i + size]) for i in range(0, len(keys), size))
     pool = [_Worker(ctx, job, i) for i in range(min(workers, len(todo)))]

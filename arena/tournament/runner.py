@@ -200,7 +200,8 @@ class StopFlag:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def __enter__(self) -> "StopFlag":
-        if threading.current_thread() is threading.main_thread():
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN):  # nohup, background jobs
             self._old = signal.signal(signal.SIGINT, self._handle)
         return self
 
