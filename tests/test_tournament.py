@@ -308,7 +308,8 @@ def test_bad_input_one_line(argv: list[str], message: str, capsys: pytest.Captur
 def test_bad_players_option(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["tournament", "greedy", "random", "--players", "7"])
-    assert exc.value.code == 2 and "2 to 6 players" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "2 to 6 players sit at a table, not 7" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("content", [b"not a database at all\n", b"SQLite format 3\x00" + b"\xff" * 100])

@@ -24,7 +24,6 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     from .db import TournamentDBError
     from .local import HarnessError
     from .runner import SetupError, local_backend, plan, preflight, ray_backend, run
-    from .standings import format_standings
 
     rules = rules_from_args(args)
     workers = args.workers or os.cpu_count() or 1
@@ -68,59 +67,41 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         return 130
     if not args.quiet and result.played:
         print(f"played {result.played} games in {result.elapsed:.1f} s ({result.rate:.1f} games/s)", file=sys.stderr)
-    return show_standings(args.db, as_json=args.json, h2h=args.h2h, tournament=p)
+    return show_standings(args.db, as_json=args.json, h2h=args.h2h)
 
 
-def show_standings(db_path: str, *, as_json: bool, h2h: bool | None, tournament: Any = None) -> int:
-    from .db import TournamentDBError, open_readonly, read_bots, read_games
+def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
+    """Print a database's standings (a table, or JSON with the settings and bots too)."""
+    from .db import TournamentDBError, open_readonly, read_bots, read_games, scheduled_games
     from .standings import format_standings, standings_doc
 
     try:
         conn, meta = open_readonly(db_path)
         try:
+            settings = json.loads(meta.get("settings", "{}"))
             bots = read_bots(conn)
             games = read_games(conn)
+            total = scheduled_games(conn, int(settings.get("games", 0)))
         finally:
             conn.close()
+        doc = standings_doc([b.label for b in bots], games)
     except TournamentDBError as exc:
         raise UsageError(str(exc)) from None
-    except Exception as exc:  # sqlite3.Error and damaged rows: one line, no traceback
+    except Exception as exc:  # sqlite3.Error, damaged rows or settings: one line, no traceback
         raise UsageError(f"{db_path}: damaged tournament database ({type(exc).__name__}: {exc})") from None
-    settings = json.loads(meta.get("settings", "{}"))
-    labels = [b.label for b in bots]
-    doc = standings_doc(labels, games)
-    total = _total_games(db_path, settings)
     if as_json:
         out = {"db": db_path, "settings": settings, "bots": [vars(b) for b in bots],
                "games": len(games), "total": total, **doc}
         print(json.dumps(out, indent=2))
     else:
-        if total is not None and len(games) < total:
+        if len(games) < total:
             print(f"(partial: {len(games)} of {total} games played)")
         print(format_standings(doc, h2h=h2h))
     return 0
 
 
-def _total_games(db_path: str, settings: dict[str, Any]) -> int | None:
-    from .db import open_readonly
-
-    conn, _ = open_readonly(db_path)
-    try:
-        total = 0
-        for (size, tables) in conn.execute("SELECT size, COUNT(*) FROM tables GROUP BY size"):
-            total += tables * size * int(settings.get("games", 0))
-        return total
-    finally:
-        conn.close()
-
-
 def cmd_standings(args: argparse.Namespace) -> int:
     return show_standings(args.db, as_json=args.json, h2h=args.h2h)
-
-
-def _workers(text: str) -> int:
-    value = positive(text)
-    return value
 
 
 def register(sub: Any) -> None:
@@ -137,7 +118,7 @@ def register(sub: Any) -> None:
     p.add_argument("--games", "-n", type=positive, default=10,
                    help="deals per table, each played once per seat rotation (default 10)")
     p.add_argument("--seed", type=parse_seed, default=0, help="tournament seed (default 0); same seed, same games")
-    p.add_argument("--workers", "-j", type=_workers, default=None,
+    p.add_argument("--workers", "-j", type=positive, default=None,
                    help=f"parallel games (default: all {os.cpu_count()} cores)")
     p.add_argument("--db", default="tournament.sqlite", help="results database (default tournament.sqlite)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",

@@ -309,6 +309,11 @@ def read_games(conn: sqlite3.Connection) -> list[GameRow]:
     return sorted((GameRow(key, tuple(seats[gid])) for gid, key in games.items()), key=lambda g: g.key)
 
 
+def scheduled_games(conn: sqlite3.Connection, deals: int) -> int:
+    """Games in the whole schedule: tables x size x deals (each deal once per seat rotation)."""
+    return sum(size * count * deals for size, count in conn.execute("SELECT size, COUNT(*) FROM tables GROUP BY size"))
+
+
 def canonical(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 

@@ -13,11 +13,14 @@ import multiprocessing
 import signal
 from collections import deque
 from multiprocessing.connection import Connection, wait
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Generator, Sequence
 
 from .schedule import GameKey
 from .worker import GameRecord, GameRunner, Job
 
+
+
+Batches = Generator[list[GameRecord], None, None]
 
 
 class HarnessError(RuntimeError):
@@ -29,18 +32,26 @@ def chunk_size(games: int, workers: int) -> int:
     return max(1, min(32, games // (workers * 8)))
 
 
-def in_process(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Iterator[list[GameRecord]]:
+def in_process(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Batches:
     """Play every game here, one after another (``--workers 1``)."""
     runner = GameRunner(job)
-    for key in keys:
-        if stop():
-            return
-        yield [runner.play(key)]
+    try:
+        for key in keys:
+            if stop():
+                return
+            yield [runner.play(key)]
+    finally:
+        runner.close()
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise SystemExit(0)  # unwinds through the game's and the runner's clean-up
 
 
 def worker_main(conn: Connection, job: Job) -> None:
     """A worker process: play the chunks the parent sends, send back each game as it ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    signal.signal(signal.SIGTERM, _terminate)     # ... and stops a busy worker with SIGTERM
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked while we started
     runner = GameRunner(job)
     try:
@@ -57,10 +68,12 @@ def worker_main(conn: Connection, job: Job) -> None:
                 conn.send(("game", record))
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the parent is gone
+    finally:
+        runner.close()  # multiprocessing children skip atexit: stop sandbox workers here
 
 
 class _Worker:
-    def __init__(self, ctx: multiprocessing.context.BaseContext, job: Job, number: int) -> None:
+    def __init__(self, ctx: Any, job: Job, number: int) -> None:
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=worker_main, args=(child, job), name=f"arena-worker-{number}",
                                    daemon=True)
@@ -79,15 +92,17 @@ class _Worker:
         self.conn.send([tuple(k) for k in keys])
         self.pending.extend(keys)
 
-    def stop(self, timeout: float = 2.0) -> None:
-        try:
-            self.conn.send(None)
-        except (OSError, ValueError):
-            pass
-        self.process.join(timeout)
-        if self.process.is_alive():
+    def stop(self, timeout: float = 5.0) -> None:
+        """An idle worker is told to finish; a busy one gets SIGTERM (it cleans up and
+        exits at once, dropping its game); one that does not exit in time is killed."""
+        if self.pending or not self.process.is_alive():
             self.process.terminate()
-            self.process.join(timeout)
+        else:
+            try:
+                self.conn.send(None)
+            except (OSError, ValueError):
+                self.process.terminate()
+        self.process.join(timeout)
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
@@ -95,7 +110,7 @@ class _Worker:
 
 
 def in_pool(job: Job, keys: Sequence[GameKey], workers: int, stop: Callable[[], bool], *,
-            start_method: str = "spawn") -> Iterator[list[GameRecord]]:
+            start_method: str = "spawn") -> Batches:
     """Play ``keys`` on ``workers`` processes; yield the games that have ended, a batch at a time."""
     ctx = multiprocessing.get_context(start_method)
     if start_method != "fork":

@@ -11,11 +11,11 @@ task ends, in the same database as the local backend.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
-from .local import HarnessError
+from .local import Batches, HarnessError
 from .schedule import GameKey
-from .worker import GameRecord, Job, play_chunk
+from .worker import Job, play_chunk
 
 
 def chunk_size(games: int, workers: int) -> int:
@@ -24,7 +24,7 @@ def chunk_size(games: int, workers: int) -> int:
 
 
 def run(job: Job, keys: Sequence[GameKey], *, workers: int, address: str | None,
-        stop: Callable[[], bool]) -> Iterator[list[GameRecord]]:
+        stop: Callable[[], bool]) -> Batches:
     """Play ``keys`` as Ray tasks, at most ``2 * workers`` at a time; yield each task's games."""
     import ray
 
@@ -48,7 +48,7 @@ def run(job: Job, keys: Sequence[GameKey], *, workers: int, address: str | None,
         while (todo or in_flight) and not stop():
             while todo and len(in_flight) < limit:
                 chunk = todo.pop()
-                in_flight[task.remote(job_ref, [tuple(k) for k in chunk])] = chunk
+                in_flight[task.remote(job_ref, [tuple(k) for k in chunk])] = chunk  # type: ignore[misc]
             done, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
             for ref in done:
                 chunk = in_flight.pop(ref)

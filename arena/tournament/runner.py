@@ -16,13 +16,14 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 from ..loader import BotSource, resolve_bot
 from ..match import entrant_labels
 from ..rules import Rules
 from .db import BotRow, TournamentDB, canonical
 from .schedule import DEFAULT_MAX_TABLES, GameKey, Schedule, default_sizes
+from .local import Batches
 from .worker import GameRecord, Job
 
 
@@ -161,13 +162,13 @@ class RunResult:
         return self.played / self.elapsed if self.elapsed > 0 else 0.0
 
 
-Backend = Callable[[Job, Sequence[GameKey], Callable[[], bool]], Iterator[list[GameRecord]]]
+Backend = Callable[[Job, Sequence[GameKey], Callable[[], bool]], Batches]
 
 
 def local_backend(workers: int) -> Backend:
     from .local import in_pool, in_process
 
-    def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Iterator[list[GameRecord]]:
+    def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Batches:
         if workers == 1:
             return in_process(job, keys, stop)
         return in_pool(job, keys, workers, stop)
@@ -178,7 +179,7 @@ def local_backend(workers: int) -> Backend:
 def ray_backend(workers: int, address: str | None) -> Backend:
     from . import ray_backend as rb
 
-    def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Iterator[list[GameRecord]]:
+    def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Batches:
         return rb.run(job, keys, workers=workers, address=address, stop=stop)
 
     return run

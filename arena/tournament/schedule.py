@@ -14,7 +14,7 @@ import itertools
 import math
 import random
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Sequence
+from typing import Iterable, Iterator, NamedTuple, Sequence
 
 from ..engine import derive_seed
 
@@ -113,8 +113,9 @@ class SizeSchedule:
                 f"each pair shares {spread(pairs)} tables, each bot sits at {spread(seats)}")
 
 
-def spread(values: Sequence[int] | Iterator[int] | object) -> str:
-    vals = list(values)  # type: ignore[call-overload]
+def spread(values: Iterable[int]) -> str:
+    """``"3"`` when all values are 3, else ``"2 to 4"``."""
+    vals = list(values)
     lo, hi = min(vals), max(vals)
     return str(lo) if lo == hi else f"{lo} to {hi}"
 

@@ -103,7 +103,7 @@ def compute(labels: Sequence[str], games: Sequence[GameRow]) -> dict[str, Any]:
         rated = model.rate([[ratings[bot]] for bot, *_ in g.seats], ranks=[place for _, place, *_ in g.seats])
         for (bot, *_), team in zip(g.seats, rated):
             ratings[bot] = team[0]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i, t in enumerate(tallies):
         score, half = mean_ci([math.fsum(v) / len(v) for _, v in sorted(t.blocks.items())])
         r = ratings[i]

@@ -98,6 +98,14 @@ class GameRunner:
         except (BotLoadError, BotFault) as exc:
             return CrashedPlayer(name, str(exc))
 
+    def close(self) -> None:
+        """Release what the factories hold (sandbox worker processes)."""
+        factories, self._factories = self._factories, {}
+        for factory in factories.values():
+            close = getattr(factory, "close", None)
+            if callable(close):
+                close()
+
     def play(self, key: GameKey) -> GameRecord:
         """Play the game ``key`` and return its record."""
         schedule = self.job.schedule
