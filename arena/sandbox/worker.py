@@ -1,0 +1,372 @@
+"""Layer 2, the worker: the main of the child process that runs one bot.
+
+Started by :mod:`arena.sandbox.client` as a fresh interpreter (``python -I``,
+empty environment, new session). It imports everything it will ever need,
+reads the ``hello`` message, hardens itself (:func:`arena.sandbox.harden.harden`:
+rlimits, empty working directory, network namespace, its own uid,
+no_new_privs, seccomp), and only then compiles the bot under the code policy
+(layer 1, :mod:`arena.sandbox.policy`).
+
+The worker holds only its seat's view (R10), sent as plain data each move.
+It builds a local :class:`~arena.moves.Move` and a data-backed table, so the
+bot gets a real :class:`~arena.turn.Turn` and its puts are checked locally;
+it asks the referee only to draw a card (and, when the bot first reads
+``turn.history`` or ``turn.pile``, for the public history). Whatever the bot
+raises is reported, never propagated: the protocol loop survives
+``SystemExit``, ``KeyboardInterrupt``, ``MemoryError`` and ``RecursionError``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import marshal
+import os
+import sys
+from types import MappingProxyType
+from typing import Any
+
+from ..cards import Card
+from ..engine import GameResult, RoundResult
+from ..errors import BotLoadError, IllegalMove
+from ..loader import BotSource
+from ..moves import Move
+from ..referee import GameInfo
+from ..rules import Rules
+from ..turn import PlayerInfo, Turn
+from .harden import harden
+from .policy import OutputSink, _short, compile_bot, instantiate
+from .protocol import HEADER, MAX_IN_FRAME
+
+HOOKS = ("start_game", "end_round", "end_game")
+_CARD = Card._by_text
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _exit(code: int) -> None:
+    os._exit(code)
+
+
+class Channel:
+    """The worker's end of the two pipes (reads are buffered: one system call per message)."""
+
+    __slots__ = ("fd_in", "fd_out", "buf")
+
+    def __init__(self, fd_in: int, fd_out: int) -> None:
+        self.fd_in = fd_in
+        self.fd_out = fd_out
+        self.buf = b""
+
+    def _fill(self, n: int) -> None:
+        buf = self.buf
+        while len(buf) < n:
+            data = os.read(self.fd_in, max(n - len(buf), 1 << 16))
+            if not data:
+                _exit(0)  # the referee is gone
+            buf += data
+        self.buf = buf
+
+    def recv(self) -> Any:
+        if len(self.buf) < 4:
+            self._fill(4)
+        (size,) = HEADER.unpack_from(self.buf)
+        if size > MAX_IN_FRAME:
+            _exit(3)
+        end = 4 + size
+        if len(self.buf) < end:
+            self._fill(end)
+        buf = self.buf
+        self.buf = buf[end:]
+        return marshal.loads(buf[4:end])
+
+    def send(self, message: Any) -> None:
+        payload = _dumps(message).encode()
+        data = HEADER.pack(len(payload)) + payload
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd_out, view)
+            view = view[n:]
+
+
+class WorkerTable:
+    """One move's table (the :class:`~arena.turn.Table` protocol), backed by the view's data.
+
+    Closed when the move ends, so a bot that keeps the ``turn`` cannot act later.
+    """
+
+    __slots__ = ("w", "move", "counts", "open", "prefetch")
+
+    def __init__(self, worker: "Worker", move: Move, counts: Any, prefetch: str | None) -> None:
+        self.w = worker
+        self.move = move
+        self.counts = counts
+        self.open = True
+        #: The stock's top card, sent when the move must begin with a draw (see client.build_view).
+        self.prefetch = prefetch
+
+    @property
+    def rules(self) -> Rules:
+        return self.w.rules
+
+    def _check(self) -> None:
+        if not self.open:
+            raise IllegalMove("R2.1", "it is not your move")
+
+    def players(self) -> tuple[PlayerInfo, ...]:
+        names, counts, n = self.w.names, self.counts, len(self.w.names)
+        seat = self.move.seat
+        return tuple(PlayerInfo(s, names[s], len(self.move.hand) if s == seat and self.open else counts[s],
+                                counts[n + s], counts[2 * n + s]) for s in range(n))
+
+    def history(self) -> tuple:
+        w = self.w
+        if not w.history_on and self.open:
+            w.request(["hist", w.take_actions()])
+        return tuple(w.events) + tuple(w.provisional)
+
+    def pile(self) -> tuple[Card, ...]:
+        events = self.history()
+        out: list[Card] = []
+        for e in events:
+            kind = e["event"]
+            if kind == "deal":
+                out.clear()
+            elif kind == "put":
+                out.append(_CARD[e["card"]])
+        return tuple(out)
+
+    def act_put(self, card: Card, suit: str | None) -> None:
+        self._check()
+        move = self.move
+        move.hand.remove(card)
+        move.put.append(card)
+        move.top = card
+        event = {"event": "put", "seat": move.seat, "card": card._text}
+        if card.rank == "j":
+            ordered = suit if suit is not None else card.suit
+            move.suit = ordered
+            event["suit"] = ordered
+        else:
+            move.suit = card.suit
+        move.pile_size += 1
+        w = self.w
+        w.act(["p", card._text, suit])
+        if w.history_on:
+            w.provisional.append(MappingProxyType(event))
+
+    def act_draw(self) -> Card:
+        self._check()
+        w = self.w
+        move = self.move
+        if self.prefetch is not None and not move.put and not move.drew:
+            card = _CARD[self.prefetch]
+            self.prefetch = None
+            w.act(["d", card._text])
+            move.drew = True
+            move.hand.append(card)
+            move.stock -= 1
+            if w.history_on:
+                w.provisional.append(MappingProxyType({"event": "draw", "seat": move.seat}))
+            return card
+        self.prefetch = None
+        reply = w.request(["draw", w.take_actions()])
+        if type(reply) is not tuple or reply[0] != "card":
+            _exit(3)
+        card = _CARD[reply[1]]
+        if not move.put:
+            move.drew = True
+        move.hand.append(card)
+        move.stock = reply[2]
+        move.pile_size = reply[3]
+        return card
+
+    def act_finish(self) -> None:
+        self._check()
+        self.move.finished = True
+        w = self.w
+        w.act(["f"])
+        if w.history_on:
+            w.provisional.append(MappingProxyType({"event": "finish", "seat": self.move.seat}))
+
+    def act_say(self, text: str) -> None:
+        self._check()
+        w = self.w
+        w.act(["s", text])
+        if w.history_on:
+            w.provisional.append(MappingProxyType({"event": "say", "seat": self.move.seat, "text": text}))
+
+
+class Worker:
+    """The protocol loop and one bot's state."""
+
+    def __init__(self, chan: Channel, hello: dict) -> None:
+        self.chan = chan
+        self.src = BotSource(hello["name"], hello["source"], hello.get("path"))
+        self.sink = OutputSink(int(hello.get("max_output", 4096)))
+        self.raw_ok = bool(hello.get("raw_ok"))
+        self.code: Any = None
+        self.bot: Any = None
+        self.hooks: dict[str, Any] = {}
+        self.rules: Rules = Rules()
+        self.rules_key: Any = None
+        self.names: tuple[str, ...] = ()
+        self.actions: list = []
+        self.events: list = []
+        self.provisional: list = []
+        self.history_on = False
+
+    # -- actions and requests -------------------------------------------------------------
+    def act(self, action: list) -> None:
+        out = self.sink.take()
+        if out:
+            self.actions.append(["o", out])
+        self.actions.append(action)
+
+    def take_actions(self) -> list:
+        out = self.sink.take()
+        if out:
+            self.actions.append(["o", out])
+        actions, self.actions = self.actions, []
+        return actions
+
+    def request(self, message: list) -> Any:
+        self.chan.send(message)
+        reply = self.chan.recv()
+        delta = reply[-1] if type(reply) is tuple else None
+        if message[0] == "hist":
+            self.history_on = True
+        if delta is not None:
+            self.add_history(delta)
+        return reply
+
+    def add_history(self, delta: Any) -> None:
+        self.provisional.clear()
+        self.events.extend(MappingProxyType(e) for e in delta)
+
+    # -- messages ------------------------------------------------------------------------------
+    def on_game(self, seed: int, seat: int, names: Any, rules: Any, game_id: str) -> list:
+        self.sink.reset()
+        self.bot = None
+        self.hooks = {}
+        self.events.clear()
+        self.provisional.clear()
+        self.history_on = False
+        self.actions = []
+        try:
+            self.bot = instantiate(self.code, self.src, seed, self.sink)
+        except BotLoadError as exc:
+            return ["ok", self.take_actions(), None, exc.message, []]
+        key = marshal.dumps(rules)
+        if key != self.rules_key:
+            self.rules = Rules.from_dict(rules)
+            self.rules_key = key
+        self.names = tuple(names)
+        for name in HOOKS:
+            try:
+                fn = getattr(self.bot, name, None)
+            except BaseException:  # noqa: BLE001
+                fn = None
+            if callable(fn):
+                self.hooks[name] = fn
+        error = None
+        if "start_game" in self.hooks:
+            error = self.call(self.hooks["start_game"], GameInfo(seat, self.names, self.rules, game_id))
+        return ["ok", self.take_actions(), error, None, sorted(self.hooks)]
+
+    def call(self, fn: Any, arg: Any) -> str | None:
+        """Call a bot method; its exception (any at all) as a short text, or None."""
+        try:
+            fn(arg)
+        except BaseException as exc:  # noqa: BLE001 - nothing a bot raises escapes
+            return _short(exc)
+        return None
+
+    def on_move(self, view: tuple) -> list:
+        seat, hand, top, suit, put, first, stock, pile_size, counts, delta, prefetch = view
+        if delta is not None:
+            self.add_history(delta)
+        move = Move(seat, [_CARD[c] for c in hand], _CARD[top], suit, put=[_CARD[c] for c in put],
+                    stock=stock, pile_size=pile_size, first=first)
+        table = WorkerTable(self, move, counts, prefetch)
+        self.actions = []
+        error = None
+        try:
+            self.bot.move(Turn(move, table))
+        except BaseException as exc:  # noqa: BLE001 - nothing a bot raises escapes
+            error = _short(exc)
+        table.open = False
+        self.provisional.clear()
+        return ["done", self.take_actions(), error]
+
+    def on_notify(self, kind: str, fields: Any) -> list:
+        self.actions = []
+        error = None
+        fn = self.hooks.get(kind)
+        if fn is not None:
+            result = RoundResult(*fields) if kind == "end_round" else GameResult(*fields)
+            error = self.call(fn, result)
+        return ["ok", self.take_actions(), error, None, sorted(self.hooks)]
+
+    def on_raw(self, code: str) -> list:
+        """Tests only: run unrestricted code here, as if a bot had escaped layer 1."""
+        if not self.raw_ok:
+            _exit(3)
+        ns: dict[str, Any] = {"__builtins__": builtins, "result": None}
+        try:
+            exec(code, ns)
+            return ["raw", repr(ns.get("result"))[:2000]]
+        except BaseException as exc:  # noqa: BLE001
+            return ["raw", f"raised {type(exc).__name__}: {exc}"[:2000]]
+
+    def loop(self) -> None:
+        chan = self.chan
+        while True:
+            msg = chan.recv()
+            kind = msg[0]
+            if kind == "move":
+                reply = self.on_move(msg[1])
+            elif kind == "game":
+                reply = self.on_game(*msg[1:])
+            elif kind in ("end_round", "end_game"):
+                reply = self.on_notify(kind, msg[1])
+            elif kind == "raw":
+                reply = self.on_raw(msg[1])
+            else:
+                _exit(3)
+            chan.send(reply)
+
+
+def main() -> None:
+    """Entry point of the worker process."""
+    # The protocol gets private descriptors; fd 0 becomes /dev/null and fd 1 a copy of
+    # stderr, so that nothing printed by accident can corrupt the protocol.
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+    chan = Channel(fd_in, fd_out)
+    hello = chan.recv()
+    if type(hello) is not tuple or hello[0] != "hello":
+        _exit(3)
+    config = hello[1]
+    report = harden(memory_bytes=int(config["memory_bytes"]), cpu_seconds=int(config["cpu_seconds"]),
+                    uid=config.get("uid"), network=bool(config.get("network", True)),
+                    seccomp=bool(config.get("seccomp", True)))
+    worker = Worker(chan, config)
+    error = None
+    try:
+        worker.code = compile_bot(worker.src)
+    except BotLoadError as exc:
+        error = [exc.message, exc.line]
+    chan.send(["ready", report.as_dict(), error])
+    if error is None or worker.raw_ok:
+        try:
+            worker.loop()
+        except BaseException:  # noqa: BLE001 - a broken worker just ends; the referee sees a crash
+            _exit(4)
+    _exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
