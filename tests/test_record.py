@@ -299,3 +299,19 @@ def test_replay_of_a_bad_file_is_one_line(tmp_path, capsys, content):
     assert main(["replay", str(path)]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_record_seed_reproduces_every_deal(tmp_path, capsys):
+    """The game line's seed determines every shuffle (issue 2; R3.1)."""
+    from arena.engine import Game
+
+    path = play(tmp_path, capsys, "random", "greedy", "random", "--games", "3", "--seed", "11")
+    for events in read_games(path):
+        head = events[0]
+        rules = Rules.from_dict(head["rules"])
+        for deal in (e for e in events if e["event"] == "deal"):
+            game = Game(len(head["players"]), rules, seed=head["seed"])
+            game.round = deal["round"] - 1
+            game.start_round()
+            again = game.log[0]
+            assert (again["hands"], again["stock"]) == (deal["hands"], deal["stock"])
