@@ -134,3 +134,38 @@ def test_a_game_replays_alone() -> None:
     hands = [next(e for e in r.log if e["event"] == "deal")["hands"] for r in block]
     assert hands[0] == hands[1] == hands[2]
     assert Counter(r.seating[0] for r in block) == Counter({0: 1, 1: 1, 2: 1})
+
+
+def test_runner_keeps_few_process_holding_factories(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a large field a worker closes the least recently used sandbox factories."""
+    from arena.loader import load_trusted, resolve_bot
+    from arena.tournament import worker
+
+    opened: list[str] = []
+    closed: list[str] = []
+
+    class Holding:
+        def __init__(self, src: object, trusted: bool = False) -> None:
+            self.inner = load_trusted(src)  # type: ignore[arg-type]
+            self.name = self.inner.name
+            self.label = f"{len(opened)}"
+            opened.append(self.label)
+
+        def __call__(self, seed: int, seat: int) -> object:
+            assert self.label not in closed
+            return self.inner(seed, seat)
+
+        def close(self) -> None:
+            closed.append(self.label)
+
+    monkeypatch.setattr(worker, "make_factory", Holding)
+    src = resolve_bot("greedy")
+    s = Schedule.build(8, [2], deals=1, seed=0)
+    job = Job((src,) * 8, tuple(f"g{i}" for i in range(8)), (False,) * 8, CONTEST.to_dict(), s)
+    runner = GameRunner(job, keep=3)
+    for key in s.keys():
+        runner.play(key)
+        assert len(opened) - len(closed) <= 3
+    assert len(opened) > 8  # evicted factories were made again when needed
+    runner.close()
+    assert sorted(opened) == sorted(closed)

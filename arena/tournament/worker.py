@@ -11,6 +11,7 @@ retires and places last, the fallback plays its cards).
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -72,21 +73,33 @@ class CrashedPlayer:
 
 
 class GameRunner:
-    """Plays the games of one :class:`Job`; one per worker process."""
+    """Plays the games of one :class:`Job`; one per worker process.
 
-    def __init__(self, job: Job) -> None:
+    Factories are kept for the next game, but at most ``keep`` of those that hold
+    processes (sandboxed bots keep an idle worker each): in a large field the least
+    recently used is closed, so memory does not grow with the number of bots.
+    """
+
+    def __init__(self, job: Job, keep: int = 12) -> None:
         self.job = job
+        self.keep = keep
         self.referee = Referee(Rules.from_dict(job.rules))
-        self._factories: dict[int, Any] = {}
+        self._factories: OrderedDict[int, Any] = OrderedDict()
 
     def _factory(self, bot: int) -> Any:
-        if bot not in self._factories:
-            src = self.job.sources[bot]
-            try:
-                self._factories[bot] = make_factory(src, trusted=self.job.trusted[bot])
-            except BotLoadError as exc:
-                self._factories[bot] = exc
-        return self._factories[bot]
+        if bot in self._factories:
+            self._factories.move_to_end(bot)
+            return self._factories[bot]
+        src = self.job.sources[bot]
+        try:
+            factory: Any = make_factory(src, trusted=self.job.trusted[bot])
+        except BotLoadError as exc:
+            factory = exc
+        self._factories[bot] = factory
+        closable = [b for b, f in self._factories.items() if callable(getattr(f, "close", None))]
+        for old in closable[:max(0, len(closable) - self.keep)]:
+            self._factories.pop(old).close()
+        return factory
 
     def _player(self, bot: int, game_seed: int, seat: int) -> Any:
         factory = self._factory(bot)
@@ -100,7 +113,7 @@ class GameRunner:
 
     def close(self) -> None:
         """Release what the factories hold (sandbox worker processes)."""
-        factories, self._factories = self._factories, {}
+        factories, self._factories = self._factories, OrderedDict()
         for factory in factories.values():
             close = getattr(factory, "close", None)
             if callable(close):
