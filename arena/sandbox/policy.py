@@ -197,6 +197,22 @@ class BotNamespace:
 
         return guarded_getattr
 
+    def _attr_guard(self) -> Callable[[Any, str], Any]:
+        """``_getattr_`` for ``a.b`` in compiled bot code: the compiler has already refused ``_``
+        and frame/code names (the name is a literal), so only the closer looks remain."""
+        special, module_ids = _SPECIAL, self.module_set
+        real_getattr = getattr
+
+        def attr(ob: Any, name: str) -> Any:
+            if name in special:
+                _special(ob, name)
+            value = real_getattr(ob, name)
+            if type(value) is ModuleType and id(value) not in module_ids:
+                raise AttributeError(f'"{name}" is a module bots may not use')
+            return value
+
+        return attr
+
     def _write_guard(self) -> Callable[[Any], Any]:
         writable, classes = WRITABLE_TYPES, self.classes
 
@@ -288,6 +304,18 @@ class BotNamespace:
                 return reversed(seq)
             return reversed(list(guarded_iter(seq)))
 
+        write = self._write_guard()
+
+        def g_setattr(ob: Any, name: Any, value: Any) -> None:
+            if type(name) is not str or name[:1] == "_":
+                raise AttributeError(f"{name!r}: bots may not set names starting with \"_\"")
+            setattr(write(ob), name, value)
+
+        def g_delattr(ob: Any, name: Any) -> None:
+            if type(name) is not str or name[:1] == "_":
+                raise AttributeError(f"{name!r}: bots may not delete names starting with \"_\"")
+            delattr(write(ob), name)
+
         def g_apply(f: Any, *args: Any, **kw: Any) -> Any:
             return f(*args, **kw)
 
@@ -314,13 +342,14 @@ class BotNamespace:
             "sorted": g_sorted, "min": g_min, "max": g_max, "sum": g_sum, "any": g_any, "all": g_all,
             "enumerate": g_enumerate, "zip": g_zip, "map": g_map, "filter": g_filter,
             "reversed": g_reversed, "getattr": getattr_, "hasattr": g_hasattr,
+            "setattr": g_setattr, "delattr": g_delattr,
             "super": super, "property": property, "staticmethod": staticmethod, "classmethod": classmethod,
             "NotImplemented": NotImplemented, "StopIteration": StopIteration,
             "__import__": self._importer(), "__build_class__": _builtins.__build_class__,
         })
         self.guards = {
-            "_getattr_": getattr_, "_getitem_": guarded_getitem, "_getiter_": guarded_iter,
-            "_write_": self._write_guard(), "_inplacevar_": inplacevar, "_apply_": g_apply,
+            "_getattr_": self._attr_guard(), "_getitem_": guarded_getitem, "_getiter_": guarded_iter,
+            "_write_": write, "_inplacevar_": inplacevar, "_apply_": g_apply,
             "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
             "_unpack_sequence_": guarded_unpack_sequence,
             "_print_": _print_factory(self.sink), "__metaclass__": self._metaclass(),

@@ -1,0 +1,8 @@
+"""move takes no turn.
+expect: load
+"""
+
+
+class Bot:
+    def move(self):
+        pass

@@ -1,0 +1,9 @@
+"""while True: pass.
+expect: faults=timeout retired
+"""
+
+
+class Bot:
+    def move(self, turn):
+        while True:
+            pass

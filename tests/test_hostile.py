@@ -1,0 +1,257 @@
+"""The hostile-bot suite: every bot in tests/hostile/ attacks, and every attack is contained.
+
+Each bot file says what must happen in its docstring:
+
+* ``expect: load`` -- refused before any game (a one-line :class:`BotLoadError`);
+* ``expect: faults=K1,K2 [retired|retired?]`` -- the game completes, the hostile seat has
+  faults of those kinds only (at least one), and is retired (or not, or either);
+* ``expect: clean`` -- the game completes and nobody faults;
+* ``check: ...`` -- extra assertions (no leaked state, capped output...).
+
+In every game the hostile bot sits at seat 1 between two trusted greedy bots, and
+the other seats must be unaffected: no faults, not retired, placed ahead of a
+retired hostile seat, and the whole record passes the independent rules checker.
+Bots in tests/hostile/escaped/ run with layer 1 switched off (a test-only switch)
+to show what layer 2, the hardened worker, contains on its own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.errors import BotLoadError
+from arena.loader import BotSource, load_trusted, read_bot_file, resolve_bot
+from arena.referee import GameOutcome, Referee
+from arena.rules import CONTEST
+from arena.sandbox import Limits, SandboxFactory, hardening_report
+from independent_checker import check_lines
+
+HERE = Path(__file__).parent / "hostile"
+BOTS = sorted(p for p in HERE.glob("*.py"))
+ESCAPED = sorted(p for p in (HERE / "escaped").glob("*.py"))
+LIMITS = Limits(move_seconds=0.3, game_seconds=6.0, load_seconds=1.5, startup_seconds=30.0)
+HOSTILE_SEAT = 1
+SEED = 11
+SECRET = "arena-secret-" + secrets.token_hex(8)
+CARD = re.compile(r"(?<![0-9a-z])(10|[6-9jqka])[schd](?![a-z0-9])")
+
+
+def expectation(path: Path) -> dict[str, Any]:
+    doc = path.read_text().split('"""')[1]
+    expect = re.search(r"^expect: (.*)$", doc, re.M)
+    assert expect, f"{path.name}: no 'expect:' line"
+    check = re.search(r"^check: (.*)$", doc, re.M)
+    words = expect.group(1).split()
+    spec: dict[str, Any] = {"load": words[0] == "load", "clean": words[0] == "clean", "kinds": set(),
+                            "retired": None, "checks": check.group(1).split() if check else []}
+    for word in words:
+        if word.startswith("faults="):
+            spec["kinds"] = set(word[len("faults="):].split(","))
+        elif word == "retired":
+            spec["retired"] = True
+        elif word == "retired?":
+            spec["retired"] = "either"
+    if spec["kinds"] and spec["retired"] is None:
+        spec["retired"] = "either" if "retired" not in words else True
+    return spec
+
+
+@pytest.fixture(scope="module")
+def greedy() -> Any:
+    return load_trusted(resolve_bot("greedy"))
+
+
+def play(src: BotSource, greedy: Any, *, escaped: bool = False, seed: int = SEED) -> GameOutcome:
+    factory = SandboxFactory(src, LIMITS, escaped_for_tests=escaped)
+    players = [greedy(seed, 0), factory(seed, HOSTILE_SEAT), greedy(seed, 2)]
+    try:
+        return Referee(CONTEST).play(players, seed=seed, bots=["greedy", src.label, "greedy"])
+    finally:
+        for p in players:
+            p.close()
+        factory.close()
+
+
+def says(outcome: GameOutcome, seat: int = HOSTILE_SEAT, output: bool = False) -> list[str]:
+    return [e["text"] for e in outcome.log
+            if e["event"] == "say" and e["seat"] == seat and bool(e.get("output")) == output]
+
+
+def assert_contained(outcome: GameOutcome, spec: dict[str, Any]) -> None:
+    """The game completed, the hostile seat faulted as expected, the others are unaffected."""
+    log = outcome.log
+    assert log[-1]["event"] == "end" and outcome.result is not None
+    assert check_lines(log) == []
+    hostile = [f for f in outcome.faults if f.seat == HOSTILE_SEAT]
+    others = [f for f in outcome.faults if f.seat != HOSTILE_SEAT]
+    assert others == [], others
+    assert not (outcome.retired - {HOSTILE_SEAT})
+    kinds = {f.kind for f in hostile if f.kind != "retired"}
+    if spec["clean"]:
+        assert hostile == [], hostile
+        return
+    assert kinds and kinds <= spec["kinds"], (kinds, hostile)
+    retired = HOSTILE_SEAT in outcome.retired
+    if spec["retired"] is True:
+        assert retired, hostile
+    if retired:
+        places = outcome.result.places
+        assert places[HOSTILE_SEAT] == max(places) and all(places[s] < places[HOSTILE_SEAT] for s in (0, 2))
+    for f in hostile:
+        assert len(f.detail) <= 320
+
+
+def run_checks(outcome: GameOutcome, spec: dict[str, Any], greedy: Any) -> None:
+    said = says(outcome)
+    for check in spec["checks"]:
+        if check == "no-leak":
+            assert not [s for s in said if s.startswith("LEAK")]
+        elif check == "no-mutation":
+            assert not [s for s in said if s.startswith("MUTATED")]
+            assert outcome.log[0]["rules"] == CONTEST.to_dict()
+        elif check == "no-stale":
+            assert not [s for s in said if s.startswith("STALE")]
+        elif check == "errors-public":
+            errors = [s for s in said if s.startswith("ERR ")]
+            assert errors
+            public = {e["card"] for e in outcome.log if e["event"] == "put"}
+            for line in errors:
+                _, tried, message = line.split(" ", 2)
+                named = {m.group(0) for m in CARD.finditer(message)}
+                assert named <= {tried} | public, line
+        elif check == "same-deals":
+            reference = Referee(CONTEST).play([greedy(SEED, s) for s in range(3)], seed=SEED)
+            ours = [e for e in outcome.log if e["event"] == "deal"]
+            theirs = [e for e in reference.log if e["event"] == "deal"]
+            common = min(len(ours), len(theirs))
+            assert common >= 1
+            assert [(e["hands"], e["stock"]) for e in ours[:common]] == \
+                   [(e["hands"], e["stock"]) for e in theirs[:common]]
+        elif check == "output-capped":
+            printed = says(outcome, output=True)
+            assert printed and printed[0].startswith("flood")
+            assert sum(map(len, printed)) <= LIMITS.max_output_bytes + 40
+            assert not any(s.startswith("flood") for s in says(outcome, seat=0) + says(outcome, seat=2))
+        elif check == "say-capped":
+            assert said and all(len(s) <= 200 for s in said)
+            per_move: dict[int, int] = {}
+            move = 0
+            for e in outcome.log:
+                if e["event"] == "finish" and e["seat"] == HOSTILE_SEAT:
+                    move += 1
+                elif e["event"] == "say" and e["seat"] == HOSTILE_SEAT:
+                    per_move[move] = per_move.get(move, 0) + 1
+            assert max(per_move.values()) <= 20
+        elif check == "says-blocked":
+            assert said and not [s for s in said if "ESCAPED" in s], said
+            assert any(s.startswith("blocked") for s in said)
+        elif check == "no-secret":
+            assert not [s for s in said if SECRET in s]
+        else:  # pragma: no cover - a typo in a bot's docstring
+            raise AssertionError(f"unknown check {check}")
+
+
+def test_suite_is_large_enough() -> None:
+    assert len(BOTS) + len(ESCAPED) >= 30
+    assert len(BOTS) >= 30
+
+
+@pytest.mark.parametrize("path", BOTS, ids=[p.stem for p in BOTS])
+def test_hostile_bot_is_contained(path: Path, greedy: Any) -> None:
+    spec = expectation(path)
+    src = read_bot_file(path)
+    if spec["load"]:
+        with pytest.raises(BotLoadError) as info:
+            SandboxFactory(src, LIMITS)
+        assert "\n" not in str(info.value) and len(str(info.value)) < 400
+        return
+    outcome = play(src, greedy)
+    assert_contained(outcome, spec)
+    run_checks(outcome, spec, greedy)
+
+
+# -- layer 2 alone: bots that run as if they had escaped the code policy ----------------------
+
+@pytest.fixture(scope="module")
+def layers() -> dict[str, str]:
+    return hardening_report().layers
+
+
+@pytest.mark.parametrize("path", ESCAPED, ids=[p.stem for p in ESCAPED])
+def test_escaped_bot_is_contained_by_the_worker(path: Path, greedy: Any, layers: dict[str, str],
+                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = expectation(path)
+    source = path.read_text()
+    listener = None
+    target = tmp_path / "escaped.txt"
+    monkeypatch.setenv("ARENA_TEST_SECRET", SECRET)
+    if "PORT = 0" in source:
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(5)
+        listener.setblocking(False)
+        source = source.replace("PORT = 0", f"PORT = {listener.getsockname()[1]}")
+    source = source.replace('PATH = ""', f"PATH = {str(target)!r}")
+    if os.path.exists("/tmp/arena-escaped.txt"):
+        os.unlink("/tmp/arena-escaped.txt")
+    src = BotSource(path.stem, source, str(path))
+    outcome = play(src, greedy, escaped=True)
+    # whatever the exact way it was stopped (killed by seccomp, or refused with an error),
+    # the attack had no effect and the game went on
+    spec["kinds"] = spec["kinds"] | {"crash", "exception"} if spec["kinds"] else set()
+    assert_contained(outcome, spec)
+    run_checks(outcome, spec, greedy)
+    assert not [s for s in says(outcome) if "ESCAPED" in s]
+    assert not target.exists() and not os.path.exists("/tmp/arena-escaped.txt")
+    if listener is not None:
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+        listener.close()
+    crash = [f for f in outcome.faults if f.kind == "crash"]
+    if crash and layers.get("seccomp") == "active" and path.stem in ("fork", "spawn_shell", "kill_parent",
+                                                                      "ptrace_parent"):
+        assert "seccomp" in crash[0].detail
+    if path.stem in ("oversized_reply", "garbage_reply"):
+        assert crash and "protocol violation" in crash[0].detail
+
+
+def test_tournament_of_ordinary_and_hostile_bots(greedy: Any) -> None:
+    """Ordinary sandboxed bots and hostile ones, seats rotating: the games complete, the
+    ordinary bots never fault and every one of them places ahead of every hostile one."""
+    ordinary = [SandboxFactory(resolve_bot(name), LIMITS) for name in ("greedy", "random")]
+    hostile = [SandboxFactory(read_bot_file(HERE / f"{name}.py"), LIMITS)
+               for name in ("loop_forever", "memory_bomb", "raise_systemexit", "print_flood")]
+    entrants = ordinary + hostile
+    place_sum = [0] * len(entrants)
+    played = [0] * len(entrants)
+    faults = [0] * len(entrants)
+    try:
+        for g in range(8):
+            chosen = [0, 1, 2 + g % 4, 2 + (g + 1) % 4]
+            seated = chosen[g % 4:] + chosen[:g % 4]
+            players = [entrants[i](g, s) for s, i in enumerate(seated)]
+            try:
+                outcome = Referee(CONTEST).play(players, seed=g)
+            finally:
+                for p in players:
+                    p.close()
+            assert outcome.log[-1]["event"] == "end" and check_lines(outcome.log) == []
+            counts = outcome.fault_counts()
+            for s, i in enumerate(seated):
+                place_sum[i] += outcome.result.places[s]
+                played[i] += 1
+                faults[i] += counts[s]
+    finally:
+        for f in entrants:
+            f.close()
+    assert faults[0] == faults[1] == 0 and faults[5] == 0
+    assert faults[2] and faults[3] and faults[4]
+    average = [place_sum[i] / played[i] for i in range(len(entrants))]
+    assert max(average[0], average[1]) < min(average[2], average[3], average[4]), average
