@@ -35,7 +35,7 @@ from typing import Any, Callable
 from RestrictedPython import compile_restricted_exec
 from RestrictedPython.Guards import (guarded_iter_unpack_sequence, guarded_unpack_sequence, safe_builtins,
                                      safer_getattr_raise)
-from RestrictedPython.transformer import INSPECT_ATTRIBUTES
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTransformer
 
 from ..botenv import ALLOWED_IMPORTS, PLAIN_MODULES, make_arena_module, make_functools_module, make_random_module
 from ..errors import BotLoadError
@@ -353,6 +353,7 @@ class BotNamespace:
             "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
             "_unpack_sequence_": guarded_unpack_sequence,
             "_print_": _print_factory(self.sink), "__metaclass__": self._metaclass(),
+            "_super_init_": _super_init,
         }
         return env
 
@@ -384,6 +385,28 @@ class _AugmentedAssignment(ast.NodeTransformer):
         load = _as_load(target)
         new = ast.Assign(targets=[target], value=ast.BinOp(left=load, op=node.op, right=node.value))
         return ast.copy_location(new, node)
+
+
+class BotPolicy(RestrictingNodeTransformer):
+    """RestrictedPython's policy plus one allowance: ``super().__init__`` (zero-argument
+    ``super`` only), checked again at run time to really be a ``super`` object."""
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        value = node.value
+        if (node.attr == "__init__" and isinstance(node.ctx, ast.Load) and isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name) and value.func.id == "super"
+                and not value.args and not value.keywords):
+            call = ast.Call(func=ast.Name("_super_init_", ast.Load()), args=[self.visit(value)], keywords=[])
+            for part in (call, call.func):
+                ast.copy_location(part, node)
+            return call
+        return super().visit_Attribute(node)
+
+
+def _super_init(obj: Any) -> Any:
+    if type(obj) is not super:
+        raise AttributeError('"__init__" is available to bots only as super().__init__')
+    return obj.__init__
 
 
 def _pure(node: ast.AST) -> bool:
@@ -422,7 +445,7 @@ def compile_bot(src: BotSource) -> types.CodeType:
     _check_imports(tree, src)
     tree = ast.fix_missing_locations(_AugmentedAssignment().visit(tree))
     try:
-        result = compile_restricted_exec(tree, filename="<bot>")
+        result = compile_restricted_exec(tree, filename="<bot>", policy=BotPolicy)
     except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError) as exc:
         raise BotLoadError(f"cannot compile: {type(exc).__name__}: {exc}"[:200], path=_where(src)) from None
     if result.errors or result.code is None:
