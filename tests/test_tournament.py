@@ -359,3 +359,40 @@ def test_ray_backend_same_results_as_local(tmp_path: Path, capsys: pytest.Captur
                                  "JOIN results r ON r.game_id = g.id ORDER BY g.game_key, r.seat").fetchall())
         conn.close()
     assert rows[0] == rows[1] and len(rows[0]) == 60 * 4
+
+
+def _pool_job(deals: int) -> tuple[Any, list[Any]]:
+    from arena.rules import CONTEST
+    from arena.tournament.runner import plan
+
+    p = plan(["greedy", "random", "random"], sizes=None, deals=deals, seed=0, rules=CONTEST)
+    return p.job(), list(p.schedule.keys())
+
+
+def test_pool_replaces_a_killed_worker_and_loses_no_game() -> None:
+    import multiprocessing
+
+    from arena.tournament.local import in_pool
+
+    job, keys = _pool_job(deals=100)
+    seen = []
+    killed = False
+    for batch in in_pool(job, keys, 2, lambda: False):
+        seen += [r.key for r in batch]
+        if not killed:
+            victim = multiprocessing.active_children()[0]
+            os.kill(victim.pid, signal.SIGKILL)
+            killed = True
+    victim.join()
+    assert victim.exitcode == -signal.SIGKILL and len(seen) >= len(keys)
+    assert sorted(set(seen)) == keys  # every game came back (some possibly twice: the DB ignores repeats)
+
+
+def test_pool_reports_a_harness_error() -> None:
+    from arena.tournament.local import HarnessError, in_pool
+    from arena.tournament.schedule import GameKey
+
+    job, keys = _pool_job(deals=1)
+    with pytest.raises(HarnessError, match="game 5p-t0-d0-r0: KeyError"):
+        for _ in in_pool(job, keys + [GameKey(5, 0, 0, 0)], 2, lambda: False):
+            pass

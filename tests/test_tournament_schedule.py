@@ -169,3 +169,10 @@ def test_runner_keeps_few_process_holding_factories(monkeypatch: pytest.MonkeyPa
     assert len(opened) > 8  # evicted factories were made again when needed
     runner.close()
     assert sorted(opened) == sorted(closed)
+
+
+def test_index_is_the_place_in_key_order() -> None:
+    s = Schedule.build(5, [2, 3, 4], deals=2, seed=0)
+    assert [s.index(k) for k in s.keys()] == list(range(s.total_games))
+    with pytest.raises(KeyError):
+        s.index(GameKey(5, 0, 0, 0))

@@ -45,9 +45,9 @@ def db_path(tmp_path: Path) -> Path:
     db = TournamentDB.open(path, {"seed": 7}, BOTS, schedule)
     shuffled = GAMES[:]
     random.Random(3).shuffle(shuffled)  # finishing order must not matter
-    for g in shuffled:
-        db.add([g])
-    db.add([GAMES[0]])  # a game stored twice counts once
+    for g in shuffled[:2]:
+        assert db.add([g], schedule) == 1
+    assert db.add(shuffled[2:] + [GAMES[0], GAMES[1]], schedule) == 4  # games stored twice count once
     db.close()
     return path
 
@@ -98,8 +98,9 @@ def test_head_to_head_ties_count_half(db_path: Path) -> None:
 
 def test_ratings_do_not_depend_on_storage_order(db_path: Path, tmp_path: Path) -> None:
     other = tmp_path / "u.sqlite"
-    db = TournamentDB.open(other, {"seed": 7}, BOTS, Schedule.build(3, [3], deals=2, seed=7))
-    db.add(GAMES)
+    schedule = Schedule.build(3, [3], deals=2, seed=7)
+    db = TournamentDB.open(other, {"seed": 7}, BOTS, schedule)
+    db.add(GAMES, schedule)
     db.close()
     first, second = load(db_path), load(other)
     assert first == second
@@ -134,6 +135,9 @@ def test_database_tables_are_queryable(db_path: Path) -> None:
     assert rows == [("a", pytest.approx(1.5)), ("b", pytest.approx(11 / 6)), ("c", pytest.approx(2))]
     assert conn.execute("SELECT game_key FROM games ORDER BY size, tbl, deal, rotation LIMIT 1").fetchone() == ("3p-t0-d0-r0",)
     assert conn.execute("SELECT COUNT(*) FROM games").fetchone() == (6,)
+    assert conn.execute("SELECT id, game_key FROM games WHERE id IN (1, 6) ORDER BY id").fetchall() == \
+        [(1, "3p-t0-d0-r0"), (6, "3p-t0-d1-r2")]  # id = 1 + place in the schedule
+    assert conn.execute("SELECT COUNT(*) FROM results").fetchone() == (18,)
 
 
 def test_resume_checks(db_path: Path) -> None:

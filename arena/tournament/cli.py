@@ -44,11 +44,10 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         if args.ray_address:
             raise UsageError("--ray-address goes with --backend ray")
         backend = local_backend(workers)
-    if not args.quiet and not args.json:
-        for line in p.describe():
-            print(line, file=sys.stderr)
-
-    def started(done: int, total: int) -> None:
+    def started(done: int, total: int) -> None:  # the database accepted this tournament
+        if not args.quiet and not args.json:
+            for line in p.describe():
+                print(line, file=sys.stderr)
         if done and not args.quiet:
             print(f"resuming: {done} of {total} games already in {args.db}", file=sys.stderr)
 

@@ -247,30 +247,34 @@ class TournamentDB:
         """Keys of the games already stored."""
         return {GameKey(*row) for row in self.conn.execute("SELECT size, tbl, deal, rotation FROM games")}
 
-    def add(self, records: Iterable[GameRecord]) -> int:
-        """Store finished games in one transaction; games already stored are skipped."""
-        added = 0
-        now = _now()
+    def add(self, records: Sequence[GameRecord], schedule: Schedule) -> int:
+        """Store finished games in one transaction (a game's row id is 1 + its place in the
+        schedule); games already stored are skipped. Returns how many were new."""
         conn = self.conn
         with Transaction(conn):
+            fresh: dict[int, GameRecord] = {}
             for r in records:
+                fresh.setdefault(schedule.index(r.key) + 1, r)
+            ids = list(fresh)
+            for i in range(0, len(ids), 500):
+                part = ids[i:i + 500]
+                for (gid,) in conn.execute(f"SELECT id FROM games WHERE id IN ({','.join('?' * len(part))})", part):
+                    del fresh[gid]
+            if not fresh:
+                return 0
+            now = _now()
+            games, results, faults = [], [], []
+            for gid, r in fresh.items():
                 k = r.key
-                cur = conn.execute(
-                    "INSERT OR IGNORE INTO games (game_key, size, tbl, deal, rotation, seed, rounds, moves, faults,"
-                    " duration, finished) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (str(k), k.size, k.table, k.deal, k.rotation, r.seed, r.rounds, r.moves, sum(r.faults),
-                     round(r.duration, 6), now))
-                if cur.rowcount == 0:
-                    continue
-                gid = cur.lastrowid
-                conn.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
-                    (gid, s, bot, r.places[s], r.scores[s], int(s in r.losers), r.faults[s], int(s in r.retired))
-                    for s, bot in enumerate(r.seating)])
-                if r.fault_list:
-                    conn.executemany("INSERT INTO faults VALUES (?, ?, ?, ?, ?, ?)", [
-                        (gid, seat, r.seating[seat], rnd, kind, detail) for seat, kind, detail, rnd in r.fault_list])
-                added += 1
-        return added
+                games.append((gid, str(k), k.size, k.table, k.deal, k.rotation, r.seed, r.rounds, r.moves,
+                              sum(r.faults), round(r.duration, 6), now))
+                results += [(gid, s, bot, r.places[s], r.scores[s], int(s in r.losers), r.faults[s],
+                             int(s in r.retired)) for s, bot in enumerate(r.seating)]
+                faults += [(gid, seat, r.seating[seat], rnd, kind, detail) for seat, kind, detail, rnd in r.fault_list]
+            conn.executemany("INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", games)
+            conn.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", results)
+            conn.executemany("INSERT INTO faults VALUES (?, ?, ?, ?, ?, ?)", faults)
+        return len(fresh)
 
     def close(self) -> None:
         self.conn.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import time
 from collections import deque
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Generator, Sequence
@@ -19,6 +20,9 @@ from .schedule import GameKey
 from .worker import GameRecord, GameRunner, Job
 
 
+
+#: A worker sends what it finished at least this often (and at the end of each chunk).
+FLUSH_SECONDS = 0.02
 
 Batches = Generator[list[GameRecord], None, None]
 
@@ -49,7 +53,8 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def worker_main(conn: Connection, job: Job) -> None:
-    """A worker process: play the chunks the parent sends, send back each game as it ends."""
+    """A worker process: play the chunks the parent sends; send back finished games as they
+    end, several together when they end within :data:`FLUSH_SECONDS` of each other."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     signal.signal(signal.SIGTERM, _terminate)     # ... and stops a busy worker with SIGTERM
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked while we started
@@ -59,13 +64,19 @@ def worker_main(conn: Connection, job: Job) -> None:
             keys = conn.recv()
             if keys is None:
                 return
+            done: list[GameRecord] = []
+            sent = time.monotonic()
             for key in keys:
                 try:
-                    record = runner.play(GameKey(*key))
+                    done.append(runner.play(GameKey(*key)))
                 except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops
+                    conn.send(("games", done))
                     conn.send(("error", key, f"{type(exc).__name__}: {exc}"))
                     return
-                conn.send(("game", record))
+                if time.monotonic() - sent >= FLUSH_SECONDS:
+                    conn.send(("games", done))
+                    done, sent = [], time.monotonic()
+            conn.send(("games", done))
     except (EOFError, BrokenPipeError, ConnectionResetError):
         return  # the parent is gone
     finally:
@@ -127,30 +138,35 @@ def in_pool(job: Job, keys: Sequence[GameKey], workers: int, stop: Callable[[], 
             for w in pool:
                 while todo and len(w.pending) <= size:  # one chunk playing, the next one waiting
                     w.send(todo.popleft())
-            ready = wait([w.conn for w in pool] + [w.process.sentinel for w in pool], timeout=0.2)
+            ready = wait([w.conn for w in pool], timeout=0.2)  # a dead worker's pipe is ready too
             batch: list[GameRecord] = []
-            for w in pool:
-                while w.conn in ready and w.conn.poll():
-                    try:
-                        message = w.conn.recv()
-                    except (EOFError, OSError):
-                        break
-                    if message[0] == "error":
-                        raise HarnessError(f"game {GameKey(*message[1])}: {message[2]}")
-                    record: GameRecord = message[1]
-                    w.pending.remove(record.key)
-                    batch.append(record)
-            if batch:
-                yield batch
+            error = None
             for i, w in enumerate(pool):
-                if not w.process.is_alive() and not w.conn.poll():
+                if w.conn not in ready:
+                    continue
+                try:
+                    while w.conn.poll():
+                        message = w.conn.recv()
+                        if message[0] == "error":
+                            error = HarnessError(f"game {GameKey(*message[1])}: {message[2]}")
+                            break
+                        for record in message[1]:
+                            w.pending.remove(record.key)
+                        batch.extend(message[1])
+                except (EOFError, OSError):
                     deaths += 1
+                    w.process.join(1)
                     if deaths > workers + 2:
-                        raise HarnessError(f"worker processes keep dying (last exit code {w.process.exitcode})")
+                        raise HarnessError(f"worker processes keep dying (last exit code {w.process.exitcode})") from None
                     if w.pending:
                         todo.appendleft(list(w.pending))
+                    w.pending.clear()
                     w.stop()
                     pool[i] = _Worker(ctx, job, len(pool) + deaths)
+            if batch:
+                yield batch
+            if error:
+                raise error
     finally:
         for w in pool:
             w.stop()

@@ -105,7 +105,8 @@ class Plan:
                  + (f" ({', '.join(f'{k}={v}' for k, v in self.rules.changed().items())})" if self.rules.changed() else "")]
         for x in s.sizes:
             games = len(x.tables) * s.deals * x.size
-            lines.append(f"  {x.describe(n)}; x {s.deals} deals x {x.size} seatings = {games} games")
+            lines.append(f"  {x.describe(n)}; x {s.deals} deal{'s' if s.deals > 1 else ''} x {x.size} seatings"
+                         f" = {games} games")
         return lines
 
 
@@ -251,7 +252,7 @@ def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: 
                     if folder:
                         for record in batch:
                             write_replay(folder, record)
-                    played += db.add(batch)
+                    played += db.add(batch, p.schedule)
                     if bar:
                         bar.update(len(batch))
             except KeyboardInterrupt:

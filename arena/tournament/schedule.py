@@ -106,6 +106,8 @@ class SizeSchedule:
         """One line for people: which schedule ran and how even it is."""
         n = len(self.tables)
         if self.kind == "round-robin":
+            if n == 1:
+                return f"{self.size} players: one table of all {bots} bots"
             return f"{self.size} players: round robin, all {n} tables of {self.size} of {bots} bots"
         pairs = self.pair_counts(bots).values()
         seats = self.seat_counts(bots)
@@ -256,6 +258,15 @@ class Schedule:
                 for d in range(self.deals):
                     for r in range(s.size):
                         yield GameKey(s.size, t, d, r)
+
+    def index(self, key: GameKey) -> int:
+        """The position of ``key`` in :meth:`keys` (the game's number in the database, less 1)."""
+        offset = 0
+        for s in self.sizes:
+            if s.size == key.size:
+                return offset + (key.table * self.deals + key.deal) * s.size + key.rotation
+            offset += len(s.tables) * self.deals * s.size
+        raise KeyError(key)
 
     def game_seed(self, key: GameKey) -> int:
         """The deal seed: the same for every rotation of one deal (duplicate seating)."""

@@ -182,7 +182,7 @@ def format_standings(doc: dict[str, Any], *, h2h: bool | None = None) -> str:
             parts.append(format_scope(scope, f"{size} players"))
             if show_h2h:
                 parts.append(format_h2h(scope, f"{size} players"))
-    if not show_h2h:
+    if h2h is None and not show_h2h:
         parts.append(f"(head-to-head of {bots} bots left out; --h2h prints it, --json has it)")
     return "\n\n".join(parts)
 
