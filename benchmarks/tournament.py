@@ -1,6 +1,6 @@
 """Tournament throughput: games per second with 1 and 2 local workers, and the ratio.
 
-    python benchmarks/tournament.py [--deals 40] [--repeat 3]
+    python benchmarks/tournament.py [--deals 80] [--repeat 3]
 
 Each run is a whole ``arena tournament`` minus the standings: a fresh
 database, worker start-up, every game stored as it ends. Runs alternate
@@ -63,7 +63,7 @@ def ceiling(p: Plan) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deals", type=int, default=40, help="deals per table (default 40: 2400 games)")
+    parser.add_argument("--deals", type=int, default=80, help="deals per table (default 80: 4800 games)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per worker count; the best counts")
     args = parser.parse_args()
     p = plan(BOTS, sizes=[4], deals=args.deals, seed=1, rules=CONTEST)

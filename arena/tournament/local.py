@@ -37,13 +37,21 @@ def chunk_size(games: int, workers: int) -> int:
 
 
 def in_process(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Batches:
-    """Play every game here, one after another (``--workers 1``)."""
+    """Play every game here, one after another (``--workers 1``), and hand them over
+    every :data:`FLUSH_SECONDS` like a worker does."""
     runner = GameRunner(job)
+    done: list[GameRecord] = []
+    sent = time.monotonic()
     try:
         for key in keys:
             if stop():
-                return
-            yield [runner.play(key)]
+                break
+            done.append(runner.play(key))
+            if time.monotonic() - sent >= FLUSH_SECONDS:
+                yield done
+                done, sent = [], time.monotonic()
+        if done:
+            yield done
     finally:
         runner.close()
 
