@@ -89,7 +89,8 @@ _live: "weakref.WeakSet[WorkerProcess]" = weakref.WeakSet()
 @atexit.register
 def _kill_all() -> None:
     for w in list(_live):
-        w.kill()
+        if w.owner == os.getpid():
+            w.kill()
 
 
 def _describe_exit(code: int | None) -> str:
@@ -107,7 +108,7 @@ def _describe_exit(code: int | None) -> str:
 def _clean(text: Any, limit: int) -> str:
     """A string from the worker, cut to ``limit`` and safe to write anywhere."""
     if type(text) is not str:
-        raise ProtocolViolation("a text field is not a string")
+        text = repr(text)
     return text[:limit].encode("utf-8", "replace").decode("utf-8")
 
 
@@ -128,12 +129,14 @@ class _Watchdog:
         self.pid = 0
 
     def arm(self, worker: "WorkerProcess", deadline: float) -> None:
+        if self.pid != os.getpid():  # first use, or a forked child: start afresh
+            self.lock = threading.Lock()
+            self.armed = {}
+            self.pid = os.getpid()
+            self.thread = threading.Thread(target=self._run, name="arena-sandbox-watchdog", daemon=True)
+            self.thread.start()
         with self.lock:
             self.armed[id(worker)] = (deadline, worker)
-            if self.thread is None or self.pid != os.getpid():
-                self.pid = os.getpid()
-                self.thread = threading.Thread(target=self._run, name="arena-sandbox-watchdog", daemon=True)
-                self.thread.start()
 
     def disarm(self, worker: "WorkerProcess") -> bool:
         """Stop watching; False when the deadline had already passed (and the worker is killed)."""
@@ -273,7 +276,7 @@ class WorkerProcess:
 
     def signal_kill(self) -> None:
         """SIGKILL the worker's process group (safe from the watchdog thread)."""
-        if self.proc.returncode is not None:
+        if self.proc.returncode is not None or self.owner != os.getpid():
             return
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -281,8 +284,12 @@ class WorkerProcess:
             pass
 
     def kill(self) -> None:
-        """Kill the worker's whole process group and close the pipes (idempotent)."""
+        """Kill the worker's whole process group and close the pipes (idempotent).
+
+        Only in the process that started it: a forked copy of this object does nothing."""
         self.dead = True
+        if self.owner != os.getpid():
+            return
         if self.proc.returncode is None:
             self.signal_kill()
             try:
@@ -348,7 +355,8 @@ class WorkerPlayer:
             self.worker.kill()
         detail = str(exc)
         if isinstance(exc, WorkerTimeout):
-            return BotFault("timeout", f"{what}no answer within the time limit; worker stopped", retire=True)
+            why = str(exc) if str(exc).startswith("over") else "over the time limit"
+            return BotFault("timeout", f"{what}{why}; worker stopped", retire=True)
         if isinstance(exc, ProtocolViolation):
             return BotFault("crash", f"{what}protocol violation: {detail}"[:300])
         return BotFault("crash", f"{what}{detail}"[:300])
@@ -375,7 +383,7 @@ class WorkerPlayer:
     def _keep_output(self, actions: list) -> None:
         """Output printed outside a move: kept until it can join the game record."""
         for action in actions:
-            if type(action) is list and len(action) == 2 and action[0] == "o":
+            if type(action) is list and len(action) == 2 and action[0] == "o" and type(action[1]) is str:
                 text = self._cap_output(action[1])
                 if text:
                     self.pending_output.append(text)
@@ -465,17 +473,23 @@ class WorkerPlayer:
         except WorkerError as exc:
             in_time = _watchdog.disarm(worker)
             self._spent(worker, start)
-            raise self._fault(exc if in_time else WorkerTimeout("late")) from None
+            if not in_time or isinstance(exc, WorkerTimeout):
+                exc = self._late(budget)
+            raise self._fault(exc) from None
         in_time = _watchdog.disarm(worker)
         self._spent(worker, start)
         if not in_time:
-            raise self._fault(WorkerTimeout("late"))
+            raise self._fault(self._late(budget))
         self.idle = True
         if error is None:
             return
         if type(error) is not str:
             raise self._fault(ProtocolViolation("a malformed error field"))
         raise BotFault("exception", _clean(error, 300))
+
+    def _late(self, budget: float) -> WorkerTimeout:
+        which = "the per-move limit" if budget >= self.limits.move_seconds else "the game's time bank left"
+        return WorkerTimeout(f"over {which} ({budget:.3g} s)")
 
     def _spent(self, worker: WorkerProcess, start: float) -> None:
         took = time.monotonic() - start
@@ -498,7 +512,7 @@ class WorkerPlayer:
                 raise ProtocolViolation("bad action")
             kind = action[0]
             if kind == "o":
-                if len(action) != 2:
+                if len(action) != 2 or type(action[1]) is not str:
                     raise ProtocolViolation("bad output action")
                 text = self._cap_output(action[1])
                 if text:
@@ -519,7 +533,7 @@ class WorkerPlayer:
                         raise ProtocolViolation("a draw of a card it was not given")
                     if game.draw()._text != prefetch:
                         raise ProtocolViolation("the drawn card is not the one sent")
-                elif kind == "s" and len(action) == 2:
+                elif kind == "s" and len(action) == 2 and type(action[1]) is str:
                     self.said += 1
                     if self.said > 20:
                         raise ProtocolViolation("more than 20 says in a move")
