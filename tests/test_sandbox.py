@@ -238,6 +238,7 @@ def test_hardening_report_names_every_layer() -> None:
     assert set(report.layers) == set(LAYERS)
     assert all(state == "active" or state.startswith(("unavailable", "failed")) for state in report.layers.values())
     factory = SandboxFactory(resolve_bot("greedy"), LIMITS)
+    assert set(factory.report["layers"]) == set(LAYERS)
     try:
         worker = factory.acquire()
         assert set(worker.report["layers"]) == set(LAYERS)

@@ -278,3 +278,9 @@ def test_only_real_super_gives_init() -> None:
         """)
     with pytest.raises(AttributeError, match="super"):
         load(src).fake(object())
+
+
+def test_a_bots_syntax_warnings_are_not_printed(capfd: pytest.CaptureFixture[str]) -> None:
+    lines = "\n".join(f"    x{i} = '\\d'" for i in range(50))
+    check_source(BotSource("t", f"class Bot:\n    def move(self, turn):\n        pass\n{lines}\n"))
+    assert capfd.readouterr().err == ""

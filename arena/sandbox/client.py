@@ -583,6 +583,7 @@ class SandboxFactory:
         self.lock = threading.Lock()
         #: Tests only: skip layer 1 (the code policy) to test what layer 2 alone contains.
         self.escaped = escaped_for_tests
+        self.report: dict = {}
         if not escaped_for_tests:
             check_source(src)
         if eager:
@@ -606,6 +607,8 @@ class SandboxFactory:
         if type(reply) is list and len(reply) == 5 and reply[3] is not None:
             worker.kill()
             raise BotLoadError(_clean(reply[3], 300), path=self.src.label)
+        #: The hardening report of the first worker (layer name -> "active" / "unavailable: ..." / "failed: ...").
+        self.report = worker.report
         self.release(worker)
 
     def _spawn(self) -> WorkerProcess:

@@ -30,6 +30,7 @@ import collections
 import operator
 import re
 import types
+import warnings
 from typing import Any, Callable
 
 from RestrictedPython import compile_restricted_exec
@@ -433,6 +434,12 @@ def compile_bot(src: BotSource) -> types.CodeType:
 
     :raises BotLoadError: too large, a syntax error, or anything the policy refuses (with the line).
     """
+    with warnings.catch_warnings():  # a bot's SyntaxWarnings must not flood the referee's terminal
+        warnings.simplefilter("ignore")
+        return _compile_bot(src)
+
+
+def _compile_bot(src: BotSource) -> types.CodeType:
     text = src.source
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
         raise BotLoadError(f"bot source is over {MAX_SOURCE_BYTES} bytes", path=_where(src))
@@ -496,7 +503,9 @@ def check_source(src: BotSource) -> None:
         ``move`` that cannot be called as ``move(self, turn)``.
     """
     compile_bot(src)
-    tree = ast.parse(src.source)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = ast.parse(src.source)
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     bot = classes.get("Bot")
     if bot is None:

@@ -23,6 +23,7 @@ import json
 import marshal
 import os
 import sys
+import warnings
 from types import MappingProxyType
 from typing import Any
 
@@ -360,6 +361,7 @@ def main() -> None:
     os.dup2(null, 0)
     os.dup2(2, 1)
     os.close(null)
+    warnings.simplefilter("ignore")  # compiling bot code must not write to stderr
     chan = Channel(fd_in, fd_out)
     hello = chan.recv()
     if type(hello) is not tuple or hello[0] != "hello":
