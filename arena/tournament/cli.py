@@ -114,17 +114,18 @@ def register(sub: Any) -> None:
                    help="registered bot name, bot file, or folder of bot files (its *.py)")
     p.add_argument("--players", "-k", type=_sizes, metavar="K",
                    help="table sizes: 4, 2,4,6 or 2-6 (default 4, or all bots when fewer)")
-    p.add_argument("--games", "-n", type=positive, default=10,
+    p.add_argument("--games", "-n", type=positive, default=10, metavar="N",
                    help="deals per table, each played once per seat rotation (default 10)")
-    p.add_argument("--seed", type=parse_seed, default=0, help="tournament seed (default 0); same seed, same games")
-    p.add_argument("--workers", "-j", type=positive, default=None,
+    p.add_argument("--seed", type=parse_seed, default=0, metavar="S", help="tournament seed (default 0); same seed, same games")
+    p.add_argument("--workers", "-j", type=positive, default=None, metavar="W",
                    help=f"parallel games (default: all {os.cpu_count()} cores)")
-    p.add_argument("--db", default="tournament.sqlite", help="results database (default tournament.sqlite)")
+    p.add_argument("--db", default="tournament.sqlite", metavar="FILE",
+                   help="results database (default tournament.sqlite)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local worker processes (default) or a Ray cluster")
     p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
     p.add_argument("--replays", metavar="DIR", help="write each game's record to DIR/<game>.jsonl")
-    p.add_argument("--max-tables", type=positive, default=DEFAULT_MAX_TABLES,
+    p.add_argument("--max-tables", type=positive, default=DEFAULT_MAX_TABLES, metavar="N",
                    help=f"per table size, beyond this many combinations play a balanced schedule of about "
                         f"this many tables (default {DEFAULT_MAX_TABLES})")
     p.add_argument("--trusted", action="store_true",
@@ -138,7 +139,8 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("standings", help="print a tournament database's standings",
                        description="Print the standings of a tournament database (finished or not).")
-    p.add_argument("--db", default="tournament.sqlite", help="results database (default tournament.sqlite)")
+    p.add_argument("--db", default="tournament.sqlite", metavar="FILE",
+                   help="results database (default tournament.sqlite)")
     p.add_argument("--json", action="store_true", help="standings as JSON")
     p.add_argument("--h2h", action=argparse.BooleanOptionalAction, default=None,
                    help="print the head-to-head table (default: when 16 bots or fewer)")

@@ -44,7 +44,7 @@ CREATE TABLE tables (
     PRIMARY KEY (size, tbl)
 );
 CREATE TABLE games (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY,           -- 1 + the game's place in the schedule (key order)
     game_key TEXT NOT NULL UNIQUE,    -- '4p-t12-d3-r1' = size, table, deal, rotation
     size INTEGER NOT NULL, tbl INTEGER NOT NULL, deal INTEGER NOT NULL, rotation INTEGER NOT NULL,
     seed INTEGER NOT NULL,            -- the game seed (same for every rotation of a deal)
@@ -71,6 +71,7 @@ CREATE TABLE faults (
     round INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL
 );
 CREATE INDEX results_bot ON results (bot);
+CREATE INDEX faults_game ON faults (game_id);
 """
 
 

@@ -108,7 +108,7 @@ def compute(labels: Sequence[str], games: Sequence[GameRow]) -> dict[str, Any]:
         score, half = mean_ci([math.fsum(v) / len(v) for _, v in sorted(t.blocks.items())])
         r = ratings[i]
         rows.append({
-            "bot": labels[i], "games": t.games, "wins": t.wins, "losses": t.losses,
+            "rank": 0, "bot": labels[i], "games": t.games, "wins": t.wins, "losses": t.losses,
             "avg_place": _r(t.place_sum / t.games) if t.games else None,
             "score": _r(score), "score_ci": _r(half),
             "blocks": len(t.blocks),
@@ -130,7 +130,10 @@ def _r(x: float | None) -> float | None:
 def standings_doc(labels: Sequence[str], games: Sequence[GameRow]) -> dict[str, Any]:
     """Overall standings and standings per table size."""
     sizes = sorted({g.key.size for g in games})
-    return {"overall": compute(labels, games),
+    overall = compute(labels, games)
+    if len(sizes) == 1:  # the same games: the same standings
+        return {"overall": overall, "by_size": {str(sizes[0]): overall}}
+    return {"overall": overall,
             "by_size": {str(k): compute(labels, [g for g in games if g.key.size == k]) for k in sizes}}
 
 
