@@ -18,14 +18,19 @@ import statistics
 import types
 from typing import Any
 
+def public_copy(module: types.ModuleType) -> types.ModuleType:
+    """A stand-in holding only ``module``'s public names that are not modules
+    (so ``from statistics import sys`` finds nothing)."""
+    copy = types.ModuleType(module.__name__, module.__doc__)
+    for name, value in vars(module).items():
+        if not name.startswith("_") and not isinstance(value, types.ModuleType):
+            setattr(copy, name, value)
+    return copy
+
+
 #: Modules a bot may import besides ``random`` and ``arena``.
 PLAIN_MODULES: dict[str, types.ModuleType] = {
-    "math": math,
-    "itertools": itertools,
-    "collections": collections,
-    "heapq": heapq,
-    "bisect": bisect,
-    "statistics": statistics,
+    m.__name__: public_copy(m) for m in (math, itertools, collections, heapq, bisect, statistics)
 }
 
 #: Every top-level name a bot may import.
