@@ -396,3 +396,23 @@ def test_pool_reports_a_harness_error() -> None:
     with pytest.raises(HarnessError, match="game 5p-t0-d0-r0: KeyError"):
         for _ in in_pool(job, keys + [GameKey(5, 0, 0, 0)], 2, lambda: False):
             pass
+
+
+def test_second_writer_and_bad_replays_folder_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from arena.rules import CONTEST
+    from arena.tournament.db import TournamentDB
+    from arena.tournament.runner import plan
+
+    db = tmp_path / "busy.sqlite"
+    p = plan(["greedy", "random"], sizes=None, deals=1, seed=0, rules=CONTEST)
+    holder = TournamentDB.open(db, p.settings, [e.row(i) for i, e in enumerate(p.entrants)], p.schedule)
+    try:
+        code, _, err = run_cli(capsys, "tournament", "greedy", "random", "-n", "1", "-q", "--db", str(db))
+        assert code == 2 and "another arena tournament is writing to it" in err and err.count("\n") == 1
+    finally:
+        holder.close()
+    assert run_cli(capsys, "tournament", "greedy", "random", "-n", "1", "-q", "--db", str(db))[0] == 0
+    (tmp_path / "afile").write_text("x")
+    code, _, err = run_cli(capsys, "tournament", "greedy", "random", "-n", "1", "-q", "--db", str(tmp_path / "new.sqlite"),
+                           "--replays", str(tmp_path / "afile" / "replays"))
+    assert code == 2 and "cannot make the replays folder" in err and not (tmp_path / "new.sqlite").exists()

@@ -53,10 +53,10 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
     try:
         result = run(p, args.db, backend, replays=args.replays, progress=not args.quiet, on_start=started)
-    except TournamentDBError as exc:
+    except (TournamentDBError, SetupError) as exc:
         raise UsageError(str(exc)) from None
     except HarnessError as exc:
-        print(f"arena: error: {exc}; finished games are kept in {args.db}", file=sys.stderr)
+        print(f"arena: error: {exc}; the games stored in {args.db} are kept", file=sys.stderr)
         return 1
     if result.interrupted:
         command = shlex.join(["arena", *sys.argv[1:]]) if sys.argv[1:2] == ["tournament"] else "the same command"

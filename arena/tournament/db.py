@@ -159,10 +159,11 @@ def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dic
 class TournamentDB:
     """The writer's handle: create or resume, then :meth:`add` finished games."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, settings: dict[str, Any]) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path, settings: dict[str, Any], lock_fd: int = -1) -> None:
         self.conn = conn
         self.path = path
         self.settings = settings
+        self.lock_fd = lock_fd
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], settings: dict[str, Any], bots: Sequence[BotRow],
@@ -181,7 +182,9 @@ class TournamentDB:
             conn = _connect(p)
         except sqlite3.Error as exc:
             raise TournamentDBError(f"{p}: cannot open: {exc}") from None
+        lock_fd = -1
         try:
+            lock_fd = _lock(p)
             meta = _check_format(conn, p)
             if meta is None:
                 cls._create(conn, settings, bots, schedule)
@@ -191,8 +194,9 @@ class TournamentDB:
             conn.execute("PRAGMA synchronous = FULL")
         except BaseException:
             conn.close()
+            _unlock(lock_fd)
             raise
-        return cls(conn, p, settings)
+        return cls(conn, p, settings, lock_fd)
 
     @staticmethod
     def _create(conn: sqlite3.Connection, settings: dict[str, Any], bots: Sequence[BotRow],
@@ -279,6 +283,33 @@ class TournamentDB:
 
     def close(self) -> None:
         self.conn.close()
+        _unlock(self.lock_fd)  # after SQLite: closing a descriptor drops the process's POSIX locks
+        self.lock_fd = -1
+
+
+def _lock(path: Path) -> int:
+    """Hold an exclusive ``flock`` on the database file while a run writes to it, so two
+    runs cannot play the same tournament at once (the kernel drops it when we die).
+
+    :raises TournamentDBError: another run holds it.
+    """
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no guard
+        return -1
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise TournamentDBError(f"{path}: another arena tournament is writing to it; "
+                                "wait for it to finish or stop it") from None
+    return fd
+
+
+def _unlock(fd: int) -> None:
+    if fd >= 0:
+        os.close(fd)
 
 
 class Transaction:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import sys
 import threading
 import time
@@ -23,7 +24,7 @@ from ..match import entrant_labels
 from ..rules import Rules
 from .db import BotRow, TournamentDB, canonical
 from .schedule import DEFAULT_MAX_TABLES, GameKey, Schedule, default_sizes
-from .local import Batches
+from .local import Batches, HarnessError
 from .worker import GameRecord, Job
 
 
@@ -227,14 +228,17 @@ def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: 
 
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.
     """
+    folder = Path(replays) if replays else None
+    if folder:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
     db = TournamentDB.open(db_path, p.settings, [e.row(i) for i, e in enumerate(p.entrants)], p.schedule)
     try:
         finished = db.finished()
         keys = [k for k in p.schedule.keys() if k not in finished]
         total = p.schedule.total_games
-        folder = Path(replays) if replays else None
-        if folder:
-            folder.mkdir(parents=True, exist_ok=True)
         if on_start:
             on_start(total - len(keys), total)
         bar = None
@@ -251,8 +255,14 @@ def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: 
                 for batch in batches:
                     if folder:
                         for record in batch:
-                            write_replay(folder, record)
-                    played += db.add(batch, p.schedule)
+                            try:
+                                write_replay(folder, record)
+                            except OSError as exc:
+                                raise HarnessError(f"cannot write a replay to {folder}: {exc.strerror or exc}") from None
+                    try:
+                        played += db.add(batch, p.schedule)
+                    except sqlite3.Error as exc:
+                        raise HarnessError(f"cannot store games in {db_path}: {exc}") from None
                     if bar:
                         bar.update(len(batch))
             except KeyboardInterrupt:
