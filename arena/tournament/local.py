@@ -1,10 +1,11 @@
 """The local backend: games in worker processes on this machine (or in this process).
 
 Each worker is a ``spawn``-ed process (no fork of a parent that may hold
-threads) with its own pipe. The parent hands out chunks of game keys, at most
-a little more than one chunk per worker at a time, and every finished game comes back on its own as
-soon as it ends, so the parent (the database's only writer) can store it
-at once. A worker that dies has its unfinished games handed out again.
+threads) with its own pipe. The parent hands out chunks of game keys (a
+worker holds the chunk it plays and the next one), and finished games come
+back as they end, a few together when they end within 20 ms, so the parent
+(the database's only writer) stores them at once. A worker that dies has its
+unfinished games handed out again.
 """
 
 from __future__ import annotations
@@ -18,8 +19,6 @@ from typing import Any, Callable, Generator, Sequence
 
 from .schedule import GameKey
 from .worker import GameRecord, GameRunner, Job
-
-
 
 #: A worker sends what it finished at least this often (and at the end of each chunk).
 FLUSH_SECONDS = 0.02

@@ -23,8 +23,8 @@ from ..loader import BotSource, resolve_bot
 from ..match import entrant_labels
 from ..rules import Rules
 from .db import BotRow, TournamentDB, canonical
-from .schedule import DEFAULT_MAX_TABLES, GameKey, Schedule, default_sizes
 from .local import Batches, HarnessError
+from .schedule import DEFAULT_MAX_TABLES, GameKey, Schedule, default_sizes
 from .worker import GameRecord, Job
 
 
