@@ -28,6 +28,9 @@ from .rules import CONTEST, Rules
 from .turn import to_card, to_suit
 
 
+_EFFECT_RANKS = frozenset(("7", "8", "a"))
+
+
 def derive_seed(seed: Any, *parts: Any) -> int:
     """A 64-bit seed derived from ``seed`` and ``parts``; not invertible, so a
     bot that learns its own seed learns nothing about the deal."""
@@ -245,7 +248,9 @@ class Game:
         mover = self.mover
         self.moves += 1
         self._emit({"event": "finish", "seat": mover})
-        self._effects(mover, move.put)
+        put = move.put
+        if put and put[-1].rank in _EFFECT_RANKS:
+            self._effects(mover, put)
         if not self.hands[mover]:
             return self._end_round(mover)
         if self.moves >= self.rules.max_moves:

@@ -119,24 +119,25 @@ class EngineTable:
     # The Turn has checked each action against the move in progress, which
     # for an in-process bot is the engine's own Move: apply it unchecked.
     def act_put(self, card: Card, suit: str | None) -> None:
-        self._check_turn()
-        self.game._put(card, suit)
-
-    def act_draw(self) -> Card:
-        self._check_turn()
-        return self.game._draw()
-
-    def act_finish(self) -> None:
-        self._check_turn()
-        self.game._finish()
-
-    def act_say(self, text: str) -> None:
-        self.game._emit({"event": "say", "seat": self.seat, "text": text})
-
-    def _check_turn(self) -> None:
         game = self.game
         if game.mover != self.seat or game.move.finished or not game.in_round:
             raise IllegalMove("R2.1", "it is not your move")
+        game._put(card, suit)
+
+    def act_draw(self) -> Card:
+        game = self.game
+        if game.mover != self.seat or game.move.finished or not game.in_round:
+            raise IllegalMove("R2.1", "it is not your move")
+        return game._draw()
+
+    def act_finish(self) -> None:
+        game = self.game
+        if game.mover != self.seat or game.move.finished or not game.in_round:
+            raise IllegalMove("R2.1", "it is not your move")
+        game._finish()
+
+    def act_say(self, text: str) -> None:
+        self.game._emit({"event": "say", "seat": self.seat, "text": text})
 
 
 def fallback_move(game: Game, rng: random.Random) -> None:

@@ -158,7 +158,8 @@ class Turn:
 
         :raises IllegalMove: not allowed now (the rule is named); nothing changes.
         """
-        card = to_card(card)
+        if type(card) is not Card:
+            card = to_card(card)
         ordered = to_suit(suit) if card.rank == "j" else None
         self._move.check_put(card, ordered)
         self._table.act_put(card, ordered)
