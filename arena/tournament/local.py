@@ -11,6 +11,7 @@ unfinished games handed out again.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import time
 from collections import deque
@@ -59,9 +60,23 @@ def _terminate(signum: int, frame: Any) -> None:
     raise SystemExit(0)  # unwinds through the game's and the runner's clean-up
 
 
-def worker_main(conn: Connection, job: Job) -> None:
+def pin_worker(number: int) -> None:
+    """Worker ``number`` keeps to CPU ``number mod cores``: its sandboxed bots inherit the
+    affinity and run beside it (see ``Limits.same_cpu``), and two workers never share a CPU
+    while there are CPUs enough."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return
+    from ..sandbox.client import pin_to_one_cpu
+
+    pin_to_one_cpu(cpus[number % len(cpus)])
+
+
+def worker_main(conn: Connection, job: Job, number: int = 0) -> None:
     """A worker process: play the chunks the parent sends; send back finished games as they
     end, several together when they end within :data:`FLUSH_SECONDS` of each other."""
+    pin_worker(number)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     signal.signal(signal.SIGTERM, _terminate)     # ... and stops a busy worker with SIGTERM
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked while we started
@@ -93,7 +108,7 @@ def worker_main(conn: Connection, job: Job) -> None:
 class _Worker:
     def __init__(self, ctx: Any, job: Job, number: int) -> None:
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=worker_main, args=(child, job), name=f"arena-worker-{number}",
+        self.process = ctx.Process(target=worker_main, args=(child, job, number), name=f"arena-worker-{number}",
                                    daemon=True)
         # A Ctrl-C reaches the whole process group; one that came while a worker starts
         # up would kill it with a traceback. The worker inherits a blocked SIGINT and
