@@ -98,16 +98,16 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
             finally:
                 for p in players:
                     p.close()
+            # The record first, then the tally: a Ctrl-C between the two loses
+            # the game from the table, never a tallied game from the record file.
+            if writer:
+                writer.write_game(outcome.log)
             record(outcome, order, tallies)
             played += 1
-            if writer or verbose:
-                log = outcome.log
-                if writer:
-                    writer.write_game(log)
-                if verbose:
-                    for line in format_game(log):
-                        print(line)
-                    print()
+            if verbose:
+                for line in format_game(outcome.log):
+                    print(line)
+                print()
             if bar:
                 bar.update(1)
     except KeyboardInterrupt as exc:
