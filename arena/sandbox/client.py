@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import json.scanner
 import marshal
 import os
 import signal
@@ -34,7 +35,23 @@ from ..referee import BotFault, GameInfo
 from ..turn import Turn, public_data
 from .protocol import HEADER
 
-_decode = json.JSONDecoder().decode
+# The C scanner of a strict JSON decoder, called directly: one call per reply (no whitespace is
+# skipped; the worker sends none), and the whole frame must be one JSON value.
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
+
+
+def _decode(text: str) -> Any:
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if end != len(text):
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
+#: Card texts exactly as the worker sends them (anything else goes through ``Card()`` and fails there).
+_CARDS = Card._by_text
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _BOOT = f"import sys; sys.path.insert(0, {_ROOT!r}); from arena.sandbox.worker import main; main()"
 
@@ -153,47 +170,57 @@ class _Watchdog:
     The referee reads and writes its pipes with plain blocking calls (the
     cheapest way: no poll per message); a worker that misses its deadline is
     killed from here, which ends the blocked call with end-of-file.
+
+    Arming a worker is one attribute write (``worker.deadline``), with no
+    lock: the thread reads the clock *before* it reads a deadline, and the
+    referee reads the clock *after* it clears one (:meth:`disarm`), so a worker
+    the thread kills is always one the referee itself finds late. A worker is
+    registered once (:meth:`watch`) and dropped when it is killed.
     """
 
     PERIOD = 0.005
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.armed: dict[int, tuple[float, WorkerProcess]] = {}
+        self.workers: dict[int, WorkerProcess] = {}
         self.thread: threading.Thread | None = None
         self.pid = 0
 
-    def arm(self, worker: "WorkerProcess", deadline: float) -> None:
+    def watch(self, worker: "WorkerProcess") -> None:
         if self.pid != os.getpid():  # first use, or a forked child: start afresh
-            self.lock = threading.Lock()
-            self.armed = {}
+            self.workers = {}
             self.pid = os.getpid()
             self.thread = threading.Thread(target=self._run, name="arena-sandbox-watchdog", daemon=True)
             self.thread.start()
-        with self.lock:
-            self.armed[id(worker)] = (deadline, worker)
+        self.workers[id(worker)] = worker
 
-    def disarm(self, worker: "WorkerProcess") -> bool:
-        """Stop watching; False when the deadline had already passed (and the worker is killed)."""
-        with self.lock:
-            self.armed.pop(id(worker), None)
-            return not worker.timed_out
+    def forget(self, worker: "WorkerProcess") -> None:
+        if self.pid == os.getpid():
+            self.workers.pop(id(worker), None)
+
+    @staticmethod
+    def arm(worker: "WorkerProcess", deadline: float) -> None:
+        worker.deadline = deadline
+
+    @staticmethod
+    def disarm(worker: "WorkerProcess", start: float, budget: float) -> tuple[bool, float]:
+        """Stop watching: (in time, seconds since ``start``). Late when the thread killed the
+        worker or when the time taken, read after clearing the deadline, is over ``budget``."""
+        worker.deadline = _NEVER
+        took = time.monotonic() - start
+        return (took <= budget and not worker.timed_out), took
 
     def _run(self) -> None:
+        monotonic, sleep = time.monotonic, time.sleep
         while True:
-            time.sleep(self.PERIOD)
-            now = time.monotonic()
-            late = []
-            with self.lock:
-                for key, (deadline, worker) in list(self.armed.items()):
-                    if now > deadline:
-                        worker.timed_out = True
-                        late.append(worker)
-                        del self.armed[key]
-            for worker in late:
-                worker.signal_kill()
+            sleep(self.PERIOD)
+            for worker in list(self.workers.values()):
+                now = monotonic()  # the clock first, then the deadline (see the class docstring)
+                if now > worker.deadline and not worker.timed_out:
+                    worker.timed_out = True
+                    worker.signal_kill()
 
 
+_NEVER = float("inf")
 _watchdog = _Watchdog()
 
 
@@ -204,6 +231,8 @@ class WorkerProcess:
         self.limits = limits
         self.dead = False
         self.timed_out = False
+        #: When the watchdog kills this worker (monotonic seconds); never while idle.
+        self.deadline = _NEVER
         self.busy = 0.0
         self.buf = b""
         self.owner = os.getpid()
@@ -213,6 +242,7 @@ class WorkerProcess:
             [sys.executable, "-I", "-c", _BOOT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env={}, cwd="/", start_new_session=True, close_fds=True)
         _live.add(self)
+        _watchdog.watch(self)
         self.fd_w = self.proc.stdin.fileno()  # type: ignore[union-attr]
         self.fd_r = self.proc.stdout.fileno()  # type: ignore[union-attr]
         self.fd_e = self.proc.stderr.fileno()  # type: ignore[union-attr]
@@ -257,7 +287,7 @@ class WorkerProcess:
                     self.buf = buf[end:]
                     try:
                         return _decode(buf[4:end].decode())
-                    except (ValueError, RecursionError):
+                    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
                         raise ProtocolViolation("a reply that is not JSON") from None
             try:
                 data = read(fd, 1 << 16)
@@ -270,13 +300,12 @@ class WorkerProcess:
     def call(self, message: Any, seconds: float) -> tuple[Any, float]:
         """Send, wait for the reply; (reply, seconds waited). Raises :class:`WorkerError`."""
         start = time.monotonic()
-        _watchdog.arm(self, start + seconds)
+        self.deadline = start + seconds
         try:
             self.send(message)
             reply = self.recv()
         finally:
-            in_time = _watchdog.disarm(self)
-            took = time.monotonic() - start
+            in_time, took = _watchdog.disarm(self, start, seconds)
             self.busy += took
         if not in_time:
             raise WorkerTimeout("no answer in time")
@@ -339,6 +368,7 @@ class WorkerProcess:
             except OSError:
                 pass
         _live.discard(self)
+        _watchdog.forget(self)
 
 
 # -- the public history, as sandboxed bots get it ------------------------------------------
@@ -479,7 +509,7 @@ class WorkerPlayer:
         self.idle = False
         self.said = 0
         error: Any = None
-        _watchdog.arm(worker, start + budget)
+        worker.deadline = start + budget
         try:
             worker.send(("move", view))
             while True:
@@ -508,13 +538,13 @@ class WorkerPlayer:
                 else:
                     raise ProtocolViolation(f"an unknown message {str(kind)[:20]!r}")
         except WorkerError as exc:
-            in_time = _watchdog.disarm(worker)
-            self._spent(worker, start)
+            in_time, took = _watchdog.disarm(worker, start, budget)
+            self._spent(worker, took)
             if not in_time or isinstance(exc, WorkerTimeout):
                 exc = self._late(budget)
             raise self._fault(exc) from None
-        in_time = _watchdog.disarm(worker)
-        self._spent(worker, start)
+        in_time, took = _watchdog.disarm(worker, start, budget)
+        self._spent(worker, took)
         if not in_time:
             raise self._fault(self._late(budget))
         self.idle = True
@@ -528,8 +558,7 @@ class WorkerPlayer:
         which = "the per-move limit" if budget >= self.limits.move_seconds else "the game's time bank left"
         return WorkerTimeout(f"over {which} ({budget:.3g} s)")
 
-    def _spent(self, worker: WorkerProcess, start: float) -> None:
-        took = time.monotonic() - start
+    def _spent(self, worker: WorkerProcess, took: float) -> None:
         worker.busy += took
         self.bank -= took
 
@@ -562,7 +591,7 @@ class WorkerPlayer:
                     card, suit = action[1], action[2]
                     if type(card) is not str or not (suit is None or type(suit) is str):
                         raise ProtocolViolation("bad put")
-                    game.put(Card(card), suit)
+                    game.put(_CARDS.get(card) or Card(card), suit)
                 elif kind == "f" and len(action) == 1:
                     game.finish()
                 elif kind == "d" and len(action) == 2:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import json.encoder
 import marshal
 import os
 import sys
@@ -42,6 +43,16 @@ from .protocol import HEADER, MAX_IN_FRAME
 HOOKS = ("start_game", "end_round", "end_game")
 _CARD = Card._by_text
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
+try:  # the C encoder, made once (JSONEncoder.encode builds a new one per call)
+    _c_encode = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+        None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ":", ",",
+        False, False, True)
+
+    def _encode(message: Any) -> bytes:
+        return "".join(_c_encode(message, 0)).encode()
+except (AttributeError, TypeError):  # no C accelerator: the plain encoder
+    def _encode(message: Any) -> bytes:
+        return _dumps(message).encode()
 
 
 def _exit(code: int) -> None:
@@ -81,7 +92,7 @@ class Channel:
         return marshal.loads(buf[4:end])
 
     def send(self, message: Any) -> None:
-        payload = _dumps(message).encode()
+        payload = _encode(message)
         data = HEADER.pack(len(payload)) + payload
         view = memoryview(data)
         while view:
