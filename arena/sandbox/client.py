@@ -55,6 +55,10 @@ _CARDS = Card._by_text
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _BOOT = f"import sys; sys.path.insert(0, {_ROOT!r}); from arena.sandbox.worker import main; main()"
 
+#: Bytes asked of the pipe per read: replies and views are small, and a 64 KiB buffer
+#: allocated and shrunk per read costs more than the rare extra read of a long message.
+_CHUNK = 4096
+
 #: Worker uids are ``UID_BASE + pid``: distinct for every worker alive at the same time.
 UID_BASE = 100000
 
@@ -290,7 +294,7 @@ class WorkerProcess:
                     except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
                         raise ProtocolViolation("a reply that is not JSON") from None
             try:
-                data = read(fd, 1 << 16)
+                data = read(fd, _CHUNK)
             except OSError:
                 data = b""
             if not data:

@@ -55,6 +55,11 @@ except (AttributeError, TypeError):  # no C accelerator: the plain encoder
         return _dumps(message).encode()
 
 
+#: Bytes asked of the pipe per read: replies and views are small, and a 64 KiB buffer
+#: allocated and shrunk per read costs more than the rare extra read of a long message.
+_CHUNK = 4096
+
+
 def _exit(code: int) -> None:
     os._exit(code)
 
@@ -72,7 +77,7 @@ class Channel:
     def _fill(self, n: int) -> None:
         buf = self.buf
         while len(buf) < n:
-            data = os.read(self.fd_in, max(n - len(buf), 1 << 16))
+            data = os.read(self.fd_in, max(n - len(buf), _CHUNK))
             if not data:
                 _exit(0)  # the referee is gone
             buf += data
@@ -94,10 +99,12 @@ class Channel:
     def send(self, message: Any) -> None:
         payload = _encode(message)
         data = HEADER.pack(len(payload)) + payload
-        view = memoryview(data)
-        while view:
-            n = os.write(self.fd_out, view)
-            view = view[n:]
+        n = os.write(self.fd_out, data)
+        if n < len(data):  # a long message: the rest in as many writes as the pipe needs
+            view = memoryview(data)[n:]
+            while view:
+                n = os.write(self.fd_out, view)
+                view = view[n:]
 
 
 class WorkerTable:
@@ -153,17 +160,15 @@ class WorkerTable:
         move.hand.remove(card)
         move.put.append(card)
         move.top = card
-        event = {"event": "put", "seat": move.seat, "card": card._text}
-        if card.rank == "j":
-            ordered = suit if suit is not None else card.suit
-            move.suit = ordered
-            event["suit"] = ordered
-        else:
-            move.suit = card.suit
+        ordered = (suit if suit is not None else card.suit) if card.rank == "j" else None
+        move.suit = ordered or card.suit
         move.pile_size += 1
         w = self.w
         w.act(["p", card._text, suit])
         if w.history_on:
+            event = {"event": "put", "seat": move.seat, "card": card._text}
+            if ordered is not None:
+                event["suit"] = ordered
             w.provisional.append(MappingProxyType(event))
 
     def act_draw(self) -> Card:
@@ -231,9 +236,11 @@ class Worker:
 
     # -- actions and requests -------------------------------------------------------------
     def act(self, action: list) -> None:
-        out = self.sink.take()
-        if out:
-            self.actions.append(["o", out])
+        sink = self.sink
+        if sink.parts or sink.truncated:  # printed output first, in order
+            out = sink.take()
+            if out:
+                self.actions.append(["o", out])
         self.actions.append(action)
 
     def take_actions(self) -> list:
