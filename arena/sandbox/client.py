@@ -55,6 +55,10 @@ _CARDS = Card._by_text
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _BOOT = f"import sys; sys.path.insert(0, {_ROOT!r}); from arena.sandbox.worker import main; main()"
 
+#: marshal format 2: no back-references, so ~1/3 cheaper to write and read than the default
+#: for the small messages of the protocol (the views have nothing to share).
+_MARSHAL = 2
+
 #: Bytes asked of the pipe per read: replies and views are small, and a 64 KiB buffer
 #: allocated and shrunk per read costs more than the rare extra read of a long message.
 _CHUNK = 4096
@@ -271,7 +275,7 @@ class WorkerProcess:
 
     # -- pipes (call only between arm() and disarm() of the watchdog) -------------------------
     def send(self, message: Any) -> None:
-        payload = marshal.dumps(message)
+        payload = marshal.dumps(message, _MARSHAL)
         try:
             os.write(self.fd_w, HEADER.pack(len(payload)) + payload)
         except OSError:

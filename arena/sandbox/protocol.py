@@ -2,7 +2,7 @@
 
 Each message is a frame: a 4-byte big-endian length, then the payload.
 
-* referee -> worker: ``marshal`` of plain data (tuples, lists, dicts, str,
+* referee -> worker: ``marshal`` (format 2) of plain data (tuples, lists, dicts, str,
   int, None). The worker trusts the referee, and marshal is the fastest
   codec in the standard library.
 * worker -> referee: UTF-8 JSON. The worker is *not* trusted, so the
