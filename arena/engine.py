@@ -114,7 +114,9 @@ class Game:
         self.moves = 0                    # moves finished this round (R8.4)
         self.move: Move = None  # type: ignore[assignment]
         self.last_winner: int | None = None
-        self.rng = random.Random()
+        # Reseeded at every deal (start_round); seeding with a constant here
+        # skips Random()'s read of os.urandom, a measurable cost per game.
+        self.rng = random.Random(0)
         self.round_results: list[RoundResult] = []
 
     # -- records -------------------------------------------------------------
@@ -143,8 +145,8 @@ class Game:
         rest = deck[n * size:]                 # the stock, top first
         first = self.first_player()
         self._emit({"event": "deal", "round": self.round, "first": first,
-                    "hands": [[str(c) for c in h] for h in self.hands],
-                    "stock": [str(c) for c in rest], "scores": list(self.scores)})
+                    "hands": [[c._text for c in h] for h in self.hands],
+                    "stock": [c._text for c in rest], "scores": list(self.scores)})
         rest.reverse()
         self.stock = rest
         self.skips = [0] * n
@@ -155,7 +157,7 @@ class Game:
         self.pile = [opening]
         self.round_pile = [opening]
         self.mover = first
-        event = {"event": "put", "seat": first, "card": str(opening), "opening": True}
+        event = {"event": "put", "seat": first, "card": opening._text, "opening": True}
         if opening.rank == "j":
             event["suit"] = opening.suit       # R3.3: an opening jack orders its own suit
         self._emit(event)
@@ -172,7 +174,7 @@ class Game:
             top = self.pile[-1]
             new = self.pile[:-1]
             self.rng.shuffle(new)               # new[0] is the new stock's top
-            self._emit({"event": "reshuffle", "stock": [str(c) for c in new]})
+            self._emit({"event": "reshuffle", "stock": [c._text for c in new]})
             new.reverse()
             self.stock = new
             self.pile = [top]
@@ -310,7 +312,7 @@ class Game:
                 return
             hand.append(card)
             self.drawn[seat] += 1
-            self._emit({"event": "penalty", "seat": seat, "card": str(card), "rank": rank})
+            self._emit({"event": "penalty", "seat": seat, "card": card._text, "rank": rank})
 
     def _next_mover(self, mover: int) -> None:
         """Pass play on (R2.1), spending lost turns as they come up (R6.5)."""

@@ -199,7 +199,15 @@ class Referee:
         outcome = GameOutcome(game_id, seed, names, None, move_times=[[] for _ in range(n)])  # type: ignore[arg-type]
         counts = [0] * n
         retired: set[int] = set()
-        rng = random.Random(derive_seed(seed, "fallback"))
+        # The fallback's rng is made on first use: seeding one costs a few
+        # microseconds and most games never need it. Same seed either way.
+        fallback_rng: list[random.Random] = []
+
+        def fallback() -> None:
+            if not fallback_rng:
+                fallback_rng.append(random.Random(derive_seed(seed, "fallback")))
+            fallback_move(game, fallback_rng[0])
+
         shared: list = []
         tables = [EngineTable(game, s, names, shared) for s in range(n)]
 
@@ -229,13 +237,15 @@ class Referee:
             notify(s, "start_game", GameInfo(s, names, self.rules, game_id))
         game.start_round()
         moves = 0
+        clock = time.perf_counter          # hot loop: local names
+        move_times = outcome.move_times
         while True:
             seat = game.mover
             move = game.move
             if seat in retired:
-                fallback_move(game, rng)
+                fallback()
             else:
-                t0 = time.perf_counter()
+                t0 = clock()
                 try:
                     players[seat].move(Turn(move, tables[seat]))
                 except BotFault as exc:
@@ -249,9 +259,9 @@ class Referee:
                         else:
                             refusal = move.finish_refusal()
                             fault(seat, "illegal-finish", f"{refusal[0]}: {refusal[1]}" if refusal else "move not finished")
-                outcome.move_times[seat].append(time.perf_counter() - t0)
+                move_times[seat].append(clock() - t0)
                 if not move.finished:
-                    fallback_move(game, rng)
+                    fallback()
             moves += 1
             if not game.in_round:
                 result = game.round_results[-1]
