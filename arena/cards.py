@@ -42,6 +42,7 @@ class Card:
     suit: str
     points: int
     index: int
+    _text: str
 
     def __new__(cls, text: "str | Card") -> "Card":
         if isinstance(text, Card):
