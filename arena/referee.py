@@ -196,7 +196,8 @@ class Referee:
                     "players": [{"seat": s, "name": names[s], "bot": (bots[s] if bots else names[s])}
                                 for s in range(n)],
                     "rules": self.rules.to_dict()})
-        outcome = GameOutcome(game_id, seed, names, None, move_times=[[] for _ in range(n)])  # type: ignore[arg-type]
+        faults: list[Fault] = []
+        move_times: list[list[float]] = [[] for _ in range(n)]
         counts = [0] * n
         retired: set[int] = set()
         # The fallback's rng is made on first use: seeding one costs a few
@@ -212,7 +213,7 @@ class Referee:
         tables = [EngineTable(game, s, names, shared) for s in range(n)]
 
         def fault(seat: int, kind: str, detail: str, retire: bool = False) -> None:
-            outcome.faults.append(Fault(seat, kind, detail, game.round))
+            faults.append(Fault(seat, kind, detail, game.round))
             game._emit({"event": "fault", "seat": seat, "kind": kind, "detail": detail})
             if kind == "retired":
                 return
@@ -220,7 +221,7 @@ class Referee:
             if seat not in retired and (kind == "crash" or retire or counts[seat] >= self.max_faults):
                 retired.add(seat)
                 why = "crashed" if kind == "crash" else "stopped" if retire else f"{counts[seat]} faults"
-                outcome.faults.append(Fault(seat, "retired", why, game.round))
+                faults.append(Fault(seat, "retired", why, game.round))
                 game._emit({"event": "fault", "seat": seat, "kind": "retired", "detail": why})
 
         def notify(seat: int, method: str, arg: Any) -> None:
@@ -238,7 +239,6 @@ class Referee:
         game.start_round()
         moves = 0
         clock = time.perf_counter          # hot loop: local names
-        move_times = outcome.move_times
         while True:
             seat = game.mover
             move = game.move
@@ -264,17 +264,14 @@ class Referee:
                     fallback()
             moves += 1
             if not game.in_round:
-                result = game.round_results[-1]
+                round_result = game.round_results[-1]
                 for s in range(n):
-                    notify(s, "end_round", result)
+                    notify(s, "end_round", round_result)
                 if game.over:
                     break
                 game.start_round()
-        outcome.result = game.end(frozenset(retired))
+        result = game.end(frozenset(retired))
         for s in range(n):
-            notify(s, "end_game", outcome.result)
-        outcome.retired = frozenset(retired)
-        outcome.moves = moves
-        outcome.duration = time.perf_counter() - started
-        outcome.log = game.log
-        return outcome
+            notify(s, "end_game", result)
+        return GameOutcome(game_id, seed, names, result, faults, frozenset(retired), move_times, moves,
+                           time.perf_counter() - started, game.log)
