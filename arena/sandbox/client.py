@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -381,7 +382,12 @@ class WorkerProcess:
 
 # -- the public history, as sandboxed bots get it ------------------------------------------
 
-_PUBLIC: "weakref.WeakKeyDictionary[Game, list]" = weakref.WeakKeyDictionary()
+# Per game: [game, public events so far, log entries they cover], for the few
+# most recent games, keyed by id() and holding the game itself (so an id is
+# never reused while cached). Not a WeakKeyDictionary: a compiled Game
+# (arena/native.py) takes no weak references.
+_PUBLIC: "OrderedDict[int, list]" = OrderedDict()
+_PUBLIC_GAMES = 16
 
 
 def public_log(game: Game) -> list[dict]:
@@ -389,17 +395,19 @@ def public_log(game: Game) -> list[dict]:
 
     A bot's printed output (``say`` lines marked ``output``) is kept out: only ``turn.say`` is public.
     """
-    cache = _PUBLIC.get(game)
-    if cache is None:
-        cache = _PUBLIC[game] = [[], 0]
-    events, seen = cache
+    cache = _PUBLIC.get(id(game))
+    if cache is None or cache[0] is not game:
+        cache = _PUBLIC[id(game)] = [game, [], 0]
+        while len(_PUBLIC) > _PUBLIC_GAMES:
+            _PUBLIC.popitem(last=False)
+    _, events, seen = cache
     log = game.log
     if seen < len(log):
         for e in log[seen:]:
             if e["event"] == "say" and e.get("output"):
                 continue
             events.append(public_data(e))
-        cache[1] = len(log)
+        cache[2] = len(log)
     return events
 
 

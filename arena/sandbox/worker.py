@@ -327,6 +327,8 @@ class Worker:
         error = None
         fn = self.hooks.get(kind)
         if fn is not None:
+            # Sequences arrive as lists; the results hold tuples, as in the referee's process.
+            fields = [tuple(f) if type(f) is list else f for f in fields]
             result = RoundResult(*fields) if kind == "end_round" else GameResult(*fields)
             error = self.call(fn, result)
         return ["ok", self.take_actions(), error, None, sorted(self.hooks)]
