@@ -182,8 +182,10 @@ class Game:
         return self.stock.pop()
 
     # -- R4/R5 actions (checked path) ----------------------------------------
-    def put(self, card: Card | str, suit: str | None = None) -> None:
-        """The mover puts ``card``; a jack orders ``suit`` (default its own, R6.4).
+    def put(self, card: Any, suit: Any = None) -> None:
+        """The mover puts ``card`` (a Card or its text); a jack orders ``suit``
+        (default its own, R6.4). Anything else is refused with IllegalMove, so
+        the parameters are typed ``Any`` (a compiled build enforces hints).
 
         :raises IllegalMove: the put breaks R4.2, R4.3 or R5.2 (nothing changes).
         """

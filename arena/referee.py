@@ -229,8 +229,8 @@ class Referee:
                 return
             try:
                 getattr(players[seat], method)(arg)
-            except BotFault as exc:
-                fault(seat, exc.kind, f"{method}: {exc.detail}", exc.retire)
+            except BotFault as bad:   # its own name: mypyc types a name once per function
+                fault(seat, bad.kind, f"{method}: {bad.detail}", bad.retire)
             except Exception as exc:  # noqa: BLE001 - any bot error is a fault
                 fault(seat, "exception", f"{method}: {_detail(exc)}")
 
@@ -248,8 +248,8 @@ class Referee:
                 t0 = clock()
                 try:
                     players[seat].move(Turn(move, tables[seat]))
-                except BotFault as exc:
-                    fault(seat, exc.kind, exc.detail, exc.retire)
+                except BotFault as bad:
+                    fault(seat, bad.kind, bad.detail, bad.retire)
                 except Exception as exc:  # noqa: BLE001 - any bot error is a fault
                     fault(seat, "exception", _detail(exc))
                 else:
