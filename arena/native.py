@@ -8,8 +8,8 @@ silently shadowed by an older compiled copy, a successful build records the
 sha256 of each source (:data:`MANIFEST`), and :func:`select` (run by ``arena/__init__``
 before any of these modules is imported) loads the compiled modules only
 when every source still matches. Otherwise, or with ``ARENA_PURE=1`` in the
-environment, all of them load from their ``.py`` files, and a stale build
-says so in a warning. It is all or nothing: compiled modules call each other
+environment, all of them load from their ``.py`` files (:func:`describe`
+says which, and why). It is all or nothing: compiled modules call each other
 directly, so a mix would run stale code.
 
 This module must not import the rest of ``arena`` (setup.py loads it alone).
@@ -23,7 +23,6 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-import warnings
 from typing import Sequence
 
 #: The modules a compiled build compiles (arena/<name>.py).
@@ -77,15 +76,30 @@ class PreferSource(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_file_location(fullname, source) if source else None
 
 
+#: What :func:`select` found: "absent", "current" or "stale" (None before it ran).
+STATE: str | None = None
+
+
 def select() -> bool:
-    """Choose compiled or pure modules for this process; True when compiled ones load."""
-    state = compiled_state()
-    if state == "current" and os.environ.get("ARENA_PURE") != "1":
+    """Choose compiled or pure modules for this process; True when compiled ones load.
+
+    A stale build falls back to pure Python quietly (a warning would break
+    the one-line errors of the command line); ``arena.native.STATE`` and the
+    engine benchmark's first line say so.
+    """
+    global STATE
+    STATE = compiled_state()
+    if STATE == "current" and os.environ.get("ARENA_PURE") != "1":
         return True
-    if state == "stale":
-        warnings.warn(f"arena: the compiled modules in {_HERE} do not match their .py sources; "
-                      "running pure Python (rebuild with ARENA_COMPILE=1, or delete the arena/*.so files)",
-                      RuntimeWarning, stacklevel=2)
-    if state != "absent":
+    if STATE != "absent":
         sys.meta_path.insert(0, PreferSource(COMPILED_MODULES))
     return False
+
+
+def describe() -> str:
+    """One line on the modules in use, for benchmarks and bug reports."""
+    if STATE == "current" and os.environ.get("ARENA_PURE") != "1":
+        return "compiled (mypyc build, arena/native.py)"
+    if STATE == "stale":
+        return "pure Python (the compiled build is stale: rebuild with ARENA_COMPILE=1, or delete arena/*.so)"
+    return "pure Python"

@@ -19,7 +19,7 @@ from typing import Callable
 
 from tabulate import tabulate
 
-import arena
+import arena.native
 from arena.loader import load_trusted, resolve_bot
 from arena.referee import Referee
 
@@ -105,7 +105,7 @@ def main() -> None:
             print(f"({name}: not installed; pip install -e '.[bench]')")
         else:
             contenders[name] = run
-    print("arena modules:", "compiled (mypyc build, arena/native.py)" if arena.COMPILED else "pure Python")
+    print("arena modules:", arena.native.describe())
     rates = measure(contenders, args.seconds)
     rows = [[name, f"{g:,.0f}", f"{r:,.0f}", f"{m:,.0f}"] for name, (g, r, m) in rates.items()]
     print(tabulate(rows, headers=["contender", "games/s", "rounds/s", "moves/s"], colalign=("left", "right", "right", "right")))

@@ -60,3 +60,16 @@ def test_arena_pure_forces_the_source_modules():
 def test_this_process_reports_what_it_loaded():
     import arena.engine
     assert arena.COMPILED == (not arena.engine.__file__.endswith(".py"))
+
+
+
+def test_a_stale_build_runs_the_sources_and_says_why(monkeypatch):
+    monkeypatch.setattr(native, "compiled_state", lambda folder=None: "stale")
+    before, state = list(sys.meta_path), native.STATE
+    try:
+        assert native.select() is False
+        assert isinstance(sys.meta_path[0], native.PreferSource)
+        assert native.describe().startswith("pure Python (the compiled build is stale")
+    finally:
+        sys.meta_path[:] = before
+        native.STATE = state
