@@ -8,7 +8,7 @@ referee's hot modules (arena/moves.py, engine.py, turn.py, referee.py)::
 
 After a successful build, arena/_compiled_sources.txt records the sha256 of
 each compiled source; ``arena/native.py`` loads the compiled modules only
-while those sources are unchanged (an edited .py wins, with a warning).
+while those sources are unchanged (an edited .py wins, quietly; `arena.native.describe()` says which modules run).
 """
 
 from __future__ import annotations
