@@ -106,6 +106,8 @@ class CheckReport:
     tables: list[dict[str, Any]] = field(default_factory=list)
     faults: list[dict[str, Any]] = field(default_factory=list)
     move_times: list[float] = field(default_factory=list)
+    #: What ``move_times`` measure: the sandbox's CPU time per move (what the limit counts), or wall time.
+    clock: str = "wall-clock time"
     stopped: str = ""
 
     @property
@@ -173,7 +175,7 @@ class CheckReport:
         timing = self.timing()
         if timing["moves"]:
             yield (f"  time per move: median {timing['median_ms']:.2f} ms, worst {timing['worst_ms']:.2f} ms "
-                   f"over {timing['moves']} moves")
+                   f"over {timing['moves']} moves ({self.clock})")
         if self.clean:
             yield f"{self.path}: clean"
         else:
@@ -247,6 +249,9 @@ def run_check(path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 
 
     try:
         play_smoke_games(report, src, factory, rules=rules, games=games, seed=seed)
+        cpu = getattr(factory, "move_cpu", None)
+        if cpu:  # the sandbox's own measure: CPU time per move, what the limit counts
+            report.move_times, report.clock = list(cpu), "CPU time"
     finally:
         close = getattr(factory, "close", None)
         if close is not None:
@@ -339,18 +344,20 @@ def slow_warning(report: CheckReport, limits: Any, sandbox: Any) -> str | None:
 
 
 def add_check_options(p: argparse.ArgumentParser) -> None:
-    from .cli import add_rules_options, parse_seed, positive
+    from .cli import add_limit_options, add_rules_options, parse_seed, positive
 
     p.add_argument("--games", "-n", type=positive, default=2,
                    help="smoke games per table size (default 2)")
     p.add_argument("--seed", type=parse_seed, default=0, help="seed of the smoke games (default 0)")
+    add_limit_options(p)
     add_rules_options(p)
 
 
 def check_from_args(args: argparse.Namespace) -> CheckReport:
-    from .cli import rules_from_args
+    from .cli import limits_from_args, rules_from_args
 
-    return run_check(args.bot, rules=rules_from_args(args), games=args.games, seed=args.seed)
+    return run_check(args.bot, rules=rules_from_args(args), games=args.games, seed=args.seed,
+                     limits=limits_from_args(args))
 
 
 def cmd_check(args: argparse.Namespace) -> int:

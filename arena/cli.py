@@ -61,6 +61,40 @@ def parse_seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"a seed is a whole number, not {text!r}") from None
 
 
+def seconds(text: str) -> float:
+    """A positive, finite number of seconds (``--move-time``, ``--game-time``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0 and at most 86400, not {text}")
+    return value
+
+
+def add_limit_options(p: argparse.ArgumentParser) -> None:
+    """``--move-time`` and ``--game-time``: the CPU-time limits of sandboxed bots."""
+    p.add_argument("--move-time", type=seconds, default=None, metavar="SECONDS",
+                   help="CPU time a sandboxed bot may use per move (default 1)")
+    p.add_argument("--game-time", type=seconds, default=None, metavar="SECONDS",
+                   help="CPU time a sandboxed bot may use per game (default 30)")
+
+
+def limits_from_args(args: argparse.Namespace) -> Any:
+    """The sandbox :class:`~arena.sandbox.Limits` the options ask for (the defaults when none)."""
+    from .sandbox.limits import Limits
+
+    changes = {}
+    if getattr(args, "move_time", None) is not None:
+        changes["move_seconds"] = args.move_time
+    if getattr(args, "game_time", None) is not None:
+        changes["game_seconds"] = args.game_time
+    limits = Limits(**changes)
+    if limits.move_seconds > limits.game_seconds:
+        raise UsageError(f"--move-time {limits.move_seconds:g} is more than the game's {limits.game_seconds:g} s")
+    return limits
+
+
 def positive(text: str) -> int:
     try:
         value = int(text)
@@ -86,7 +120,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     human = "human" in args.bots
     games = args.games if args.games is not None else (1 if human else 100)
     doc = run_match(args.bots, games=games, seed=args.seed, rules=rules, replay=args.replay,
-                    verbose=args.verbose, trusted=args.trusted, progress=not (args.quiet or human))
+                    verbose=args.verbose, trusted=args.trusted, progress=not (args.quiet or human),
+                    limits=limits_from_args(args))
     if doc.get("interrupted") and not doc["games"]:
         return 130
     emit_results(doc, "json" if args.json else args.format)
@@ -180,6 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trusted", action="store_true",
                    help="run bot files in-process without the sandbox (fast; only for code you trust)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_limit_options(p)
     add_rules_options(p)
     p.set_defaults(func=cmd_play)
 

@@ -53,7 +53,7 @@ def entrant_labels(names: Sequence[str]) -> list[str]:
     return out
 
 
-def build_entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entrant]:
+def build_entrants(specs: Sequence[str], *, trusted: bool = False, limits: Any = None) -> list[Entrant]:
     """Resolve bot specs into entrants; ``human`` seats the person at the terminal."""
     sources: list[BotSource | None] = []
     for spec in specs:
@@ -66,15 +66,17 @@ def build_entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entra
 
             entrants.append(Entrant(spec, label, human_factory()))
         else:
-            entrants.append(Entrant(spec, label, make_factory(src, trusted=trusted or src.origin == "registry"), src))
+            entrants.append(Entrant(spec, label, make_factory(src, trusted=trusted or src.origin == "registry",
+                                                              limits=limits), src))
     return entrants
 
 
 def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: Rules = CONTEST,
               replay: str | None = None, verbose: bool = False, trusted: bool = False,
-              progress: bool = True) -> dict[str, Any]:
-    """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``."""
-    entrants = build_entrants(specs, trusted=trusted)
+              progress: bool = True, limits: Any = None) -> dict[str, Any]:
+    """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``.
+    ``limits``: the sandbox's :class:`~arena.sandbox.Limits` for bot files (default ones when None)."""
+    entrants = build_entrants(specs, trusted=trusted, limits=limits)
     n = len(entrants)
     tallies = [Tally(e.label) for e in entrants]
     writer = open_writer(replay) if replay else None

@@ -104,7 +104,7 @@ def test_check_passes_the_new_bot(new_bot, capsys):
     assert re.search(r"^  sandbox.+", out, re.M)
     for n in (2, 3, 4, 6):
         assert re.search(rf"^  {n} players: 2 games vs .*; no faults$", out, re.M), n
-    assert re.search(r"^  time per move: median [\d.]+ ms, worst [\d.]+ ms over \d+ moves$", out, re.M)
+    assert re.search(r"^  time per move: median [\d.]+ ms, worst [\d.]+ ms over \d+ moves \(CPU time\)$", out, re.M)
     assert lines[-1] == f"{new_bot}: clean"
 
 

@@ -17,6 +17,7 @@ to show what layer 2, the hardened worker, contains on its own.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import secrets
@@ -255,3 +256,101 @@ def test_tournament_of_ordinary_and_hostile_bots(greedy: Any) -> None:
     assert faults[2] and faults[3] and faults[4]
     average = [place_sum[i] / played[i] for i in range(len(entrants))]
     assert max(average[0], average[1]) < min(average[2], average[3], average[4]), average
+
+
+# -- fair resources and fresh state: attacks across turns and across games -------------------
+
+#: An honest bot that thinks: a few milliseconds of CPU per move, then plays like greedy.
+THINKER = '''
+"""Thinks a little every move."""
+
+
+class Bot:
+    def move(self, turn):
+        total = 0
+        for i in range(100000):
+            total += i * i
+        if not turn.puttable() and turn.can_draw():
+            turn.draw()
+        while True:
+            options = turn.puttable()
+            if options:
+                card = max(options, key=lambda c: c.points)
+                turn.put(card, "h" if card.rank == "j" else None)
+            elif not turn.can_finish() and turn.can_draw():
+                turn.draw()
+            else:
+                break
+        turn.finish()
+'''
+
+
+def burner_game(freeze: bool) -> tuple[GameOutcome, list[Any]]:
+    """The idle burner at seat 1 between two sandboxed thinkers, on the same CPU."""
+    limits = dataclasses.replace(LIMITS, freeze=freeze)
+    burner = SandboxFactory(read_bot_file(HERE / "escaped" / "idle_burner.py"), limits, escaped_for_tests=True)
+    thinker = SandboxFactory(BotSource("thinker", THINKER, "thinker.py"), limits)
+    players = [thinker(SEED, 0), burner(SEED, 1), thinker(SEED, 2)]
+    try:
+        outcome = Referee(CONTEST).play(players, seed=SEED, bots=["thinker", "idle_burner", "thinker"])
+    finally:
+        for p in players:
+            p.close()
+        burner.close()
+        thinker.close()
+    assert outcome.log[-1]["event"] == "end" and check_lines(outcome.log) == []
+    return outcome, players
+
+
+@pytest.mark.slow
+def test_an_idle_burner_gets_no_cpu_while_the_others_play() -> None:
+    """Frozen between its turns (SIGSTOP), the burner's timer handler runs only on its own turn,
+    on its own CPU time: the honest seats are not faulted and the burner got (almost) no CPU
+    outside its turns, measured by its process's CPU clock."""
+    outcome, players = burner_game(freeze=True)
+    assert [f for f in outcome.faults if f.seat != HOSTILE_SEAT] == []
+    burner = players[HOSTILE_SEAT]
+    turns = len(burner.cpu_times)
+    assert turns >= 5 and burner.cpu_total > 0
+    assert burner.idle_cpu < 0.02 + 0.0005 * turns, (burner.idle_cpu, turns)
+
+
+@pytest.mark.slow
+def test_unfrozen_the_burner_burns_between_turns_but_pays_for_it_and_harms_nobody() -> None:
+    """The attack is real (with freezing off the handler burns while others play), and the CPU
+    accounting still holds: the honest seats, timed by their own CPU, are not faulted, and
+    everything the burner used counts against its own game bank."""
+    outcome, players = burner_game(freeze=False)
+    assert [f for f in outcome.faults if f.seat != HOSTILE_SEAT] == []
+    burner = players[HOSTILE_SEAT]
+    assert burner.idle_cpu > 0.05, burner.idle_cpu
+    assert burner.cpu_total >= burner.idle_cpu + sum(burner.cpu_times) * 0.9
+
+
+def test_an_escaped_bot_remembers_nothing_from_one_game_to_the_next(greedy: Any, tmp_path: Path) -> None:
+    """Each game runs in a fresh process forked from the bot's template: whatever an escaped
+    bot stored in one game (globals, builtins, sys.modules, environ, files, folders, SysV
+    shared memory) is gone in the next, even in a duplicate rotation of the same deal."""
+    memory = tmp_path / "memory.txt"
+    source = (HERE / "escaped" / "remember_games.py").read_text().replace('PATH = ""', f"PATH = {str(memory)!r}")
+    factory = SandboxFactory(BotSource("remember_games", source, "remember_games.py"), LIMITS, escaped_for_tests=True)
+    firsts, checks = [], []
+    try:
+        for _ in range(3):  # the same deal every time, as in duplicate play
+            players = [greedy(SEED, 0), factory(SEED, HOSTILE_SEAT), greedy(SEED, 2)]
+            try:
+                outcome = Referee(CONTEST).play(players, seed=SEED)
+            finally:
+                for p in players:
+                    p.close()
+            assert outcome.faults == [] and check_lines(outcome.log) == []
+            said = says(outcome)
+            firsts.append(said[0])
+            checks.extend(s for s in said if s.startswith("SELFCHECK"))
+    finally:
+        factory.close()
+    assert firsts == ["FORGOT everything"] * 3, firsts
+    # within a game the same channels work, so a memory across games would have been seen
+    assert len(checks) == 3 and all(c.startswith("SELFCHECK builtins, sys.modules, random, environ") for c in checks)
+    assert not memory.exists() and not os.path.exists("/tmp/arena-memory.txt")
+    assert not [n for n in os.listdir("/tmp") if n.startswith("arena-memory-")]

@@ -12,7 +12,7 @@ import pytest
 
 from arena.cli import main as cli_main
 from arena.loader import BotSource, load_trusted, read_bot_file, resolve_bot
-from arena.referee import Referee
+from arena.referee import GameInfo, Referee
 from arena.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory, check_source, hardening_report, sandboxed_factory
 from arena.sandbox.harden import LAYERS
@@ -173,7 +173,7 @@ class Bot:
     assert outcome.result.places[0] == 2 and check_lines(outcome.log) == []
 
 
-def test_workers_are_reused_across_games_with_a_fresh_bot_each_game() -> None:
+def test_every_game_gets_a_fresh_process_forked_from_one_template() -> None:
     src = BotSource("counter", '''
 GAMES = []
 
@@ -199,21 +199,23 @@ class Bot:
 ''', "counter.py")
     factory = SandboxFactory(src, Limits(move_seconds=0.3, game_seconds=5.0))
     greedy = load_trusted(resolve_bot("greedy"))
-    pids = []
+    pids: list = []
+    templates: list = []
     try:
         for seed in range(4):
             player = factory(seed, 1)
             players = [greedy(seed, 0), player]
             outcome = Referee().play(players, seed=seed)
-            pids.append(player.worker.proc.pid if player.worker else None)
+            pids.append(player.worker.pid if player.worker else None)
+            templates.append(factory.template.proc.pid if factory.template else None)
             for p in players:
                 p.close()
             said = {e["text"] for e in outcome.log if e["event"] == "say"}
             assert said == {"games in this module: 1"}  # a fresh module every game
     finally:
         factory.close()
-    assert pids[0] == pids[1] == pids[2] == pids[3]
-    assert not factory.idle
+    assert None not in pids and len(set(pids)) == 4  # one process per game
+    assert None not in templates and len(set(templates)) == 1  # all forked from the same template
 
 
 def test_a_killed_worker_is_replaced_in_the_next_game() -> None:
@@ -239,11 +241,15 @@ def test_hardening_report_names_every_layer() -> None:
     assert all(state == "active" or state.startswith(("unavailable", "failed")) for state in report.layers.values())
     factory = SandboxFactory(resolve_bot("greedy"), LIMITS)
     assert set(factory.report["layers"]) == set(LAYERS)
+    assert set(factory.report["supervision"]) == {"cpu_time", "freeze", "fresh_process"}
     try:
-        worker = factory.acquire()
-        assert set(worker.report["layers"]) == set(LAYERS)
-        assert worker.report["layers"]["rlimits"] == "active"
-        factory.release(worker)
+        player = factory(1, 0)
+        player.start_game(GameInfo(0, ("greedy", "greedy"), CONTEST, "g"))
+        assert player.worker is not None
+        assert set(player.worker.report["layers"]) == set(LAYERS)
+        assert player.worker.report["layers"] == factory.report["layers"]  # every game process, the same layers
+        assert player.worker.report["layers"]["rlimits"] == "active"
+        player.close()
     finally:
         factory.close()
 

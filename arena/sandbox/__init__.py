@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .client import Limits, SandboxFactory, WorkerPlayer, sandboxed_factory
+from .limits import Limits
+from .player import WorkerPlayer
+from .pool import SandboxFactory, sandboxed_factory
 from .policy import check_source
 
 __all__ = ["sandboxed_factory", "Limits", "check_source", "hardening_report", "SandboxFactory", "WorkerPlayer"]

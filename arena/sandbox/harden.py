@@ -76,8 +76,6 @@ What the worker (the integrator) must respect:
 from __future__ import annotations
 
 import ctypes
-import errno
-import functools
 import json
 import os
 import resource
@@ -86,10 +84,13 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-__all__ = ["HardenReport", "harden", "probe", "LAYERS", "SECCOMP_ALLOW", "SECCOMP_KILL", "PROBE_UID"]
+from .seccomp import (_CLONE_NEWNET, _CLONE_NEWUSER, _PR_GET_NO_NEW_PRIVS, _PR_SET_DUMPABLE,
+                      _PR_SET_NO_NEW_PRIVS, SECCOMP_ALLOW, SECCOMP_KILL, PreparedFilter, Unavailable,
+                      _libc, errname, layer_seccomp, prctl)
+
+__all__ = ["HardenReport", "harden", "harden_template", "harden_child", "probe", "LAYERS", "SECCOMP_ALLOW", "SECCOMP_KILL", "PROBE_UID"]
 
 #: Layer names, in the order they are reported.
 LAYERS: tuple[str, ...] = ("workdir", "rlimits", "netns", "uid", "no_new_privs", "seccomp")
@@ -98,69 +99,6 @@ LAYERS: tuple[str, ...] = ("workdir", "rlimits", "netns", "uid", "no_new_privs",
 PROBE_UID = 65534
 
 ACTIVE = "active"
-
-# Linux constants (stable ABI, same on every architecture).
-_CLONE_NEWNET = 0x40000000
-_CLONE_NEWUSER = 0x10000000
-_PR_GET_DUMPABLE = 3
-_PR_SET_DUMPABLE = 4
-_PR_GET_SECCOMP = 21
-_PR_SET_NO_NEW_PRIVS = 38
-_PR_GET_NO_NEW_PRIVS = 39
-_SECCOMP_MODE_FILTER = 2
-_AT_EMPTY_PATH = 0x1000
-_U32 = 0xFFFFFFFF
-
-#: Syscalls the hardened worker may make freely: I/O on descriptors it already
-#: holds, memory management, time, randomness, signals to itself, queries.
-SECCOMP_ALLOW: tuple[str, ...] = (
-    # I/O on already open descriptors (the pipes to the referee)
-    "read", "readv", "pread64", "preadv", "preadv2", "write", "writev",
-    "close", "close_range", "dup", "dup2", "dup3", "lseek", "fstat",
-    "select", "pselect6", "poll", "ppoll",
-    "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait", "epoll_pwait2",
-    # memory
-    "brk", "mmap", "munmap", "mremap", "mprotect", "madvise",
-    # synchronisation, time, timers, randomness
-    "futex", "sched_yield", "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep",
-    "gettimeofday", "time", "getitimer", "setitimer", "alarm", "getrandom",
-    # signal handling (sending signals: see the conditional rules)
-    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigsuspend",
-    "rt_sigtimedwait", "sigaltstack", "restart_syscall", "pause",
-    # harmless queries about the process itself
-    "getpid", "gettid", "getppid", "getpgrp", "getuid", "geteuid", "getgid", "getegid",
-    "getresuid", "getresgid", "getgroups", "getrusage", "times", "getrlimit", "getcwd",
-    "sched_getaffinity",
-    # the end
-    "exit", "exit_group",
-)
-
-#: Syscalls that kill the worker at once (SIGSYS): attempts to escape or to reach other processes.
-SECCOMP_KILL: tuple[str, ...] = (
-    "fork", "vfork", "clone", "clone3", "execve", "execveat",
-    "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp",
-    "pidfd_open", "pidfd_getfd", "pidfd_send_signal", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
-    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "mount_setattr",
-    "move_mount", "open_tree", "fsopen", "fsmount", "fspick",
-    "open_by_handle_at", "name_to_handle_at",
-    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
-    "keyctl", "add_key", "request_key",
-    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-    "reboot", "swapon", "swapoff", "iopl", "ioperm", "modify_ldt", "personality", "uselib",
-    "quotactl", "acct", "syslog", "vhangup",
-    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
-)
-
-# Conditionally allowed: syscall -> (argument index, allowed values); masked to 32 bits.
-_ALLOW_IF: dict[str, tuple[int, tuple[int, ...]]] = {
-    # isatty (TCGETS), FIONREAD, FIONBIO, FIOCLEX, FIONCLEX; never TIOCSTI and friends
-    "ioctl": (1, (0x5401, 0x541B, 0x5421, 0x5451, 0x5450)),
-    # F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC
-    "fcntl": (1, (0, 1, 2, 3, 4, 1030)),
-    # PR_GET_DUMPABLE, PR_GET_SECCOMP, PR_GET_NO_NEW_PRIVS (read-only queries)
-    "prctl": (0, (_PR_GET_DUMPABLE, _PR_GET_SECCOMP, _PR_GET_NO_NEW_PRIVS)),
-}
-
 
 @dataclass
 class HardenReport:
@@ -198,34 +136,6 @@ class HardenReport:
         return cls(layers=dict(data.get("layers", {})), notes=dict(data.get("notes", {})))
 
 
-class _Unavailable(Exception):
-    """A layer this machine or this call cannot provide."""
-
-
-@functools.lru_cache(maxsize=1)
-def _libc() -> ctypes.CDLL:
-    """The C library already loaded into the interpreter, with errno capture."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.unshare.argtypes = [ctypes.c_int]
-    libc.unshare.restype = ctypes.c_int
-    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    libc.prctl.restype = ctypes.c_int
-    return libc
-
-
-def _prctl(option: int, arg: int = 0) -> int:
-    """prctl(option, arg, 0, 0, 0); raises OSError on failure."""
-    res = _libc().prctl(option, arg, 0, 0, 0)
-    if res < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"prctl({option}): {os.strerror(err)}")
-    return res
-
-
-def _errname(err: int) -> str:
-    return f"{errno.errorcode.get(err, err)} ({os.strerror(err)})"
-
-
 def _open_fds() -> list[int]:
     """The file descriptors open in this process."""
     try:
@@ -254,22 +164,6 @@ def _status_field(name: str) -> str | None:
     except OSError:
         pass
     return None
-
-
-def _load_pyseccomp() -> tuple[ModuleType | None, str]:
-    """Import pyseccomp (it loads libseccomp); (module, "") or (None, reason)."""
-    try:
-        import pyseccomp  # noqa: PLC0415 - optional dependency
-    except ImportError as exc:
-        return None, f"pyseccomp not installed ({exc})"
-    except (RuntimeError, OSError) as exc:  # raised when libseccomp.so is missing
-        return None, f"libseccomp not loadable ({exc})"
-    return pyseccomp, ""
-
-
-# Imported now, with this module: by the time harden() runs, the worker may no longer
-# be able to read the Python installation (a dropped uid cannot read /root/...).
-_PYSECCOMP, _PYSECCOMP_MISSING = _load_pyseccomp()
 
 
 # --- the layers -------------------------------------------------------------------------------
@@ -302,7 +196,7 @@ def _layer_workdir(workdir: str | None) -> str:
 def _layer_netns(network: bool, was_root: bool) -> str:
     """unshare(CLONE_NEWNET); returns a note."""
     if not network:
-        raise _Unavailable("disabled by caller (network=False)")
+        raise Unavailable("disabled by caller (network=False)")
 
     def ns_id() -> str | None:
         try:
@@ -315,12 +209,12 @@ def _layer_netns(network: bool, was_root: bool) -> str:
     note = "new empty network namespace (loopback down)"
     if libc.unshare(_CLONE_NEWNET) != 0:
         err = ctypes.get_errno()
-        reason = f"unshare(CLONE_NEWNET): {_errname(err)}"
+        reason = f"unshare(CLONE_NEWNET): {errname(err)}"
         if was_root:
-            raise _Unavailable(reason)
+            raise Unavailable(reason)
         if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
             err2 = ctypes.get_errno()
-            raise _Unavailable(f"{reason}; unshare(CLONE_NEWUSER|CLONE_NEWNET): {_errname(err2)}")
+            raise Unavailable(f"{reason}; unshare(CLONE_NEWUSER|CLONE_NEWNET): {errname(err2)}")
         note += ", inside a new user namespace"
     after = ns_id()
     if before is not None and before == after:
@@ -331,9 +225,9 @@ def _layer_netns(network: bool, was_root: bool) -> str:
 def _layer_uid(uid: int | None, euid: int) -> str:
     """Drop groups, gid and uid to ``uid`` (``euid``: the one harden() started with); returns a note."""
     if euid != 0:
-        raise _Unavailable(f"not running as root (euid {euid})")
+        raise Unavailable(f"not running as root (euid {euid})")
     if uid is None:
-        raise _Unavailable("no uid given")
+        raise Unavailable("no uid given")
     if uid <= 0 or uid >= 2**32 - 1:
         raise RuntimeError(f"uid {uid} is not an unprivileged uid")
     os.setgroups([])
@@ -397,58 +291,57 @@ def _layer_rlimits(memory_bytes: int, cpu_seconds: int, open_fds: list[int]) -> 
 
 def _layer_no_new_privs() -> str:
     """PR_SET_NO_NEW_PRIVS and not dumpable; returns a note."""
-    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
-    if _prctl(_PR_GET_NO_NEW_PRIVS) != 1:
+    prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    if prctl(_PR_GET_NO_NEW_PRIVS) != 1:
         raise RuntimeError("PR_GET_NO_NEW_PRIVS does not read back 1")
-    _prctl(_PR_SET_DUMPABLE, 0)
+    prctl(_PR_SET_DUMPABLE, 0)
     return "no_new_privs=1 dumpable=0"
 
 
-def _build_filter(sc: ModuleType, pid: int) -> Any:
-    """The seccomp filter: default EPERM, :data:`SECCOMP_ALLOW`, :data:`SECCOMP_KILL`, conditionals."""
-    flt = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
-    flt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
-    flt.set_attr(sc.Attr.CTL_NNP, 1)
-
-    def known(name: str) -> bool:
-        return sc.resolve_syscall(sc.Arch.NATIVE, name) != -1
-
-    for name in SECCOMP_ALLOW:
-        if known(name):
-            flt.add_rule(sc.ALLOW, name)
-    for name in SECCOMP_KILL:
-        if known(name):
-            flt.add_rule(sc.KILL_PROCESS, name)
-    for name, (arg, values) in _ALLOW_IF.items():
-        for value in values:
-            flt.add_rule(sc.ALLOW, name, sc.Arg(arg, sc.MASKED_EQ, _U32, value))
-    # fstat as glibc does it: newfstatat(fd, "", ..., AT_EMPTY_PATH)
-    if known("newfstatat"):
-        flt.add_rule(sc.ALLOW, "newfstatat", sc.Arg(3, sc.MASKED_EQ, _AT_EMPTY_PATH, _AT_EMPTY_PATH))
-    # reading its own limits: prlimit64(0, resource, NULL, old)
-    flt.add_rule(sc.ALLOW, "prlimit64", sc.Arg(0, sc.EQ, 0), sc.Arg(2, sc.EQ, 0))
-    # signals: to itself only (raise, abort); anything else is an attack
-    for name in ("kill", "tkill", "tgkill"):
-        flt.add_rule(sc.ALLOW, name, sc.Arg(0, sc.EQ, pid))
-        flt.add_rule(sc.KILL_PROCESS, name, sc.Arg(0, sc.NE, pid))
-    return flt
+def _run_layers(report: HardenReport, steps: tuple) -> None:
+    for name, step in steps:
+        try:
+            report.notes[name] = step()
+            report.layers[name] = ACTIVE
+        except Unavailable as exc:
+            report.layers[name] = f"unavailable: {exc}"
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, never raised
+            report.layers[name] = f"failed: {type(exc).__name__}: {exc}"
 
 
-def _layer_seccomp(enabled: bool, sc: ModuleType | None, why_not: str) -> str:
-    """Load the allowlist filter; returns a note."""
-    if not enabled:
-        raise _Unavailable("disabled by caller (seccomp=False)")
-    if sc is None:
-        raise _Unavailable(why_not)
-    flt = _build_filter(sc, os.getpid())
-    try:
-        flt.load()
-    except OSError as exc:
-        raise _Unavailable(f"seccomp_load: {_errname(exc.errno or 0)}") from exc
-    mode = _prctl(_PR_GET_SECCOMP)
-    if mode != _SECCOMP_MODE_FILTER:
-        raise RuntimeError(f"PR_GET_SECCOMP reads {mode}")
-    return "allowlist loaded: default EPERM, fork/exec/ptrace/foreign signals etc. kill (SIGSYS)"
+def harden_template(*, workdir: str | None = None, network: bool = True) -> HardenReport:
+    """The layers a template (zygote) process takes before it forks game processes: workdir, netns.
+
+    The template runs no bot code; its forked children inherit both layers and add the rest
+    (:func:`harden_child`). The other layers read "failed: not attempted" until then.
+    """
+    report = HardenReport(layers={name: "failed: not attempted" for name in LAYERS})
+    was_root = os.geteuid() == 0
+    _libc()  # resolve the libc functions now, while files may still be opened
+    _run_layers(report, (("workdir", lambda: _layer_workdir(workdir)),
+                         ("netns", lambda: _layer_netns(network, was_root))))
+    return report
+
+
+def harden_child(report: HardenReport, *, memory_bytes: int = 256 * 2**20, cpu_seconds: int = 60,
+                 uid: int | None = None, seccomp: bool = True, open_fds: list[int] | None = None,
+                 prepared: PreparedFilter | None = None) -> HardenReport:
+    """The remaining layers (uid, rlimits, no_new_privs, seccomp), in a process that inherited
+    the template's (``report``); returns a new report of all six. ``open_fds``: the
+    descriptors this process holds (listed from /proc when not given); ``prepared``: the
+    template's compiled seccomp filter (else it is compiled here).
+    """
+    if memory_bytes <= 0 or cpu_seconds <= 0:
+        raise ValueError("memory_bytes and cpu_seconds must be positive")
+    out = HardenReport(layers=dict(report.layers), notes=dict(report.notes))
+    euid = os.geteuid()
+    fds = _open_fds() if open_fds is None else sorted(open_fds)
+    _run_layers(out, (("uid", lambda: _layer_uid(uid, euid)),
+                      ("rlimits", lambda: _layer_rlimits(memory_bytes, cpu_seconds, fds)),
+                      ("no_new_privs", _layer_no_new_privs),
+                      ("seccomp", lambda: layer_seccomp(seccomp, prepared))))
+    out.notes["open_fds"] = ",".join(map(str, fds))
+    return out
 
 
 def harden(*, memory_bytes: int = 256 * 2**20, cpu_seconds: int = 60, uid: int | None = None,
@@ -458,34 +351,14 @@ def harden(*, memory_bytes: int = 256 * 2**20, cpu_seconds: int = 60, uid: int |
     Irreversible.  Call once, single-threaded, after every needed import and
     before loading bot code.  ``network=False`` / ``seccomp=False`` leave those
     layers out (reported as unavailable); ``uid`` applies only when root.
+    The same as :func:`harden_template` then :func:`harden_child` in one process.
     """
     if memory_bytes <= 0 or cpu_seconds <= 0:
         raise ValueError("memory_bytes and cpu_seconds must be positive")
-    report = HardenReport(layers={name: "failed: not attempted" for name in LAYERS})
-    euid = os.geteuid()
-    was_root = euid == 0
     open_fds = _open_fds()
-    sc, why_not = (_PYSECCOMP, _PYSECCOMP_MISSING) if seccomp else (None, "")
-    _libc()  # resolve the libc functions now, while files may still be opened
-
-    steps = (
-        ("workdir", lambda: _layer_workdir(workdir)),
-        ("netns", lambda: _layer_netns(network, was_root)),
-        ("uid", lambda: _layer_uid(uid, euid)),
-        ("rlimits", lambda: _layer_rlimits(memory_bytes, cpu_seconds, open_fds)),
-        ("no_new_privs", _layer_no_new_privs),
-        ("seccomp", lambda: _layer_seccomp(seccomp, sc, why_not)),
-    )
-    for name, step in steps:
-        try:
-            report.notes[name] = step()
-            report.layers[name] = ACTIVE
-        except _Unavailable as exc:
-            report.layers[name] = f"unavailable: {exc}"
-        except Exception as exc:  # noqa: BLE001 - every failure is reported, never raised
-            report.layers[name] = f"failed: {type(exc).__name__}: {exc}"
-    report.notes["open_fds"] = ",".join(map(str, open_fds))
-    return report
+    report = harden_template(workdir=workdir, network=network)
+    return harden_child(report, memory_bytes=memory_bytes, cpu_seconds=cpu_seconds, uid=uid,
+                        seccomp=seccomp, open_fds=open_fds)
 
 
 _PROBE_CODE = """\

@@ -1,11 +1,11 @@
-"""Layer 2, the worker: the main of the child process that runs one bot.
+"""Layer 2, the game process: the protocol loop that runs one bot for one game.
 
-Started by :mod:`arena.sandbox.client` as a fresh interpreter (``python -I``,
-empty environment, new session). It imports everything it will ever need,
-reads the ``hello`` message, hardens itself (:func:`arena.sandbox.harden.harden`:
-rlimits, empty working directory, network namespace, its own uid,
-no_new_privs, seccomp), and only then compiles the bot under the code policy
-(layer 1, :mod:`arena.sandbox.policy`).
+A game process is forked from the bot's template (:mod:`arena.sandbox.zygote`),
+which has imported everything, taken the first hardening layers and compiled the
+bot under the code policy (layer 1, :mod:`arena.sandbox.policy`). The game
+process takes the remaining layers (:func:`arena.sandbox.harden.harden_child`:
+its own uid, rlimits, no_new_privs, seccomp), then serves exactly one game and
+is killed at its end: nothing a bot does survives into its next game.
 
 The worker holds only its seat's view (R10), sent as plain data each move.
 It builds a local :class:`~arena.moves.Move` and a data-backed table, so the
@@ -36,8 +36,8 @@ from ..moves import Move
 from ..referee import GameInfo
 from ..rules import Rules
 from ..turn import PlayerInfo, Turn, freeze
-from .harden import harden
-from .policy import OutputSink, _short, compile_bot, instantiate
+from .harden import HardenReport
+from .policy import OutputSink, _short, instantiate
 from .protocol import HEADER, MAX_IN_FRAME
 
 HOOKS = ("start_game", "end_round", "end_game")
@@ -120,7 +120,7 @@ class WorkerTable:
         self.move = move
         self.counts = counts
         self.open = True
-        #: The stock's top card, sent when the move must begin with a draw (see client.build_view).
+        #: The stock's top card, sent when the move must begin with a draw (see WorkerPlayer.move).
         self.prefetch = prefetch
 
     @property
@@ -216,14 +216,17 @@ class WorkerTable:
 class Worker:
     """The protocol loop and one bot's state."""
 
-    def __init__(self, chan: Channel, hello: dict) -> None:
+    def __init__(self, chan: Channel, hello: dict, code: Any = None, report: HardenReport | None = None) -> None:
         self.chan = chan
         self.src = BotSource(hello["name"], hello["source"], hello.get("path"))
+        #: The layers this process is under, sent with the answer to its one ``game`` message.
+        self.report = report.as_dict() if report is not None else {}
+        self.games = 0
         self.sink = OutputSink(int(hello.get("max_output", 4096)))
         self.raw_ok = bool(hello.get("raw_ok"))
         #: Tests only: run the bot without layer 1, as if it had escaped the code policy.
         self.escaped = bool(hello.get("raw_ok") and hello.get("escaped"))
-        self.code: Any = None
+        self.code: Any = code
         self.bot: Any = None
         self.hooks: dict[str, Any] = {}
         self.rules: Rules = Rules()
@@ -266,6 +269,9 @@ class Worker:
 
     # -- messages ------------------------------------------------------------------------------
     def on_game(self, seed: int, seat: int, names: Any, rules: Any, game_id: str) -> list:
+        self.games += 1
+        if self.games > 1:  # one game per process: the referee never asks twice
+            _exit(3)
         self.sink.reset()
         self.bot = None
         self.hooks = {}
@@ -279,7 +285,7 @@ class Worker:
             else:
                 self.bot = instantiate(self.code, self.src, seed, self.sink)
         except BotLoadError as exc:
-            return ["ok", self.take_actions(), None, exc.message, []]
+            return ["ok", self.take_actions(), None, exc.message, [], self.report]
         key = marshal.dumps(rules)
         if key != self.rules_key:
             self.rules = Rules.from_dict(rules)
@@ -295,7 +301,7 @@ class Worker:
         error = None
         if "start_game" in self.hooks:
             error = self.call(self.hooks["start_game"], GameInfo(seat, self.names, self.rules, game_id))
-        return ["ok", self.take_actions(), error, None, sorted(self.hooks)]
+        return ["ok", self.take_actions(), error, None, sorted(self.hooks), self.report]
 
     def call(self, fn: Any, arg: Any) -> str | None:
         """Call a bot method; its exception (any at all) as a short text, or None."""
@@ -370,47 +376,3 @@ def _instantiate_escaped(code: Any) -> Any:
         return ns["Bot"]()
     except BaseException as exc:  # noqa: BLE001
         raise BotLoadError(f"error while loading: {_short(exc)}") from None
-
-
-def main() -> None:
-    """Entry point of the worker process."""
-    # The protocol gets private descriptors; fd 0 becomes /dev/null and fd 1 a copy of
-    # stderr, so that nothing printed by accident can corrupt the protocol.
-    fd_in, fd_out = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.dup2(2, 1)
-    os.close(null)
-    warnings.simplefilter("ignore")  # compiling bot code must not write to stderr
-    chan = Channel(fd_in, fd_out)
-    hello = chan.recv()
-    if type(hello) is not tuple or hello[0] != "hello":
-        _exit(3)
-    config = hello[1]
-    if config.get("raw_ok") and config.get("escaped"):
-        import ctypes, signal, socket, subprocess  # noqa: E401,F401 - tests: an escaped bot's tools at hand
-    report = harden(memory_bytes=int(config["memory_bytes"]), cpu_seconds=int(config["cpu_seconds"]),
-                    uid=config.get("uid"), network=bool(config.get("network", True)),
-                    seccomp=bool(config.get("seccomp", True)))
-    worker = Worker(chan, config)
-    error = None
-    try:
-        if worker.escaped:
-            worker.code = compile(worker.src.source, "<bot>", "exec")
-        else:
-            worker.code = compile_bot(worker.src)
-    except BotLoadError as exc:
-        error = [exc.message, exc.line]
-    except SyntaxError as exc:
-        error = [f"syntax error: {exc.msg}", exc.lineno]
-    chan.send(["ready", report.as_dict(), error])
-    if error is None or worker.raw_ok:
-        try:
-            worker.loop()
-        except BaseException:  # noqa: BLE001 - a broken worker just ends; the referee sees a crash
-            _exit(4)
-    _exit(0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

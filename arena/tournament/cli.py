@@ -9,7 +9,7 @@ import shlex
 import sys
 from typing import Any
 
-from ..cli import UsageError, add_rules_options, parse_seed, positive, rules_from_args
+from ..cli import UsageError, add_limit_options, add_rules_options, limits_from_args, parse_seed, positive, rules_from_args
 from .schedule import DEFAULT_MAX_TABLES, parse_sizes
 
 
@@ -25,15 +25,24 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     from .local import HarnessError
     from .runner import SetupError, local_backend, plan, preflight, ray_backend, run
 
+    from ..sandbox.limits import usable_cpus
+
     rules = rules_from_args(args)
-    workers = args.workers or os.cpu_count() or 1
+    limits = limits_from_args(args)
+    cpus = usable_cpus()
+    workers = args.workers or cpus
     try:
         p = plan(args.bots, sizes=args.players, deals=args.games, seed=args.seed, rules=rules,
-                 trusted=args.trusted, max_tables=args.max_tables)
+                 trusted=args.trusted, max_tables=args.max_tables, limits=limits)
         for warning in preflight(p):
             print(f"arena: warning: {warning}", file=sys.stderr)
     except SetupError as exc:
         raise UsageError(str(exc)) from None
+    if args.backend == "local" and workers > cpus:
+        print(f"arena: warning: --workers {workers} is more than the {cpus} CPUs this machine gives; games will "
+              f"share CPUs and run no faster (time limits count CPU time, so no bot is faulted for it)",
+              file=sys.stderr)
+    sandbox = check_sandbox(p, limits, allow_weak=args.allow_weak_sandbox, quiet=args.quiet or args.json)
     if args.backend == "ray":
         try:
             import ray  # noqa: F401
@@ -52,7 +61,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             print(f"resuming: {done} of {total} games already in {args.db}", file=sys.stderr)
 
     try:
-        result = run(p, args.db, backend, replays=args.replays, progress=not args.quiet, on_start=started)
+        result = run(p, args.db, backend, replays=args.replays, progress=not args.quiet, on_start=started,
+                     sandbox=sandbox)
     except (TournamentDBError, SetupError) as exc:
         raise UsageError(str(exc)) from None
     except HarnessError as exc:
@@ -67,6 +77,29 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if not args.quiet and result.played:
         print(f"played {result.played} games in {result.elapsed:.1f} s ({result.rate:.1f} games/s)", file=sys.stderr)
     return show_standings(args.db, as_json=args.json, h2h=args.h2h)
+
+
+def check_sandbox(p: Any, limits: Any, *, allow_weak: bool, quiet: bool) -> dict[str, Any] | None:
+    """The hardening layers bot files will run under (None when every entrant is trusted).
+
+    Prints them in one line; refuses, naming the missing layers, unless ``allow_weak``.
+    """
+    if all(e.trusted for e in p.entrants):
+        return None
+    from ..sandbox.pool import sandbox_layers
+
+    layers = sandbox_layers(limits)
+    active = [name for name, state in layers.items() if state == "active"]
+    missing = [name for name in layers if name not in active]
+    line = f"sandbox: {len(active)}/{len(layers)} layers active ({', '.join(active) or 'none'})"
+    if missing:
+        line += "; missing: " + "; ".join(f"{name} ({layers[name]})" for name in missing)
+    if missing and not allow_weak:
+        raise UsageError(f"the sandbox lacks {', '.join(missing)} on this machine and bot files are untrusted "
+                         f"code; fix that (see docs/SECURITY.md), or pass --allow-weak-sandbox to run anyway")
+    if not quiet:
+        print(line.replace("\n", " "), file=sys.stderr)
+    return {"layers": layers, "missing": missing, "allowed_weak": bool(missing and allow_weak)}
 
 
 def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
@@ -118,7 +151,7 @@ def register(sub: Any) -> None:
                    help="deals per table, each played once per seat rotation (default 10)")
     p.add_argument("--seed", type=parse_seed, default=0, metavar="S", help="tournament seed (default 0); same seed, same games")
     p.add_argument("--workers", "-j", type=positive, default=None, metavar="W",
-                   help=f"parallel games (default: all {os.cpu_count()} cores)")
+                   help=f"parallel games (default: all {os.cpu_count()} cores; more is warned about)")
     p.add_argument("--db", default="tournament.sqlite", metavar="FILE",
                    help="results database (default tournament.sqlite)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
@@ -130,10 +163,13 @@ def register(sub: Any) -> None:
                         f"this many tables (default {DEFAULT_MAX_TABLES})")
     p.add_argument("--trusted", action="store_true",
                    help="run bot files in-process without the sandbox (fast; only for code you trust)")
+    p.add_argument("--allow-weak-sandbox", action="store_true",
+                   help="run bot files even when a hardening layer is missing on this machine")
     p.add_argument("--json", action="store_true", help="standings as JSON")
     p.add_argument("--h2h", action=argparse.BooleanOptionalAction, default=None,
                    help="print the head-to-head table (default: when 16 bots or fewer)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or schedule lines")
+    add_limit_options(p)
     add_rules_options(p)
     p.set_defaults(func=cmd_tournament)
 

@@ -156,6 +156,10 @@ def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dic
     return conn, meta
 
 
+#: Settings added after the first databases were made, with the value those databases played under.
+LEGACY_SETTINGS: dict[str, Any] = {"move_time": 1.0, "game_time": 30.0}
+
+
 class TournamentDB:
     """The writer's handle: create or resume, then :meth:`add` finished games."""
 
@@ -239,6 +243,9 @@ class TournamentDB:
             old_settings = json.loads(meta.get("settings", "{}"))
         except ValueError:
             raise TournamentDBError(f"{path}: damaged settings in table meta") from None
+        for key, value in LEGACY_SETTINGS.items():  # settings older databases did not store
+            if isinstance(old_settings, dict) and key not in old_settings:
+                old_settings[key] = value
         if canonical(old_settings) != canonical(settings):
             diffs = _differences(old_settings, settings)
             raise TournamentDBError(f"{where} with other settings ({'; '.join(diffs)}); "
@@ -247,6 +254,11 @@ class TournamentDB:
         wanted = {(s.size, t): table for s in schedule.sizes for t, table in enumerate(s.tables)}
         if stored != wanted:
             raise TournamentDBError(f"{where} with another schedule (made by another arena version?); {fix}")
+
+    def note(self, key: str, value: Any) -> None:
+        """Store (or replace) an informational ``meta`` entry, such as this run's sandbox layers."""
+        with Transaction(self.conn):
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, canonical(value)))
 
     def finished(self) -> set[GameKey]:
         """Keys of the games already stored."""

@@ -80,6 +80,9 @@ class Plan:
     rules: Rules
     schedule: Schedule
     trusted: bool
+    #: The sandbox's time limits (CPU seconds per move and per game).
+    move_time: float = 1.0
+    game_time: float = 30.0
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -91,12 +94,13 @@ class Plan:
         s = self.schedule
         return {"seed": s.seed, "sizes": [x.size for x in s.sizes], "games": s.deals,
                 "schedule": {str(x.size): x.kind for x in s.sizes}, "rules": self.rules.to_dict(),
-                "trusted": self.trusted}
+                "trusted": self.trusted, "move_time": self.move_time, "game_time": self.game_time}
 
     def job(self, keep_logs: bool = False) -> Job:
         ident = canonical([self.settings, [e.src.sha256 for e in self.entrants]])
         return Job(tuple(e.src for e in self.entrants), self.labels, tuple(e.trusted for e in self.entrants),
-                   self.rules.to_dict(), self.schedule, keep_logs, ident)
+                   self.rules.to_dict(), self.schedule, keep_logs, ident,
+                   {"move_seconds": self.move_time, "game_seconds": self.game_time})
 
     def describe(self) -> list[str]:
         """Lines for people: the schedule that runs and its size."""
@@ -112,8 +116,9 @@ class Plan:
 
 
 def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed: int, rules: Rules,
-         trusted: bool = False, max_tables: int = DEFAULT_MAX_TABLES) -> Plan:
-    """Resolve bots and build the schedule. :raises SetupError:, :raises BotLoadError:."""
+         trusted: bool = False, max_tables: int = DEFAULT_MAX_TABLES, limits: Any = None) -> Plan:
+    """Resolve bots and build the schedule. :raises SetupError:, :raises BotLoadError:.
+    ``limits``: the sandbox's :class:`~arena.sandbox.Limits` (its move and game times are settings)."""
     people = entrants(specs, trusted=trusted)
     n = len(people)
     if n < 2:
@@ -127,7 +132,8 @@ def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed:
         except ValueError as exc:
             raise SetupError(str(exc)) from None
     schedule = Schedule.build(n, sizes, deals=deals, seed=seed, max_tables=max_tables)
-    return Plan(tuple(people), rules, schedule, trusted)
+    times = {} if limits is None else {"move_time": limits.move_seconds, "game_time": limits.game_seconds}
+    return Plan(tuple(people), rules, schedule, trusted, **times)
 
 
 def preflight(p: Plan) -> list[str]:
@@ -223,7 +229,8 @@ def write_replay(folder: Path, record: GameRecord) -> None:
 
 
 def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: str | None = None,
-        progress: bool = False, on_start: Callable[[int, int], None] | None = None) -> RunResult:
+        progress: bool = False, on_start: Callable[[int, int], None] | None = None,
+        sandbox: dict[str, Any] | None = None) -> RunResult:
     """Play every game of ``p`` not yet in the database at ``db_path``, storing each as it ends.
 
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.
@@ -236,6 +243,8 @@ def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: 
             raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
     db = TournamentDB.open(db_path, p.settings, [e.row(i) for i, e in enumerate(p.entrants)], p.schedule)
     try:
+        if sandbox is not None:  # the hardening layers this run's bot files play under
+            db.note("sandbox", sandbox)
         finished = db.finished()
         keys = [k for k in p.schedule.keys() if k not in finished]
         total = p.schedule.total_games

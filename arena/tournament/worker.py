@@ -35,6 +35,8 @@ class Job:
     keep_logs: bool = False
     #: Names this job for the per-process runner cache (the database's settings digest).
     ident: str = ""
+    #: Changes to the sandbox's default :class:`~arena.sandbox.Limits` (``move_seconds``, ``game_seconds``).
+    limits: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -85,14 +87,19 @@ class GameRunner:
         self.keep = keep
         self.referee = Referee(Rules.from_dict(job.rules))
         self._factories: OrderedDict[int, Any] = OrderedDict()
+        self._limits: Any = None
 
     def _factory(self, bot: int) -> Any:
         if bot in self._factories:
             self._factories.move_to_end(bot)
             return self._factories[bot]
         src = self.job.sources[bot]
+        if self._limits is None and not self.job.trusted[bot]:
+            from ..sandbox.limits import Limits
+
+            self._limits = Limits(**self.job.limits)
         try:
-            factory: Any = make_factory(src, trusted=self.job.trusted[bot])
+            factory: Any = make_factory(src, trusted=self.job.trusted[bot], limits=self._limits)
         except BotLoadError as exc:
             factory = exc
         self._factories[bot] = factory

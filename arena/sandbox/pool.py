@@ -1,0 +1,155 @@
+"""The sandboxed bot as a player factory: one template process per bot, a fresh game process per game.
+
+:class:`SandboxFactory` checks the source (layer 1), starts the bot's
+:class:`~arena.sandbox.process.Template` and, eagerly, loads the bot once in a
+trial game process so that load errors surface before any game. Each
+:class:`~arena.sandbox.player.WorkerPlayer` it makes gets its own game process,
+forked from the template and killed when the game ends.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from ..errors import BotLoadError
+from ..loader import BotSource
+from .limits import Limits, cpu_clocks_work
+from .player import WorkerPlayer
+from .process import Template, WorkerError, WorkerProcess, WorkerTimeout, clean
+
+#: Layers the referee itself provides, beside the worker's (:data:`arena.sandbox.harden.LAYERS`).
+SUPERVISION: tuple[str, ...] = ("cpu_time", "freeze", "fresh_process")
+
+
+def supervision(limits: Limits) -> dict[str, str]:
+    """The referee-side layers in force for ``limits`` (name -> "active" or why not)."""
+    return {"cpu_time": "active" if cpu_clocks_work() else "unavailable: cannot read a process's CPU clock",
+            "freeze": "active" if limits.freeze else "unavailable: disabled by caller (freeze=False)",
+            "fresh_process": "active"}
+
+
+class SandboxFactory:
+    """Makes a :class:`WorkerPlayer` per game and seat, each with a fresh game process."""
+
+    def __init__(self, src: BotSource, limits: Limits | None = None, *, eager: bool = True,
+                 escaped_for_tests: bool = False) -> None:
+        from .policy import check_source
+
+        self.src = src
+        self.limits = limits or Limits()
+        self.name = src.name
+        self.lock = threading.Lock()
+        self.template: Template | None = None
+        #: Tests only: skip layer 1 (the code policy) to test what layer 2 alone contains.
+        self.escaped = escaped_for_tests
+        #: The hardening report of the trial game process (layer name -> "active" / "unavailable: ..."),
+        #: with the referee-side layers under "supervision".
+        self.report: dict = {}
+        #: CPU seconds of every move played by this factory's players (for ``arena check``).
+        self.move_cpu: list[float] = []
+        self.games = 0
+        if not escaped_for_tests:
+            check_source(src)
+        if eager:
+            self._trial()
+
+    def _template(self) -> Template:
+        """The live template (started, or restarted once it died)."""
+        with self.lock:
+            template = self.template
+            if template is not None and not template.dead and template.owner == os.getpid():
+                return template
+            template = Template(self.src, self.limits, escaped=self.escaped)
+            if template.load_error is not None:
+                template.kill()
+                error = template.load_error
+                message, line = (error + [None])[:2] if type(error) is list else ("?", None)
+                raise BotLoadError(clean(str(message), 300), path=self.src.label,
+                                   line=line if type(line) is int else None)
+            self.template = template
+            return template
+
+    def _trial(self) -> None:
+        """Start the template and load the bot once, so load errors surface before any game."""
+        try:
+            worker = self._template().spawn()
+        except WorkerError as exc:
+            raise BotLoadError(f"sandbox worker did not start: {exc}", path=self.src.label) from None
+        try:
+            load = self.limits.load_seconds
+            reply, _ = worker.call(("game", 0, 0, ["probe", "probe"], _default_rules(), "probe"), load, load,
+                                   "load limit")
+        except WorkerError as exc:
+            worker.kill()
+            if isinstance(exc, WorkerTimeout):
+                raise BotLoadError(f"loading took longer than {load:g} s of CPU", path=self.src.label) from None
+            raise BotLoadError(f"loading crashed the sandbox worker: {exc}", path=self.src.label) from None
+        worker.kill()
+        if type(reply) is list and len(reply) == 6 and reply[3] is not None:
+            raise BotLoadError(clean(reply[3], 300), path=self.src.label)
+        if type(reply) is list and len(reply) == 6 and type(reply[5]) is dict:
+            self.report = dict(reply[5], supervision=supervision(self.limits))
+
+    def spawn(self) -> WorkerProcess:
+        """A fresh game process for one game. Raises :class:`WorkerError`."""
+        try:
+            template = self._template()
+        except BotLoadError as exc:
+            raise WorkerError(exc.message) from None
+        try:
+            return template.spawn()
+        except WorkerError:
+            if not template.dead:
+                raise
+        try:  # the template died (killed from outside?): one fresh start
+            return self._template().spawn()
+        except BotLoadError as exc:
+            raise WorkerError(exc.message) from None
+
+    def record(self, player: WorkerPlayer) -> None:
+        """A player's game is over: keep its move times."""
+        self.games += 1
+        self.move_cpu.extend(player.cpu_times)
+        del self.move_cpu[:-10000]
+
+    def __call__(self, game_seed: Any, seat: int) -> WorkerPlayer:
+        return WorkerPlayer(self, game_seed, seat)
+
+    def close(self) -> None:
+        """Stop the template (its game processes die with it)."""
+        with self.lock:
+            template, self.template = self.template, None
+        if template is not None:
+            template.kill()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _default_rules() -> dict:
+    from ..rules import CONTEST
+
+    return CONTEST.to_dict()
+
+
+def sandboxed_factory(src: BotSource, limits: Limits | None = None) -> SandboxFactory:
+    """``factory(game_seed, seat) -> WorkerPlayer`` for untrusted bot source.
+
+    :raises BotLoadError: the source fails the static checks or cannot be loaded in a worker.
+    """
+    return SandboxFactory(src, limits)
+
+
+def sandbox_layers(limits: Limits | None = None) -> dict[str, str]:
+    """Every layer a bot file would run under on this machine: the worker's (probed in a
+    throw-away hardened interpreter) and the referee's (:func:`supervision`)."""
+    from .harden import probe
+
+    layers = dict(probe().layers)
+    layers.update(supervision(limits or Limits()))
+    return layers

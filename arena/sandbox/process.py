@@ -1,0 +1,517 @@
+"""The referee's end of the sandbox processes: the template per bot, a game process per game, the watchdog.
+
+:class:`Template` starts one bot's template (``python -I``, empty environment,
+new session; :mod:`arena.sandbox.zygote`) and asks it for a fresh game
+process per game. :class:`WorkerProcess` is the referee's end of one game
+process: framed pipes, and the *turn* discipline that makes resources fair:
+
+* between its turns a game process is stopped (SIGSTOP to its process group),
+  so it gets no CPU while other seats play; :meth:`WorkerProcess.begin`
+  continues it (SIGCONT) when a message for it is sent, notifications included;
+* a turn's time is the CPU time of the game process (its CPU clock, read by
+  pid), so load on the machine does not make an honest bot late; a wall-clock
+  backstop (:meth:`Limits.backstop`) stops one that waits instead;
+* CPU used between turns (possible only when freezing is off) is counted
+  against the game's bank and faults the bot past ``Limits.idle_cpu_seconds``.
+
+One watchdog thread per referee process kills processes whose deadline
+(CPU or wall clock) has passed; the referee itself uses plain blocking reads.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import json.scanner
+import marshal
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from typing import Any
+
+from ..loader import BotSource
+from .limits import Limits, cpu_clock, cpu_seconds, pin_to_one_cpu
+from .protocol import HEADER
+
+# The C scanner of a strict JSON decoder, called directly: one call per reply (no whitespace is
+# skipped; the worker sends none), and the whole frame must be one JSON value.
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
+
+
+def _decode(text: str) -> Any:
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if end != len(text):
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_BOOT = "import sys; sys.path.insert(0, {root!r}); from arena.sandbox.zygote import main; main({fd})"
+
+#: marshal format 2: no back-references, so ~1/3 cheaper to write and read than the default
+#: for the small messages of the protocol (the views have nothing to share).
+_MARSHAL = 2
+
+#: Bytes asked of the pipe per read: replies and views are small, and a 64 KiB buffer
+#: allocated and shrunk per read costs more than the rare extra read of a long message.
+_CHUNK = 4096
+
+_SIGNALS = {signal.SIGKILL: "killed", signal.SIGSYS: "killed by the seccomp filter (SIGSYS)",
+            signal.SIGXCPU: "over its CPU-time limit (SIGXCPU)", signal.SIGSEGV: "crashed (SIGSEGV)",
+            signal.SIGABRT: "aborted (SIGABRT)"}
+
+_NEVER = float("inf")
+
+
+class WorkerError(Exception):
+    """The worker is unusable: it died, missed a deadline or broke the protocol."""
+
+    kind = "crash"
+
+
+class WorkerTimeout(WorkerError):
+    kind = "timeout"
+
+
+class ProtocolViolation(WorkerError):
+    pass
+
+
+_live: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+@atexit.register
+def _kill_all() -> None:
+    for w in list(_live):
+        if w.owner == os.getpid():
+            w.kill()
+
+
+def describe_exit(code: int | None) -> str:
+    """How a process ended, for a fault's detail."""
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            sig = signal.Signals(-code)
+        except ValueError:
+            return f"killed by signal {-code}"
+        return _SIGNALS.get(sig, f"killed by {sig.name}")
+    return f"exited with status {code}"
+
+
+def clean(text: Any, limit: int) -> str:
+    """A string from the worker, cut to ``limit`` and safe to write anywhere."""
+    if type(text) is not str:
+        text = repr(text)
+    return text[:limit].encode("utf-8", "replace").decode("utf-8")
+
+
+class _Watchdog:
+    """One thread per referee process that kills processes whose deadline has passed.
+
+    The referee reads and writes its pipes with plain blocking calls (the
+    cheapest way: no poll per message); a process that misses its deadline is
+    killed from here, which ends the blocked call with end-of-file.
+
+    Arming is two attribute writes (``deadline``, wall clock; ``cpu_deadline``,
+    the process's CPU clock), with no lock: the thread reads each clock *before*
+    it reads the matching deadline, and the referee reads the clocks *after* it
+    clears them (:meth:`WorkerProcess.end`), so a process the thread kills is
+    always one the referee itself finds late.
+    """
+
+    PERIOD = 0.005
+
+    def __init__(self) -> None:
+        self.workers: dict[int, Any] = {}
+        self.thread: threading.Thread | None = None
+        self.pid = 0
+
+    def watch(self, worker: Any) -> None:
+        if self.pid != os.getpid():  # first use, or a forked child: start afresh
+            self.workers = {}
+            self.pid = os.getpid()
+            self.thread = threading.Thread(target=self._run, name="arena-sandbox-watchdog", daemon=True)
+            self.thread.start()
+        self.workers[id(worker)] = worker
+
+    def forget(self, worker: Any) -> None:
+        if self.pid == os.getpid():
+            self.workers.pop(id(worker), None)
+
+    def _run(self) -> None:
+        monotonic, sleep = time.monotonic, time.sleep
+        while True:
+            sleep(self.PERIOD)
+            for worker in list(self.workers.values()):
+                if worker.deadline == _NEVER or worker.timed_out:
+                    continue
+                cpu = -1.0
+                if worker.cpu_deadline != _NEVER:
+                    try:
+                        cpu = cpu_seconds(worker.clock)
+                    except OSError:
+                        cpu = -1.0
+                now = monotonic()  # the clocks first, then the deadlines (see the class docstring)
+                if now > worker.deadline or cpu > worker.cpu_deadline:
+                    worker.timed_out = True
+                    worker.signal_kill()
+
+
+_watchdog = _Watchdog()
+
+
+class _Endpoint:
+    """Framed messages over descriptors: marshal out, strict JSON in, at most ``max_reply`` bytes."""
+
+    fd_w: int
+    fd_r: int
+    max_reply: int
+    buf: bytes
+    timed_out: bool
+
+    def send(self, message: Any, fds: list[int] | None = None) -> None:
+        payload = marshal.dumps(message, _MARSHAL)
+        try:
+            if fds:
+                socket.send_fds(self.sock, [HEADER.pack(len(payload)) + payload], fds)  # type: ignore[attr-defined]
+            else:
+                os.write(self.fd_w, HEADER.pack(len(payload)) + payload)
+        except OSError:
+            raise self._died() from None
+
+    def recv(self) -> Any:
+        """The next message (blocking; the watchdog ends the wait at the deadline)."""
+        buf = self.buf
+        read, fd = os.read, self.fd_r
+        while True:
+            if len(buf) >= 4:
+                (size,) = HEADER.unpack_from(buf)
+                if size > self.max_reply:
+                    raise ProtocolViolation(f"a reply of {size} bytes (limit {self.max_reply})")
+                end = 4 + size
+                if len(buf) >= end:
+                    self.buf = buf[end:]
+                    try:
+                        return _decode(buf[4:end].decode())
+                    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+                        raise ProtocolViolation("a reply that is not JSON") from None
+            try:
+                data = read(fd, _CHUNK)
+            except OSError:
+                data = b""
+            if not data:
+                raise self._died()
+            buf += data
+
+    def _died(self) -> WorkerError:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+def _tail(fd: int) -> str:
+    """The last line written to a (non-blocking) stderr pipe."""
+    err = b""
+    while True:
+        try:
+            data = os.read(fd, 1 << 16)
+        except (BlockingIOError, OSError, ValueError):
+            break
+        if not data:
+            break
+        err = (err + data)[-4096:]
+    lines = err.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1][:160] if lines else ""
+
+
+class Template(_Endpoint):
+    """One bot's template process: compiled once, forks a hardened game process per game."""
+
+    def __init__(self, src: BotSource, limits: Limits, *, raw_ok: bool = False, escaped: bool = False) -> None:
+        self.limits = limits
+        self.dead = False
+        self.timed_out = False
+        self.deadline = _NEVER
+        self.cpu_deadline = _NEVER
+        self.clock = 0
+        self.buf = b""
+        self.owner = os.getpid()
+        self.lock = threading.Lock()
+        #: Game processes killed since the last fork, for the template to reap then.
+        self.doomed: list[int] = []
+        self.max_reply = 1 << 20
+        if limits.same_cpu:
+            pin_to_one_cpu()
+        self.sock, theirs = socket.socketpair()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", _BOOT.format(root=_ROOT, fd=theirs.fileno())],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={}, cwd="/",
+                start_new_session=True, close_fds=True, pass_fds=(theirs.fileno(),))
+        finally:
+            theirs.close()
+        _live.add(self)
+        _watchdog.watch(self)
+        self.fd_w = self.fd_r = self.sock.fileno()
+        self.fd_e = self.proc.stderr.fileno()  # type: ignore[union-attr]
+        os.set_blocking(self.fd_e, False)
+        config = {"name": src.name, "source": src.source, "path": src.path,
+                  "memory_bytes": limits.memory_bytes,
+                  "cpu_seconds": int(limits.game_seconds * 2 + limits.load_seconds + 10),
+                  "uid": os.geteuid() == 0, "network": limits.network_namespace, "seccomp": limits.seccomp,
+                  "max_output": limits.max_output_bytes, "raw_ok": raw_ok or escaped, "escaped": escaped}
+        try:
+            reply = self.request(("hello", config))
+        except WorkerError:
+            self.kill()
+            raise
+        if not (type(reply) is list and len(reply) == 3 and reply[0] == "ready" and type(reply[1]) is dict):
+            self.kill()
+            raise ProtocolViolation("bad ready message")
+        #: The template's layers (workdir, netns); each game process reports all of them.
+        self.report: dict = reply[1]
+        self.load_error: Any = reply[2]
+
+    def request(self, message: Any, fds: list[int] | None = None) -> Any:
+        """One request and its answer, within the wall-clock start-up deadline."""
+        with self.lock:
+            if self.dead:
+                raise WorkerError("the bot's template process is gone")
+            self.deadline = time.monotonic() + self.limits.startup_seconds
+            try:
+                self.send(message, fds)
+                return self.recv()
+            finally:
+                self.deadline = _NEVER
+                if self.timed_out:
+                    self.kill()
+
+    def spawn(self) -> "WorkerProcess":
+        """A fresh game process (forked from the template, hardened, not yet given a game)."""
+        child_in, ours_w = os.pipe()
+        ours_r, child_out = os.pipe()
+        err_r, err_w = os.pipe()
+        doomed, self.doomed = self.doomed, []
+        try:
+            reply = self.request(("fork", doomed), [child_in, child_out, err_w])
+        except BaseException:
+            for fd in (ours_w, ours_r, err_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (child_in, child_out, err_w):
+                os.close(fd)
+        if not (type(reply) is list and len(reply) == 2 and reply[0] == "forked" and type(reply[1]) is int):
+            for fd in (ours_w, ours_r, err_r):
+                os.close(fd)
+            self.kill()
+            raise ProtocolViolation("bad fork reply")
+        os.set_blocking(err_r, False)
+        return WorkerProcess(self, reply[1], ours_w, ours_r, err_r)
+
+    def exit_code(self, pid: int, wait: float) -> int | None:
+        """How game process ``pid`` ended (None: still running after ``wait`` seconds, or unknown)."""
+        try:
+            reply = self.request(("status", pid, wait))
+        except WorkerError:
+            return None
+        code = reply[1] if type(reply) is list and len(reply) == 2 else None
+        return code if type(code) is int else None
+
+    def _died(self) -> WorkerError:
+        self.dead = True
+        if self.timed_out:
+            return WorkerTimeout("the template did not answer in time")
+        try:
+            code = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            code = None
+        last = _tail(self.fd_e)
+        return WorkerError(f"template {describe_exit(code)}" + (f": {last}" if last else ""))
+
+    def signal_kill(self) -> None:
+        """SIGKILL the template's process group (safe from the watchdog thread)."""
+        if self.proc.returncode is not None or self.owner != os.getpid():
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def kill(self) -> None:
+        """Stop the template (its game processes die with it: PR_SET_PDEATHSIG). Idempotent;
+        only in the process that started it."""
+        self.dead = True
+        if self.owner != os.getpid():
+            return
+        if self.proc.returncode is None:
+            self.signal_kill()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            self.sock.close()
+            self.proc.stderr.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
+        _live.discard(self)
+        _watchdog.forget(self)
+
+
+class WorkerProcess(_Endpoint):
+    """The referee's end of one game process: pipes, its CPU clock, turns, kill."""
+
+    def __init__(self, template: Template, pid: int, fd_w: int, fd_r: int, fd_e: int) -> None:
+        self.template = template
+        self.limits = template.limits
+        self.pid = pid
+        self.clock = cpu_clock(pid)
+        self.fd_w, self.fd_r, self.fd_e = fd_w, fd_r, fd_e
+        self.max_reply = self.limits.max_reply_bytes
+        self.buf = b""
+        self.owner = os.getpid()
+        self.dead = False
+        self.killed = False
+        self.timed_out = False
+        self.frozen = False
+        #: When the watchdog kills this process (monotonic seconds; CPU seconds); never while idle.
+        self.deadline = _NEVER
+        self.cpu_deadline = _NEVER
+        #: CPU seconds of the process at the end of its last turn; CPU seconds used between turns.
+        self.cpu_seen = 0.0
+        self.idle_cpu = 0.0
+        self.wall = 0.0
+        #: The layers this process is under (from its answer to the ``game`` message).
+        self.report: dict = {}
+        _live.add(self)
+        _watchdog.watch(self)
+
+    def cpu(self) -> float:
+        """The process's CPU seconds so far (the last known value once it is gone)."""
+        try:
+            return cpu_seconds(self.clock)
+        except OSError:
+            return self.cpu_seen
+
+    # -- a turn: begin (deadlines armed), send, resume, recv..., end (frozen, time measured) ----
+    def begin(self, budget: float) -> tuple[float, float]:
+        """Arm the deadlines of a turn of ``budget`` CPU seconds; returns (wall start, CPU start).
+
+        Raises :class:`WorkerTimeout` when the process used more than ``idle_cpu_seconds``
+        of CPU since its last turn (a burner that was not frozen)."""
+        cpu = self.cpu()
+        gap = cpu - self.cpu_seen
+        self.idle_cpu += gap
+        if gap > self.limits.idle_cpu_seconds:
+            self.cpu_seen = cpu
+            self.kill()
+            raise WorkerTimeout(f"used {gap:.3g} s of CPU between its turns")
+        start = time.monotonic()
+        self.cpu_deadline = cpu + budget
+        self.deadline = start + self.limits.backstop(budget)
+        return start, cpu
+
+    def resume(self) -> None:
+        """Let a frozen process run (call after sending it the turn's message)."""
+        if self.frozen:
+            self.frozen = False
+            try:
+                os.killpg(self.pid, signal.SIGCONT)
+            except OSError:
+                pass
+
+    def end(self, start: float, cpu0: float, budget: float) -> tuple[bool, float]:
+        """Disarm, freeze, measure: (in time, CPU seconds the turn took)."""
+        self.deadline = _NEVER
+        self.cpu_deadline = _NEVER
+        self.wall = time.monotonic() - start
+        if self.limits.freeze and not self.killed:
+            try:
+                os.killpg(self.pid, signal.SIGSTOP)
+                self.frozen = True
+            except OSError:
+                pass
+        cpu = self.cpu()
+        self.cpu_seen = max(cpu, self.cpu_seen)
+        took = cpu - cpu0
+        return (not self.timed_out and took <= budget and self.wall <= self.limits.backstop(budget)), took
+
+    def late(self, budget: float, nominal: float, label: str) -> WorkerTimeout:
+        """The timeout of a turn that :meth:`end` found late."""
+        if self.wall > self.limits.backstop(budget):
+            return WorkerTimeout(f"over the wall-clock backstop ({self.limits.backstop(budget):.3g} s)")
+        if budget < nominal:
+            return WorkerTimeout(f"over the game's CPU time left ({budget:.3g} s)")
+        return WorkerTimeout(f"over the {label} ({budget:.3g} s of CPU)")
+
+    def call(self, message: Any, budget: float, nominal: float, label: str) -> tuple[Any, float]:
+        """One turn of a single round trip; (reply, CPU seconds). Raises :class:`WorkerError`."""
+        start, cpu0 = self.begin(budget)
+        try:
+            self.send(message)
+            self.resume()
+            reply = self.recv()
+        except WorkerError as exc:
+            in_time, _ = self.end(start, cpu0, budget)
+            if not in_time or isinstance(exc, WorkerTimeout):
+                raise self.late(budget, nominal, label) from None
+            raise
+        in_time, took = self.end(start, cpu0, budget)
+        if not in_time:
+            self.kill()
+            raise self.late(budget, nominal, label)
+        return reply, took
+
+    # -- death ----------------------------------------------------------------------------------
+    def stderr_tail(self) -> str:
+        """The last line the process wrote to stderr (Python's own fatal errors land there)."""
+        return _tail(self.fd_e)
+
+    def _died(self) -> WorkerError:
+        if self.timed_out:
+            self.kill()
+            return WorkerTimeout("no answer in time")
+        self.dead = True
+        code = self.template.exit_code(self.pid, 2.0) if not self.killed else None
+        last = self.stderr_tail()
+        self.kill()
+        if self.timed_out:
+            return WorkerTimeout("no answer in time")
+        return WorkerError(f"worker {describe_exit(code)}" + (f": {last}" if last else ""))
+
+    def signal_kill(self) -> None:
+        """SIGKILL the process group (safe from the watchdog thread: the template reaps the
+        process only after :meth:`kill`, so its pid cannot have been reused)."""
+        if self.killed or self.owner != os.getpid():
+            return
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def kill(self) -> None:
+        """Kill the game process and close the pipes (idempotent; only in the process that made it)."""
+        self.dead = True
+        if self.killed or self.owner != os.getpid():
+            return
+        self.deadline = self.cpu_deadline = _NEVER
+        self.cpu_seen = max(self.cpu(), self.cpu_seen)
+        self.signal_kill()
+        self.killed = True
+        for fd in (self.fd_w, self.fd_r, self.fd_e):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.template.doomed.append(self.pid)
+        _live.discard(self)
+        _watchdog.forget(self)

@@ -1,0 +1,207 @@
+"""The template (zygote) process of one bot: forks a fresh, hardened game process per game.
+
+Started by :mod:`arena.sandbox.process` as a fresh interpreter (``python -I``,
+empty environment, new session) with one end of a unix socket pair. It
+imports everything a game process will need, reads the ``hello`` message,
+takes the layers every game process shares (:func:`~arena.sandbox.harden.harden_template`:
+an empty removed working directory, a network namespace), compiles the
+seccomp filter once (:mod:`arena.sandbox.seccomp`) and compiles the bot under
+the code policy. It never runs bot code.
+
+Per game, the referee sends ``("fork", pids)`` with three descriptors
+attached (SCM_RIGHTS): the game process's command pipe, reply pipe and
+stderr. The template forks; the child becomes its own process group, keeps
+only those descriptors, takes the per-game layers
+(:func:`~arena.sandbox.harden.harden_child`: its own uid, rlimits,
+no_new_privs, seccomp) and serves one game (:class:`arena.sandbox.worker.Worker`).
+Because every game starts from the template's memory, a bot cannot carry
+anything from one game to the next, not even one that escaped the code policy.
+
+Children are reaped only when the referee says so (the ``pids`` of a later
+``fork``): until then a child's pid cannot be reused, so the referee may
+signal its process group safely. On end-of-file the template kills its
+children and exits.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import signal
+import socket
+import sys
+import time
+import warnings
+from typing import Any
+
+from ..errors import BotLoadError
+from ..loader import BotSource
+from .harden import HardenReport, harden_child, harden_template
+from .policy import compile_bot
+from .protocol import HEADER, MAX_IN_FRAME
+from .seccomp import PreparedFilter, _libc, prepare
+from .worker import Channel, Worker, _encode
+
+#: Worker uids are ``UID_BASE + pid`` (when the referee runs as root): distinct for every live process.
+UID_BASE = 100000
+_PR_SET_PDEATHSIG = 1
+
+
+class Control:
+    """The template's end of the control socket: framed marshal in (with descriptors), JSON out."""
+
+    def __init__(self, fd: int) -> None:
+        self.sock = socket.socket(fileno=fd)
+        self.fd = fd
+        self.buf = b""
+        self.fds: list[int] = []
+
+    def recv(self) -> tuple[Any, list[int]]:
+        """The next message and the descriptors that came with it; exits on end-of-file."""
+        while True:
+            if len(self.buf) >= 4:
+                (size,) = HEADER.unpack_from(self.buf)
+                if size > MAX_IN_FRAME:
+                    _quit(3)
+                if len(self.buf) >= 4 + size:
+                    payload, self.buf = self.buf[4:4 + size], self.buf[4 + size:]
+                    fds, self.fds = self.fds, []
+                    return marshal.loads(payload), fds
+            data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, 4)
+            self.fds.extend(fds)
+            if not data:
+                _quit(0)
+            self.buf += data
+
+    def send(self, message: Any) -> None:
+        payload = _encode(message)
+        self.sock.sendall(HEADER.pack(len(payload)) + payload)
+
+
+_children: set[int] = set()
+
+
+def _quit(code: int) -> None:
+    """Kill every child not yet reaped, then exit (the referee is gone or broke the protocol)."""
+    for pid in _children:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(code)
+
+
+def _exit_code(pid: int, timeout: float) -> int | None:
+    """How child ``pid`` ended, Popen style (negative: killed by that signal), without
+    reaping it; None when it has not ended within ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return None
+        if info is not None and info.si_pid == pid:
+            return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+        if time.monotonic() >= end:
+            return None
+        time.sleep(0.002)
+
+
+def _reap(doomed: set[int]) -> None:
+    for pid in list(doomed):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done == pid:
+            doomed.discard(pid)
+            _children.discard(pid)
+
+
+def _game_process(fds: list[int], config: dict, code: Any, report: HardenReport,
+                  prepared: PreparedFilter | None) -> None:
+    """The forked child: its own group, its own descriptors, the per-game layers, one game."""
+    os.setpgid(0, 0)
+    _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the template gone: so are we
+    fd_in, fd_out, fd_err = fds
+    os.dup2(fd_err, 1)
+    os.dup2(fd_err, 2)
+    keep = sorted({0, 1, 2, fd_in, fd_out})
+    for low, high in zip(keep, keep[1:] + [1 << 16]):
+        if high > low + 1:
+            os.closerange(low + 1, high)
+    uid = UID_BASE + os.getpid() if config.get("uid") and os.geteuid() == 0 else None
+    final = harden_child(report, memory_bytes=int(config["memory_bytes"]), cpu_seconds=int(config["cpu_seconds"]),
+                         uid=uid, seccomp=bool(config.get("seccomp", True)), open_fds=keep, prepared=prepared)
+    worker = Worker(Channel(fd_in, fd_out), config, code, final)
+    try:
+        worker.loop()
+    except BaseException:  # noqa: BLE001 - a broken game process just ends; the referee sees a crash
+        os._exit(4)
+    os._exit(0)
+
+
+def _compile(src: BotSource, escaped: bool) -> tuple[Any, list | None]:
+    try:
+        if escaped:
+            return compile(src.source, "<bot>", "exec"), None
+        return compile_bot(src), None
+    except BotLoadError as exc:
+        return None, [exc.message, exc.line]
+    except SyntaxError as exc:
+        return None, [f"syntax error: {exc.msg}", exc.lineno]
+
+
+def main(fd: int) -> None:
+    """Entry point of the template process; ``fd`` is its end of the control socket."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)  # nothing printed by accident reaches a protocol descriptor
+    warnings.simplefilter("ignore")  # compiling bot code must not write to stderr
+    ctl = Control(fd)
+    hello, _ = ctl.recv()
+    if type(hello) is not tuple or hello[0] != "hello":
+        _quit(3)
+    config = hello[1]
+    escaped = bool(config.get("raw_ok") and config.get("escaped"))
+    if escaped:
+        import ctypes, subprocess  # noqa: E401,F401 - tests: an escaped bot's tools at hand
+    report = harden_template(network=bool(config.get("network", True)))
+    prepared = prepare(bool(config.get("seccomp", True)))
+    src = BotSource(config["name"], config["source"], config.get("path"))
+    code, error = _compile(src, escaped)
+    ctl.send(["ready", report.as_dict(), error])
+    if error is not None and not config.get("raw_ok"):
+        _quit(0)
+    doomed: set[int] = set()
+    while True:
+        msg, fds = ctl.recv()
+        kind = msg[0] if type(msg) is tuple and msg else None
+        if kind == "fork" and len(fds) == 3:
+            doomed.update(p for p in msg[1] if p in _children)
+            _reap(doomed)
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    _game_process(fds, config, code, report, prepared)
+                finally:
+                    os._exit(4)
+            for f in fds:
+                os.close(f)
+            try:
+                os.setpgid(pid, pid)  # also done by the child: whichever runs first
+            except OSError:
+                pass
+            _children.add(pid)
+            ctl.send(["forked", pid])
+        elif kind == "status" and len(msg) == 3 and msg[1] in _children:
+            ctl.send(["status", _exit_code(msg[1], float(msg[2]))])
+        else:
+            for f in fds:
+                os.close(f)
+            _quit(3)
+
+
+if __name__ == "__main__":
+    sys.exit(main(int(sys.argv[1])))
