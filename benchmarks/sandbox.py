@@ -2,8 +2,9 @@
 
 Both modes play the same games (same seeds, seats rotating), in short slices
 that alternate so that other load on the machine hits both alike; the best
-slice rate of each mode is kept. Sandboxed workers live for the whole run (one
-per seat, a fresh ``Bot()`` each game), as in ``arena play``. Also measured:
+slice rate of each mode is kept. Each sandboxed bot has one template process
+for the whole run, and each game a fresh game process forked from it, as in
+``arena play``. Also measured:
 sandboxed games in several threads at once (the referee waits on pipes with
 the GIL released, so games overlap with the workers' thinking), and the cost
 of starting one hardened worker.
@@ -93,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     probe = SandboxFactory(resolve_bot("greedy"), Limits())
     startup = time.perf_counter() - t0
-    layers = probe.idle[0].report["layers"] if probe.idle else {}
+    layers = probe.report.get("layers", {}) if isinstance(getattr(probe, "report", None), dict) else {}
+    if not layers and getattr(probe, "idle", None):  # the older design: one worker per match
+        layers = probe.idle[0].report["layers"]
     probe.close()
 
     trusted = {n: load_trusted(resolve_bot(n)) for n in NAMES}

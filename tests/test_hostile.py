@@ -164,7 +164,16 @@ def test_suite_is_large_enough() -> None:
     assert len(BOTS) >= 30
 
 
-@pytest.mark.parametrize("path", BOTS, ids=[p.stem for p in BOTS])
+#: Attacks that burn seconds of CPU on purpose (up to a limit): marked slow.
+SLOW = {"load_loop", "loop_forever", "loop_catch_all", "memory_creep", "big_power", "huge_return", "never_finishes",
+        "idle_burner"}
+
+
+def params(paths: list[Path]) -> list[Any]:
+    return [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in SLOW else []) for p in paths]
+
+
+@pytest.mark.parametrize("path", params(BOTS))
 def test_hostile_bot_is_contained(path: Path, greedy: Any) -> None:
     spec = expectation(path)
     src = read_bot_file(path)
@@ -185,7 +194,7 @@ def layers() -> dict[str, str]:
     return hardening_report().layers
 
 
-@pytest.mark.parametrize("path", ESCAPED, ids=[p.stem for p in ESCAPED])
+@pytest.mark.parametrize("path", params(ESCAPED))
 def test_escaped_bot_is_contained_by_the_worker(path: Path, greedy: Any, layers: dict[str, str],
                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = expectation(path)
@@ -223,6 +232,7 @@ def test_escaped_bot_is_contained_by_the_worker(path: Path, greedy: Any, layers:
         assert crash and "protocol violation" in crash[0].detail
 
 
+@pytest.mark.slow
 def test_tournament_of_ordinary_and_hostile_bots(greedy: Any) -> None:
     """Ordinary sandboxed bots and hostile ones, seats rotating: the games complete, the
     ordinary bots never fault and every one of them places ahead of every hostile one."""

@@ -153,17 +153,23 @@ def _open_fds() -> list[int]:
     return sorted(fds)
 
 
-def _status_field(name: str) -> str | None:
-    """A field of /proc/self/status, or None."""
+def _status_fields(*names: str) -> dict[str, str]:
+    """Fields of /proc/self/status (read once), those found among ``names``."""
+    found: dict[str, str] = {}
     try:
         with open("/proc/self/status", "rb") as fh:  # binary: no codec lookup (imports may be impossible)
             for raw in fh:
                 key, _, value = raw.decode().partition(":")
-                if key == name:
-                    return value.strip()
+                if key in names:
+                    found[key] = value.strip()
     except OSError:
         pass
-    return None
+    return found
+
+
+def _status_field(name: str) -> str | None:
+    """A field of /proc/self/status, or None."""
+    return _status_fields(name).get(name)
 
 
 # --- the layers -------------------------------------------------------------------------------
@@ -235,9 +241,9 @@ def _layer_uid(uid: int | None, euid: int) -> str:
     os.setresuid(uid, uid, uid)
     if os.getresuid() != (uid, uid, uid) or os.getresgid() != (uid, uid, uid) or os.getgroups():
         raise RuntimeError(f"ids are {os.getresuid()}/{os.getresgid()}/{os.getgroups()}")
-    for capfield in ("CapPrm", "CapEff", "CapAmb"):
-        value = _status_field(capfield)
-        if value is not None and int(value, 16) != 0:
+    caps = _status_fields("CapPrm", "CapEff", "CapAmb")
+    for capfield, value in caps.items():
+        if int(value, 16) != 0:
             raise RuntimeError(f"{capfield} still {value}")
     try:
         os.setuid(0)
