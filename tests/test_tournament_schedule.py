@@ -145,7 +145,7 @@ def test_runner_keeps_few_process_holding_factories(monkeypatch: pytest.MonkeyPa
     closed: list[str] = []
 
     class Holding:
-        def __init__(self, src: object, trusted: bool = False) -> None:
+        def __init__(self, src: object, trusted: bool = False, limits: object = None) -> None:
             self.inner = load_trusted(src)  # type: ignore[arg-type]
             self.name = self.inner.name
             self.label = f"{len(opened)}"

@@ -14,8 +14,9 @@ process: framed pipes, and the *turn* discipline that makes resources fair:
 * CPU used between turns (possible only when freezing is off) is counted
   against the game's bank and faults the bot past ``Limits.idle_cpu_seconds``.
 
-One watchdog thread per referee process kills processes whose deadline
-(CPU or wall clock) has passed; the referee itself uses plain blocking reads.
+One watchdog thread per referee process (:mod:`arena.sandbox.watchdog`) kills
+processes whose deadline (CPU or wall clock) has passed; the referee itself
+uses plain blocking reads.
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ from typing import Any
 from ..loader import BotSource
 from .limits import Limits, cpu_clock, cpu_seconds, pin_to_one_cpu
 from .protocol import HEADER
+from .watchdog import _NEVER, _Watchdog, _watchdog  # noqa: F401 - _Watchdog re-exported for tests
 
 # The C scanner of a strict JSON decoder, called directly: one call per reply (no whitespace is
 # skipped; the worker sends none), and the whole frame must be one JSON value.
-_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
+_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
 def _decode(text: str) -> Any:
@@ -67,9 +69,6 @@ _CHUNK = 4096
 _SIGNALS = {signal.SIGKILL: "killed", signal.SIGSYS: "killed by the seccomp filter (SIGSYS)",
             signal.SIGXCPU: "over its CPU-time limit (SIGXCPU)", signal.SIGSEGV: "crashed (SIGSEGV)",
             signal.SIGABRT: "aborted (SIGABRT)"}
-
-_NEVER = float("inf")
-
 
 class WorkerError(Exception):
     """The worker is unusable: it died, missed a deadline or broke the protocol."""
@@ -115,59 +114,6 @@ def clean(text: Any, limit: int) -> str:
     return text[:limit].encode("utf-8", "replace").decode("utf-8")
 
 
-class _Watchdog:
-    """One thread per referee process that kills processes whose deadline has passed.
-
-    The referee reads and writes its pipes with plain blocking calls (the
-    cheapest way: no poll per message); a process that misses its deadline is
-    killed from here, which ends the blocked call with end-of-file.
-
-    Arming is two attribute writes (``deadline``, wall clock; ``cpu_deadline``,
-    the process's CPU clock), with no lock: the thread reads each clock *before*
-    it reads the matching deadline, and the referee reads the clocks *after* it
-    clears them (:meth:`WorkerProcess.end`), so a process the thread kills is
-    always one the referee itself finds late.
-    """
-
-    PERIOD = 0.005
-
-    def __init__(self) -> None:
-        self.workers: dict[int, Any] = {}
-        self.thread: threading.Thread | None = None
-        self.pid = 0
-
-    def watch(self, worker: Any) -> None:
-        if self.pid != os.getpid():  # first use, or a forked child: start afresh
-            self.workers = {}
-            self.pid = os.getpid()
-            self.thread = threading.Thread(target=self._run, name="arena-sandbox-watchdog", daemon=True)
-            self.thread.start()
-        self.workers[id(worker)] = worker
-
-    def forget(self, worker: Any) -> None:
-        if self.pid == os.getpid():
-            self.workers.pop(id(worker), None)
-
-    def _run(self) -> None:
-        monotonic, sleep = time.monotonic, time.sleep
-        while True:
-            sleep(self.PERIOD)
-            for worker in list(self.workers.values()):
-                if worker.deadline == _NEVER or worker.timed_out:
-                    continue
-                cpu = -1.0
-                if worker.cpu_deadline != _NEVER:
-                    try:
-                        cpu = cpu_seconds(worker.clock)
-                    except OSError:
-                        cpu = -1.0
-                now = monotonic()  # the clocks first, then the deadlines (see the class docstring)
-                if now > worker.deadline or cpu > worker.cpu_deadline:
-                    worker.timed_out = True
-                    worker.signal_kill()
-
-
-_watchdog = _Watchdog()
 
 
 class _Endpoint:

@@ -23,8 +23,6 @@ import json
 import json.encoder
 import marshal
 import os
-import sys
-import warnings
 from types import MappingProxyType
 from typing import Any
 

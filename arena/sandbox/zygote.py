@@ -206,4 +206,4 @@ def main(fd: int) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1])))
+    main(int(sys.argv[1]))

@@ -244,7 +244,7 @@ class TournamentDB:
         except ValueError:
             raise TournamentDBError(f"{path}: damaged settings in table meta") from None
         for key, value in LEGACY_SETTINGS.items():  # settings older databases did not store
-            if isinstance(old_settings, dict) and key not in old_settings:
+            if isinstance(old_settings, dict) and key not in old_settings and key in settings:
                 old_settings[key] = value
         if canonical(old_settings) != canonical(settings):
             diffs = _differences(old_settings, settings)
