@@ -314,15 +314,17 @@ def burner_game(freeze: bool) -> tuple[GameOutcome, list[Any]]:
 
 @pytest.mark.slow
 def test_an_idle_burner_gets_no_cpu_while_the_others_play() -> None:
-    """Frozen between its turns (SIGSTOP), the burner's timer handler runs only on its own turn,
-    on its own CPU time: the honest seats are not faulted and the burner got (almost) no CPU
-    outside its turns, measured by its process's CPU clock."""
+    """Once it has computed between two turns, the burner is stopped (SIGSTOP) between its turns:
+    its timer handler then runs only on its own turn, on its own CPU time. The honest seats are
+    not faulted (and, never computing between turns, never frozen), and the burner got CPU
+    outside its turns only in that first gap, measured by its process's CPU clock (unfrozen,
+    the next test shows, it burns ten times more)."""
     outcome, players = burner_game(freeze=True)
     assert [f for f in outcome.faults if f.seat != HOSTILE_SEAT] == []
     burner = players[HOSTILE_SEAT]
-    turns = len(burner.cpu_times)
-    assert turns >= 5 and burner.cpu_total > 0
-    assert burner.idle_cpu < 0.02 + 0.0005 * turns, (burner.idle_cpu, turns)
+    assert len(burner.cpu_times) >= 5 and burner.cpu_total > 0
+    assert burner.frozen and not players[0].frozen and not players[2].frozen
+    assert burner.idle_cpu < 0.04, burner.idle_cpu
 
 
 @pytest.mark.slow

@@ -31,8 +31,12 @@ class Limits:
     #: The wall-clock backstop of a call is ``budget * wall_factor + wall_grace`` seconds.
     wall_factor: float = 5.0
     wall_grace: float = 1.0
-    #: Stop (SIGSTOP) a game process between its turns, so it gets no CPU while others play.
+    #: Stop (SIGSTOP) a game process between its turns, so it gets no CPU while others play:
+    #: from its first turn when ``freeze_after`` is 0; else from the first turn after which it
+    #: used more than ``freeze_after`` CPU seconds between turns (an honest bot, blocked on its
+    #: pipe between turns, never does, and so never pays the two signals per turn).
     freeze: bool = True
+    freeze_after: float = 0.001
     #: CPU a game process may use between its turns before it is faulted (reachable only
     #: when it is not frozen: timers, signal handlers).
     idle_cpu_seconds: float = 0.1

@@ -82,6 +82,8 @@ class WorkerPlayer:
         self.cpu_times: list[float] = []
         self.cpu_total = 0.0
         self.idle_cpu = 0.0
+        #: Whether its game process was being stopped between turns (see ``Limits.freeze_after``).
+        self.frozen = False
 
     # -- helpers ---------------------------------------------------------------------------
     def _fault(self, exc: WorkerError, what: str = "") -> BotFault:
@@ -236,6 +238,7 @@ class WorkerPlayer:
         """The game's bank is what the game process has used in all: every turn, and between them."""
         self.cpu_total = worker.cpu_seen
         self.idle_cpu = worker.idle_cpu
+        self.frozen = worker.freezing
         self.bank = self.limits.game_seconds - worker.cpu_seen
 
     def _delta(self, game: Game) -> list | None:

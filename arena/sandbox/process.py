@@ -336,6 +336,9 @@ class WorkerProcess(_Endpoint):
         self.cpu_seen = 0.0
         self.idle_cpu = 0.0
         self.wall = 0.0
+        self.turns = 0
+        #: Whether it is stopped at the end of each turn (from the start, or once it burned between turns).
+        self.freezing = self.limits.freeze and self.limits.freeze_after <= 0
         #: The layers this process is under (from its answer to the ``game`` message).
         self.report: dict = {}
         _live.add(self)
@@ -356,11 +359,14 @@ class WorkerProcess(_Endpoint):
         of CPU since its last turn (a burner that was not frozen)."""
         cpu = self.cpu()
         gap = cpu - self.cpu_seen
-        self.idle_cpu += gap
-        if gap > self.limits.idle_cpu_seconds:
-            self.cpu_seen = cpu
-            self.kill()
-            raise WorkerTimeout(f"used {gap:.3g} s of CPU between its turns")
+        if self.turns:  # before its first turn it was being forked and hardened
+            self.idle_cpu += gap
+            if not self.freezing and self.limits.freeze and gap > self.limits.freeze_after:
+                self.freezing = True  # it computes between turns: stopped between them from now on
+            if gap > self.limits.idle_cpu_seconds:
+                self.cpu_seen = cpu
+                self.kill()
+                raise WorkerTimeout(f"used {gap:.3g} s of CPU between its turns")
         start = time.monotonic()
         self.cpu_deadline = cpu + budget
         self.deadline = start + self.limits.backstop(budget)
@@ -380,7 +386,8 @@ class WorkerProcess(_Endpoint):
         self.deadline = _NEVER
         self.cpu_deadline = _NEVER
         self.wall = time.monotonic() - start
-        if self.limits.freeze and not self.killed:
+        self.turns += 1
+        if self.freezing and not self.killed:
             try:
                 os.killpg(self.pid, signal.SIGSTOP)
                 self.frozen = True
