@@ -64,6 +64,10 @@ def read_games(path: str | Path) -> Iterator[list[dict[str, Any]]]:
         yield game
 
 
+#: How a penalty draw names the rank that caused it: "an 8", never "a 8".
+EFFECT_RANKS = {"7": "a 7", "8": "an 8", "a": "an ace"}
+
+
 def sym(card: str) -> str:
     """``10h`` -> ``10♥`` for people."""
     return Card(card).symbol
@@ -105,6 +109,8 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
             text = ("opening " if e.get("opening") else "") + sym(e["card"])
             if "suit" in e and not e.get("opening"):
                 text += f"->{SUIT_SYMBOLS[e['suit']]}"
+            if line and line[-1].startswith("draws "):
+                text = "puts " + text   # "draws 8♣ puts 8♣", never "draws 8♣ 8♣"
             line.append(text)
         elif kind == "draw":
             if mover != e["seat"]:
@@ -112,13 +118,15 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
                 mover = e["seat"]
             line.append("draws " + (sym(e["card"]) if seat in (None, e["seat"]) else "a card"))
         elif kind == "finish":
-            mover = e["seat"]
+            if mover != e["seat"]:
+                yield from flush()
+                mover = e["seat"]
             line.append("|")
             yield from flush()
             mover = None
         elif kind == "penalty":
             card = sym(e["card"]) if seat in (None, e["seat"]) else "a card"
-            yield f"    {who(e['seat'])} draws {card} (a {e['rank']})"
+            yield f"    {who(e['seat'])} draws {card} ({EFFECT_RANKS.get(e['rank'], e['rank'])})"
         elif kind == "skip":
             yield f"    {who(e['seat'])} loses a turn"
         elif kind == "reshuffle":
@@ -126,7 +134,10 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
         elif kind == "fault":
             yield f"    FAULT {who(e['seat'])} {e['kind']}: {e['detail']}"
         elif kind == "say":
-            line.append(f"says {e['text']!r}")
+            if mover != e["seat"]:   # said or printed outside the speaker's own move
+                yield from flush()
+                mover = e["seat"]
+            line.append(f"{'prints' if e.get('output') else 'says'} {e['text']!r}")
         elif kind == "round":
             yield from flush()
             winner = "no winner (move guard)" if e["winner"] is None else f"{who(e['winner'])} went out"

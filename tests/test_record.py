@@ -315,3 +315,32 @@ def test_record_seed_reproduces_every_deal(tmp_path, capsys):
             game.start_round()
             again = game.log[0]
             assert (again["hands"], again["stock"]) == (deal["hands"], deal["stock"])
+
+
+def _game(*events: dict) -> list[dict]:
+    header = {"event": "game", "game": "1", "seed": 1, "players": [{"seat": 0, "name": "a"}, {"seat": 1, "name": "b"}]}
+    return [header, *events]
+
+
+def test_replay_keeps_a_draw_and_the_put_of_the_same_rank_apart():
+    from arena.record import format_game
+    lines = list(format_game(_game({"event": "draw", "seat": 0, "card": "8c"},
+                                   {"event": "put", "seat": 0, "card": "8s"},
+                                   {"event": "finish", "seat": 0})))
+    assert "  a#0: draws 8♣ puts 8♠ |" in lines
+
+
+@pytest.mark.parametrize("rank, text", [("7", "(a 7)"), ("8", "(an 8)"), ("a", "(an ace)")])
+def test_replay_names_the_effect_with_the_right_article(rank, text):
+    from arena.record import format_game
+    lines = list(format_game(_game({"event": "penalty", "seat": 1, "card": "9h", "rank": rank})))
+    assert lines[-1].endswith(text)
+
+
+def test_replay_shows_output_and_say_with_their_speaker():
+    from arena.record import format_game
+    lines = list(format_game(_game({"event": "put", "seat": 0, "card": "9h"},
+                                   {"event": "say", "seat": 1, "text": "hi", "output": True},
+                                   {"event": "finish", "seat": 0})))
+    assert "  b#1: prints 'hi'" in lines
+    assert not any(line.startswith("  a#0") and "hi" in line for line in lines)
