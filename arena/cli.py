@@ -155,9 +155,6 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 # -- the parser ---------------------------------------------------------------
 
-Command = Callable[[argparse.Namespace], int]
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="arena",

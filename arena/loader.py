@@ -183,6 +183,3 @@ class TrustedFactory:
 def load_trusted(src: BotSource) -> TrustedFactory:
     """A factory of in-process players for trusted code (reference bots, ``--trusted``)."""
     return TrustedFactory(src)
-
-
-PlayerFactory = Callable[[Any, int], Any]

@@ -285,11 +285,3 @@ class Schedule:
         order = self.deal_order(key)
         k = key.size
         return tuple(order[(s + key.rotation) % k] for s in range(k))
-
-    def check(self, key: GameKey) -> bool:
-        """True when ``key`` names a game of this schedule."""
-        try:
-            s = self.by_size(key.size)
-        except KeyError:
-            return False
-        return 0 <= key.table < len(s.tables) and 0 <= key.deal < self.deals and 0 <= key.rotation < key.size
