@@ -9,11 +9,8 @@ from typing import Any, Callable, NoReturn, Sequence
 
 from . import __version__
 from .errors import BotLoadError
+from .errors import UsageError
 from .rules import CONTEST, Rules, parse_setting
-
-
-class UsageError(Exception):
-    """Bad input from the command line: printed as one line, exit status 2."""
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .engine import derive_seed
-from .errors import BotLoadError
+from .errors import BotLoadError, UsageError
 from .loader import BotSource, resolve_bot
 from .players import make_factory
 from .record import RecordWriter, format_game
@@ -129,7 +129,6 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
 
 def open_writer(path: str) -> RecordWriter:
     """Open the record file before any game is played; a bad path is a usage error."""
-    from .cli import UsageError
 
     try:
         return RecordWriter(path)

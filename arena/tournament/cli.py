@@ -9,7 +9,8 @@ import shlex
 import sys
 from typing import Any
 
-from ..cli import UsageError, add_rules_options, parse_seed, positive, rules_from_args
+from ..cli import add_rules_options, parse_seed, positive, rules_from_args
+from ..errors import UsageError
 from .schedule import DEFAULT_MAX_TABLES, parse_sizes
 
 
