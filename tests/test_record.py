@@ -344,3 +344,15 @@ def test_replay_shows_output_and_say_with_their_speaker():
                                    {"event": "finish", "seat": 0})))
     assert "  b#1: prints 'hi'" in lines
     assert not any(line.startswith("  a#0") and "hi" in line for line in lines)
+
+
+def test_the_event_types_agree_with_the_record_format():
+    from typing import get_args, get_type_hints
+
+    from arena.events import EVENT_NAMES, Event, FaultKind
+
+    types = {get_args(get_type_hints(t)["event"])[0]: t for t in get_args(Event)}
+    assert set(types) == set(FIELDS) == set(EVENT_NAMES)
+    for name, typed in types.items():
+        assert typed.__required_keys__ - {"event"} == FIELDS[name], name
+    assert {k.value for k in FaultKind} == FAULT_KINDS
