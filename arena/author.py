@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 from . import __version__
 from .engine import derive_seed
-from .errors import BotLoadError
+from .errors import BotLoadError, UsageError
 from .rules import CONTEST, Rules
 
 #: A bot name usable as a file name: letters, digits, ``-`` and ``_``, from a letter.
@@ -41,12 +41,6 @@ TABLE_SIZES = (2, 3, 4, 6)
 STOPPING_FAULTS = ("timeout", "crash")
 
 
-def _usage_error(message: str) -> Exception:
-    from .cli import UsageError
-
-    return UsageError(message)
-
-
 # -- arena new ------------------------------------------------------------------
 
 def bot_target(text: str) -> tuple[str, Path]:
@@ -54,10 +48,10 @@ def bot_target(text: str) -> tuple[str, Path]:
     path = Path(text if text.endswith(".py") else text + ".py")
     name = path.stem
     if not NAME_PATTERN.fullmatch(name):
-        raise _usage_error(f"{name!r} is not a usable bot name: use letters, digits, - and _, "
+        raise UsageError(f"{name!r} is not a usable bot name: use letters, digits, - and _, "
                            "starting with a letter, at most 40 characters")
     if name.lower() in RESERVED_NAMES:
-        raise _usage_error(f"{name!r} is reserved (`arena play human ...` seats you); choose another name")
+        raise UsageError(f"{name!r} is reserved (`arena play human ...` seats you); choose another name")
     return name, path
 
 
@@ -70,17 +64,17 @@ def render_template(name: str, file: str) -> str:
 def cmd_new(args: argparse.Namespace) -> int:
     name, path = bot_target(args.name)
     if path.exists():
-        raise _usage_error(f"{path} already exists; choose another name or move that file away")
+        raise UsageError(f"{path} already exists; choose another name or move that file away")
     if not path.parent.is_dir():
-        raise _usage_error(f"{path.parent}: no such folder")
+        raise UsageError(f"{path.parent}: no such folder")
     source = render_template(name, str(path))
     try:
         with open(path, "x", encoding="utf-8") as f:
             f.write(source)
     except FileExistsError:
-        raise _usage_error(f"{path} already exists; choose another name or move that file away") from None
+        raise UsageError(f"{path} already exists; choose another name or move that file away") from None
     except OSError as exc:
-        raise _usage_error(f"{path}: cannot write: {exc.strerror}") from None
+        raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
     print(f"wrote {path}: a working bot named {name!r}. Next:")
     print(f"  arena play human {path}     play a game against it")
     print(f"  arena play {path} greedy    100 games against a reference bot")
@@ -193,7 +187,7 @@ def sandbox_api() -> Any:
 
         sandbox.check_source, sandbox.sandboxed_factory, sandbox.hardening_report  # noqa: B018
     except (ImportError, AttributeError) as exc:
-        raise _usage_error(f"the sandbox is not available in this installation ({exc})") from None
+        raise UsageError(f"the sandbox is not available in this installation ({exc})") from None
     return sandbox
 
 
@@ -227,7 +221,7 @@ def run_check(path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 
 
     report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})
     if not Path(path).is_file():
-        raise _usage_error(f"{path}: no such file" if not Path(path).exists() else f"{path}: not a bot file")
+        raise UsageError(f"{path}: no such file" if not Path(path).exists() else f"{path}: not a bot file")
     sandbox = sandbox_api()
     report.sandbox = describe_sandbox(sandbox)
     try:
@@ -270,7 +264,7 @@ def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rule
 
     opponents = reference_opponents()
     if not opponents:
-        raise _usage_error("no reference bots are registered to play the smoke games against")
+        raise UsageError("no reference bots are registered to play the smoke games against")
     reference = {name: make_factory(resolve_bot(name), trusted=True) for name in opponents}
     referee = Referee(rules)
     for n in TABLE_SIZES:
@@ -385,17 +379,17 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
     path = Path(args.bot)
     if not path.is_file():
-        raise _usage_error(f"{path}: no such file" if not path.exists() else f"{path}: not a bot file")
+        raise UsageError(f"{path}: no such file" if not path.exists() else f"{path}: not a bot file")
     folder = Path(args.to)
     if folder.exists() and not folder.is_dir():
-        raise _usage_error(f"{folder}: not a folder")
+        raise UsageError(f"{folder}: not a folder")
     try:
         src = read_bot_file(path)
     except BotLoadError:
         src = None
     name = src.name if src else path.stem
     if not NAME_PATTERN.fullmatch(name) or name.lower() in RESERVED_NAMES:
-        raise _usage_error(f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
+        raise UsageError(f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
                            "(starting with a letter)")
     sha = file_sha256(path)
     stored = folder / f"{name}.py"
@@ -446,7 +440,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         write_atomic(stored, path.read_bytes())
         write_atomic(manifest, (json.dumps(data, indent=2) + "\n").encode())
     except OSError as exc:
-        raise _usage_error(f"{folder}: cannot store the submission: {exc.strerror or exc}") from None
+        raise UsageError(f"{folder}: cannot store the submission: {exc.strerror or exc}") from None
     if args.json:
         print(json.dumps({"submitted": True, "bot": str(stored), "manifest": str(manifest), "sha256": sha}, indent=2))
     else:
