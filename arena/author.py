@@ -28,6 +28,7 @@ from . import __version__
 from .engine import derive_seed
 from .errors import BotLoadError, UsageError
 from .rules import CONTEST, Rules
+from .safetext import escape
 
 #: A bot name usable as a file name: letters, digits, ``-`` and ``_``, from a letter.
 NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
@@ -133,7 +134,7 @@ class CheckReport:
                 groups.setdefault((f["kind"], f["detail"]), []).append(f)
         for (kind, detail), found in groups.items():
             first = found[0]
-            yield (f"  FAULT {len(found)}x {kind}: {detail} "
+            yield (f"  FAULT {len(found)}x {escape(kind, 40)}: {escape(detail, 400)} "
                    f"(first in game {first['game']}, seat {first['seat']}, round {first['round']})")
         retired = sorted({f["game"] for f in self.faults if f["kind"] == "retired"})
         if retired:
@@ -141,18 +142,19 @@ class CheckReport:
 
     def lines(self) -> Iterator[str]:
         """The report for a terminal."""
-        head = f"checking {self.path}"
+        path = escape(self.path)
+        head = f"checking {path}"
         if self.bot:
-            head += f": bot {self.bot!r}, sha256 {self.sha256[:12]}"
+            head += f": bot {escape(repr(self.bot))}, sha256 {self.sha256[:12]}"
         yield head
         summary = self.sandbox.get("summary", "")
         if summary:
             yield "  " + summary if summary.startswith("sandbox") else f"  sandbox: {summary}"
         for p in self.problems:
-            where = p["path"] + (f":{p['line']}" if p.get("line") else "")
-            yield f"  PROBLEM {where}: {p['message']}"
+            where = escape(p["path"]) + (f":{p['line']}" if p.get("line") else "")
+            yield f"  PROBLEM {where}: {escape(p['message'], 400)}"
         for w in self.warnings:
-            yield f"  warning: {w}"
+            yield f"  warning: {escape(w, 400)}"
         if self.rules.get("changed"):
             yield "  rules: " + ", ".join(f"{k}={v}" for k, v in self.rules["changed"].items())
         for t in self.tables:
@@ -169,7 +171,7 @@ class CheckReport:
             yield (f"  time per move: median {timing['median_ms']:.2f} ms, worst {timing['worst_ms']:.2f} ms "
                    f"over {timing['moves']} moves")
         if self.clean:
-            yield f"{self.path}: clean"
+            yield f"{path}: clean"
         else:
             reasons = []
             if self.problems:
@@ -177,7 +179,7 @@ class CheckReport:
             count = self.fault_count()
             if count:
                 reasons.append(f"{count} fault{'s' if count != 1 else ''}")
-            yield f"{self.path}: NOT clean ({', '.join(reasons) or 'no game played'})"
+            yield f"{path}: NOT clean ({', '.join(reasons) or 'no game played'})"
 
 
 def sandbox_api() -> Any:
@@ -451,7 +453,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def refuse(message: str) -> int:
-    print(f"arena: error: submission refused: {message}", file=sys.stderr)
+    print(f"arena: error: submission refused: {escape(message, 600)}", file=sys.stderr)
     return 1
 
 

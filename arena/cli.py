@@ -11,6 +11,7 @@ from . import __version__
 from .errors import BotLoadError
 from .errors import UsageError
 from .rules import CONTEST, Rules, parse_setting
+from .safetext import escape
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -210,7 +211,18 @@ def _extra_commands() -> list[Callable[[Any], None]]:
     return found
 
 
+def _safe_streams() -> None:
+    """Text no terminal encoding can hold (a lone surrogate in some name) is printed as an
+    escape, never an encoding error after the games are played."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _safe_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -219,10 +231,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UsageError as exc:
-        print(f"arena: error: {exc}", file=sys.stderr)
+        print(f"arena: error: {escape(exc, 600)}", file=sys.stderr)
         return 2
     except BotLoadError as exc:
-        print(f"arena: error: {exc}", file=sys.stderr)
+        print(f"arena: error: {escape(exc, 600)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("arena: interrupted", file=sys.stderr)

@@ -27,6 +27,7 @@ from .engine import GameResult, RoundResult
 from .errors import IllegalMove
 from .referee import GameInfo
 from .rules import CONTEST, Rules
+from .safetext import escape
 from .turn import Turn
 
 Ask = Callable[[str], str]
@@ -124,7 +125,8 @@ class HumanPlayer:
         names = self.names
         if seat >= len(names):
             return f"seat {seat}"
-        return names[seat] if names.count(names[seat]) == 1 else f"{names[seat]}#{seat}"
+        name = escape(names[seat], 60)  # a bot's name is its author's text: never raw to the terminal
+        return name if names.count(names[seat]) == 1 else f"{name}#{seat}"
 
     # -- the Player protocol -------------------------------------------------
     def start_game(self, info: GameInfo) -> None:
@@ -442,7 +444,7 @@ class HumanPlayer:
                 lines.append(f"(fault by {self.who(e['seat'])}: {e['kind']})")
             elif kind == "say":
                 verb = "prints" if e.get("output") else "says"
-                lines.append(f"{self.who(e['seat'])} {verb}: {e['text']}")
+                lines.append(f"{self.who(e['seat'])} {verb}: {escape(e['text'], 400)}")
         flush_penalty()
         flush()
         return lines

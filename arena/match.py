@@ -20,6 +20,7 @@ class Tally:
     """Running results of one entrant."""
 
     bot: str
+    kind: str = "file"
     games: int = 0
     wins: int = 0
     losses: int = 0
@@ -30,7 +31,7 @@ class Tally:
 
     def row(self) -> dict[str, Any]:
         g = max(self.games, 1)
-        return {"bot": self.bot, "games": self.games, "wins": self.wins, "losses": self.losses,
+        return {"bot": self.bot, "kind": self.kind, "games": self.games, "wins": self.wins, "losses": self.losses,
                 "avg_place": round(self.place_sum / g, 3), "avg_score": round(self.score_sum / g, 2),
                 "faults": self.faults}
 
@@ -41,15 +42,44 @@ class Entrant:
     label: str
     factory: Any
     src: BotSource | None = None
+    kind: str = "file"   # "registry", "file" or "human"
 
 
-def entrant_labels(names: Sequence[str]) -> list[str]:
-    """Distinct labels for entrants: a repeated name gets ``#2``, ``#3``..."""
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+#: How tables name an entrant's kind.
+KINDS = {"registry": "built-in", "file": "file", "human": "human"}
+
+
+def reserved_names() -> frozenset[str]:
+    """Names only built-in entrants may carry (case-insensitively): every registered bot's
+    (the reference bots and any plugin's) and ``human``."""
+    from .loader import registry
+
+    return frozenset(name.casefold() for name in registry()) | {"human"}
+
+
+def entrant_labels(names: Sequence[str], kinds: Sequence[str] | None = None,
+                   reserved: frozenset[str] | None = None) -> list[str]:
+    """Distinct labels for entrants. Built-in entrants (kind ``registry``, and ``human``)
+    are labelled first and keep their names; any other entrant whose name is reserved
+    (:func:`reserved_names`) is labelled ``NAME (file)``, so a file calling itself
+    ``greedy`` can neither pass for the reference bot nor push it to ``greedy#2``;
+    a repeated label gets ``#2``, ``#3``..."""
+    kinds = list(kinds) if kinds is not None else ["registry"] * len(names)
+    if reserved is None:
+        reserved = reserved_names() if any(k not in ("registry", "human") for k in kinds) else frozenset()
+    out: list[str] = [""] * len(names)
+    used: set[str] = set()
+    builtin_first = sorted(range(len(names)), key=lambda i: kinds[i] not in ("registry", "human"))
+    for i in builtin_first:
+        base = names[i]
+        if kinds[i] not in ("registry", "human") and base.casefold() in reserved:
+            base = f"{base} (file)"
+        label, n = base, 1
+        while label.casefold() in used:
+            n += 1
+            label = f"{base}#{n}"
+        used.add(label.casefold())
+        out[i] = label
     return out
 
 
@@ -58,15 +88,17 @@ def build_entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entra
     sources: list[BotSource | None] = []
     for spec in specs:
         sources.append(None if spec == "human" else resolve_bot(spec))
-    labels = entrant_labels([s.name if s else "human" for s in sources])
+    kinds = [s.origin if s else "human" for s in sources]
+    labels = entrant_labels([s.name if s else "human" for s in sources], kinds)
     entrants = []
-    for spec, src, label in zip(specs, sources, labels):
+    for spec, src, label, kind in zip(specs, sources, labels, kinds):
         if src is None:
             from .human import human_factory
 
-            entrants.append(Entrant(spec, label, human_factory()))
+            entrants.append(Entrant(spec, label, human_factory(), kind="human"))
         else:
-            entrants.append(Entrant(spec, label, make_factory(src, trusted=trusted or src.origin == "registry"), src))
+            entrants.append(Entrant(spec, label, make_factory(src, trusted=trusted or src.origin == "registry"),
+                                    src, kind))
     return entrants
 
 
@@ -76,7 +108,7 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
     """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``."""
     entrants = build_entrants(specs, trusted=trusted)
     n = len(entrants)
-    tallies = [Tally(e.label) for e in entrants]
+    tallies = [Tally(e.label, KINDS.get(e.kind, e.kind)) for e in entrants]
     writer = open_writer(replay) if replay else None
     referee = Referee(rules)
     bar = None
@@ -92,6 +124,8 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
             order = [(s + g) % n for s in range(n)]
             game_seed = derive_seed(seed, "play", g)
             players = [entrants[i].factory(game_seed, s) for s, i in enumerate(order)]
+            for p, i in zip(players, order):
+                p.name = entrants[i].label  # the table shows the entrant's label: clean, distinct, never a reserved name
             try:
                 outcome = referee.play(players, seed=game_seed, game_id=str(g + 1),
                                        bots=[entrants[i].src.label if entrants[i].src else "human" for i in order])

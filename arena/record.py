@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
 from .cards import SUIT_SYMBOLS, Card
+from .safetext import escape
 
 
 class RecordWriter:
@@ -82,7 +83,7 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
     names = {p["seat"]: p["name"] for p in header.get("players", [])}
 
     def who(s: int) -> str:
-        return f"{names.get(s, '?')}#{s}"
+        return f"{escape(names.get(s, '?'), 60)}#{s}"
 
     yield f"game {header.get('game')}  seed {header.get('seed')}  rules {header.get('rules', {}).get('name', 'contest')}"
     yield "players: " + ", ".join(who(s) for s in sorted(names))
@@ -132,12 +133,12 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
         elif kind == "reshuffle":
             yield f"    pile reshuffled into a stock of {len(e['stock'])}"
         elif kind == "fault":
-            yield f"    FAULT {who(e['seat'])} {e['kind']}: {e['detail']}"
+            yield f"    FAULT {who(e['seat'])} {escape(e['kind'], 40)}: {escape(e.get('detail', ''), 400)}"
         elif kind == "say":
             if mover != e["seat"]:   # said or printed outside the speaker's own move
                 yield from flush()
                 mover = e["seat"]
-            line.append(f"{'prints' if e.get('output') else 'says'} {e['text']!r}")
+            line.append(f"{'prints' if e.get('output') else 'says'} {escape(repr(e['text']))}")
         elif kind == "round":
             yield from flush()
             winner = "no winner (move guard)" if e["winner"] is None else f"{who(e['winner'])} went out"

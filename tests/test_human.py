@@ -234,7 +234,7 @@ def test_a_whole_game_at_the_terminal(monkeypatch, capsys):
     assert "== Round 1 over" in out and "== Game over after" in out and "You placed" in out
     assert "Game 2:" not in out                            # one game by default with a human
     table = out.splitlines()[-3:]
-    assert table[0].split()[:2] == ["human", "1"]
+    assert table[0].split()[:3] == ["human", "human", "1"]  # bot, kind, games
 
 
 def test_games_given_explicitly_with_a_human(monkeypatch, capsys):

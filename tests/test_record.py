@@ -204,7 +204,7 @@ def test_record_follows_the_format(tmp_path, capsys):
     assert [g[0]["game"] for g in games] == [str(i) for i in range(1, 13)]
     head = games[0][0]
     assert [p["bot"] for p in head["players"]] == ["random", "greedy", "random"]
-    assert [p["name"] for p in head["players"]] == ["random", "greedy", "random"]
+    assert [p["name"] for p in head["players"]] == ["random", "greedy", "random#2"]  # the entrants' labels
     # seats rotate: game 2 seats the second entrant first
     assert [p["bot"] for p in games[1][0]["players"]] == ["greedy", "random", "random"]
 

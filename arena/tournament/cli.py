@@ -11,6 +11,7 @@ from typing import Any
 
 from ..cli import add_rules_options, parse_seed, positive, rules_from_args
 from ..errors import UsageError
+from ..safetext import escape
 from .schedule import DEFAULT_MAX_TABLES, parse_sizes
 
 
@@ -57,7 +58,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     except (TournamentDBError, SetupError) as exc:
         raise UsageError(str(exc)) from None
     except HarnessError as exc:
-        print(f"arena: error: {exc}; the games stored in {args.db} are kept", file=sys.stderr)
+        print(f"arena: error: {escape(exc, 400)}; the games stored in {escape(args.db)} are kept", file=sys.stderr)
         return 1
     if result.interrupted:
         command = shlex.join(["arena", *sys.argv[1:]]) if sys.argv[1:2] == ["tournament"] else "the same command"
@@ -73,7 +74,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
     """Print a database's standings (a table, or JSON with the settings and bots too)."""
     from .db import TournamentDBError, open_readonly, read_bots, read_games, scheduled_games
-    from .standings import format_standings, standings_doc
+    from .standings import format_standings, kind_of, standings_doc
 
     try:
         conn, meta = open_readonly(db_path)
@@ -84,7 +85,7 @@ def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
             total = scheduled_games(conn, int(settings.get("games", 0)))
         finally:
             conn.close()
-        doc = standings_doc([b.label for b in bots], games)
+        doc = standings_doc([b.label for b in bots], games, [kind_of(b.origin) for b in bots])
     except TournamentDBError as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:  # sqlite3.Error, damaged rows or settings: one line, no traceback

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 from ..loader import BotSource, resolve_bot
 from ..match import entrant_labels
+from ..safetext import clean_name, escape, storable
 from ..rules import Rules
 from .db import BotRow, TournamentDB, canonical
 from .local import Batches, HarnessError
@@ -40,14 +41,18 @@ class Entrant:
 
     def row(self, index: int) -> BotRow:
         src = self.src
-        return BotRow(index, self.label, src.name, src.path if src.origin == "file" else None, src.origin, src.sha256)
+        path = storable(src.path) if src.origin == "file" and src.path else None
+        return BotRow(index, self.label, src.name, path, src.origin, src.sha256)
 
 
 def collect(specs: Sequence[str]) -> list[BotSource]:
     """Bots from registered names, bot files and folders of bot files (their ``*.py``,
     in name order; other files such as submission manifests are ignored).
 
-    :raises BotLoadError: an unknown name or an unreadable file.
+    A file that exists but cannot be loaded (not UTF-8, too large, unreadable) is still
+    entered: it is recorded as crashed in each of its games (see :func:`preflight`).
+
+    :raises BotLoadError: an unknown name or a path that is no file.
     :raises SetupError: a folder without bot files.
     """
     found: list[BotSource] = []
@@ -58,17 +63,19 @@ def collect(specs: Sequence[str]) -> list[BotSource]:
                            if f.suffix == ".py" and f.is_file() and not f.name.startswith(("_", ".")))
             if not files:
                 raise SetupError(f"{spec}: a folder with no bot files (*.py)")
-            found.extend(resolve_bot(str(f)) for f in files)
+            found.extend(resolve_bot(str(f), lenient=True) for f in files)
         else:
-            found.append(resolve_bot(spec))
+            found.append(resolve_bot(spec, lenient=True))
     return found
 
 
 def entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entrant]:
-    """Entrants in command-line order; a file's label is its file name without ``.py``,
+    """Entrants in command-line order; a file's label is its file name without ``.py``
+    (cleaned; ``NAME (file)`` when it is a reserved name, see :func:`~arena.match.entrant_labels`),
     a registered bot's its name; repeats get ``#2``, ``#3``..."""
     sources = collect(specs)
-    labels = entrant_labels([s.name if s.origin == "registry" else Path(s.path or s.name).stem for s in sources])
+    labels = entrant_labels([s.name if s.origin == "registry" else clean_name(Path(s.path or s.name).stem)
+                             for s in sources], [s.origin for s in sources])
     return [Entrant(src, label, trusted or src.origin == "registry") for src, label in zip(sources, labels)]
 
 
@@ -131,21 +138,30 @@ def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed:
 
 
 def preflight(p: Plan) -> list[str]:
-    """Warnings about bots that will crash in every game (syntax errors), and a check
-    that the sandbox exists when bot files need it. :raises SetupError:."""
-    warnings = []
-    for e in p.entrants:
+    """One warning line per bot that will crash in every game (unreadable, refused by the
+    code policy, a syntax error...): it stays entered, so the schedule and a resume are
+    the same, and loses each of its games as crashed. Also checks that the sandbox exists
+    when bot files need it. :raises SetupError:."""
+    from ..errors import BotLoadError
+    from ..loader import compile_trusted
+
+    sandboxed = not all(e.trusted for e in p.entrants)
+    check_source = None
+    if sandboxed:
         try:
-            compile(e.src.source, e.src.path or e.label, "exec")
-        except SyntaxError as exc:
-            warnings.append(f"{e.src.path or e.label}:{exc.lineno}: syntax error ({exc.msg}); "
-                            f"{e.label} will be recorded as crashed in each of its games")
-    if not all(e.trusted for e in p.entrants):
-        try:
-            from ..sandbox import sandboxed_factory  # noqa: F401
+            from ..sandbox import check_source, sandboxed_factory  # noqa: F401
         except ImportError:
             raise SetupError("bot files run in the sandbox, which this installation lacks; "
                              "--trusted runs them in-process (only for code you trust)") from None
+    warnings = []
+    for e in p.entrants:
+        try:
+            if e.trusted or check_source is None:
+                compile_trusted(e.src)
+            else:
+                check_source(e.src)
+        except BotLoadError as exc:
+            warnings.append(f"{escape(exc, 300)}; {escape(e.label)} will be recorded as crashed in each of its games")
     return warnings
 
 

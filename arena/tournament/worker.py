@@ -20,6 +20,7 @@ from ..loader import BotSource
 from ..players import make_factory
 from ..referee import BotFault, Referee
 from ..rules import Rules
+from ..safetext import storable
 from .schedule import GameKey, Schedule
 
 
@@ -129,6 +130,7 @@ class GameRunner:
         try:
             for seat, bot in enumerate(seating):
                 players.append(self._player(bot, seed, seat))
+                players[-1].name = self.job.labels[bot]  # clean, distinct, never a reserved name
             outcome = self.referee.play(players, seed=seed, game_id=str(key),
                                         bots=[self.job.labels[b] for b in seating])
         finally:
@@ -138,7 +140,7 @@ class GameRunner:
         return GameRecord(
             key=key, seed=seed, seating=seating, places=tuple(result.places), scores=tuple(result.scores),
             losers=tuple(result.losers), faults=tuple(outcome.fault_counts()), retired=tuple(sorted(outcome.retired)),
-            fault_list=[(f.seat, f.kind, f.detail, f.round) for f in outcome.faults],
+            fault_list=[(f.seat, f.kind, storable(f.detail), f.round) for f in outcome.faults],
             rounds=result.rounds, moves=outcome.moves, duration=time.perf_counter() - started,
             log=outcome.log if self.job.keep_logs else None)
 
