@@ -12,6 +12,7 @@ import ast
 import builtins
 import hashlib
 import os
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,10 @@ MAX_SOURCE_BYTES = 256 * 1024
 #: ordinary bots stay under 30). Deeper trees are refused before any recursive pass
 #: (the restricting transformer, the compiler) could run out of stack.
 MAX_NESTING = 150
+#: Characters refused anywhere in bot source, even in strings and comments: C0 controls but
+#: tab, newline, form feed and carriage return; DEL and C1 controls; the bidi controls
+#: ("Trojan Source", CVE-2021-42574). Inside strings they can be written as escapes.
+_HIDDEN = re.compile("[\x01-\x08\x0b\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BUILTINS = {k: v for k, v in builtins.__dict__.items() if k not in ("open", "exec", "eval", "compile", "input", "breakpoint", "exit", "quit", "help")}
 
 
@@ -81,6 +86,13 @@ def parse_source(text: str, where: str | None = None) -> ast.Module:
     at = text.find("\x00")
     if at >= 0:
         raise BotLoadError("holds a null byte; a bot file is text", path=where, line=text.count("\n", 0, at) + 1)
+    odd = _HIDDEN.search(text)
+    if odd:
+        code = ord(odd.group())
+        what = "a bidi control character" if code > 0xFF else "a control character"
+        raise BotLoadError(f"holds {what} (U+{code:04X}), which can make code read otherwise than it runs "
+                           "or act on a terminal; write it as an escape in a string",
+                           path=where, line=text.count("\n", 0, odd.start()) + 1)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
