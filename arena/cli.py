@@ -8,8 +8,7 @@ import sys
 from typing import Any, Callable, NoReturn, Sequence
 
 from . import __version__
-from .errors import BotLoadError
-from .errors import UsageError
+from .errors import BotLoadError, UsageError
 from .rules import CONTEST, Rules, parse_setting
 from .safetext import escape
 

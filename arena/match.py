@@ -91,7 +91,7 @@ def build_entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entra
     kinds = [s.origin if s else "human" for s in sources]
     labels = entrant_labels([s.name if s else "human" for s in sources], kinds)
     entrants = []
-    for spec, src, label, kind in zip(specs, sources, labels, kinds):
+    for spec, src, label, kind in zip(specs, sources, labels, kinds, strict=True):
         if src is None:
             from .human import human_factory
 
@@ -124,8 +124,8 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
             order = [(s + g) % n for s in range(n)]
             game_seed = derive_seed(seed, "play", g)
             players = [entrants[i].factory(game_seed, s) for s, i in enumerate(order)]
-            for p, i in zip(players, order):
-                p.name = entrants[i].label  # the table shows the entrant's label: clean, distinct, never a reserved name
+            for p, i in zip(players, order, strict=True):
+                p.name = entrants[i].label  # the table shows the entrant's label: clean, distinct, not reserved
             try:
                 outcome = referee.play(players, seed=game_seed, game_id=str(g + 1),
                                        bots=[entrants[i].src.label if entrants[i].src else "human" for i in order])

@@ -40,9 +40,10 @@ def escape(text: object, limit: int | None = None) -> str:
     (controls C0, DEL and C1; format characters such as bidi overrides and isolates,
     zero-width joiners, the BOM; lone surrogates; private-use and unassigned code
     points) and "Separator" other than the ASCII space (line and paragraph
-    separators, no-break and other odd spaces). Printable text (letters of any script, punctuation, spaces, suit symbols) is kept
-    as it is. With ``limit``, the result is cut to about that many characters, ending
-    in ``...``. Never raises: a non-str is shown through ``str`` (or ``repr``).
+    separators, no-break and other odd spaces). Printable text (letters of any script,
+    punctuation, spaces, suit symbols) is kept as it is. With ``limit``, the result is
+    cut to about that many characters, ending in ``...``. Never raises: a non-str is
+    shown through ``str`` (or ``repr``).
     """
     if type(text) is not str:
         try:

@@ -47,8 +47,9 @@ def poison_files() -> dict[str, bytes]:
         "nul.py": MOVE.encode().replace(b"turn)", b"turn)\x00"),
         "latin1.py": b"class Bot:\n    name = '\xe9t\xe9'\n    def move(self, turn):\n        pass\n",
         "surrogate_bytes.py": b"class Bot:\n    name = '\xed\xb3\xbf'\n    def move(self, turn):\n        pass\n",
-        "bidi.py": "class Bot:\n    def move(self, turn):\n        x = 1 # \u202e } \u2066 if x: return\u2069\n".encode(),
-        "escape.py": "class Bot:\n    def move(self, turn):\n        x = '\x1b]52;c;aGk=\x07'\n".encode(),
+        "bidi.py": "class Bot:\n    def move(self, turn):\n        x = 1 # \u202e } \u2066 if x: return\u2069\n"
+        .encode(),
+        "escape.py": b"class Bot:\n    def move(self, turn):\n        x = '\x1b]52;c;aGk=\x07'\n",
         "empty.py": b"",
         "binary.py": bytes(range(256)) * 4,
     }

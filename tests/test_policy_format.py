@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
+from arena.errors import BotLoadError
 from arena.loader import BotSource
 from arena.sandbox import check_source
 from arena.sandbox.formatting import check_template, is_str_formatter
 from arena.sandbox.policy import compile_bot, instantiate
-from arena.errors import BotLoadError
 
-HEADER = "import collections\nimport functools\nimport heapq\nimport statistics\nimport itertools\nfrom arena import Card\n"
+HEADER = ("import collections\nimport functools\nimport heapq\nimport statistics\nimport itertools\n"
+          "from arena import Card\n")
 
 
 def attack(code: str, extra: str = "") -> Any:

@@ -22,11 +22,11 @@ format-spec mini-language, which names no attributes.
 
 from __future__ import annotations
 
+import _string  # type: ignore[import-not-found]  # CPython's template parser, the one str.format uses
 import types
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
-
-import _string  # CPython's template parser, the one str.format itself uses
+from typing import Any
 
 __all__ = ["FORMAT_NAMES", "format_attribute", "is_str_formatter", "safe_format", "check_template"]
 

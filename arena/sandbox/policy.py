@@ -38,10 +38,10 @@ from RestrictedPython import compile_restricted_exec
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safe_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTransformer
 
-from .formatting import FORMAT_NAMES, format_attribute, is_str_formatter
 from ..botenv import ALLOWED_IMPORTS, PLAIN_MODULES, make_arena_module, make_functools_module, make_random_module
 from ..errors import BotLoadError
 from ..loader import BotSource, parse_source
+from .formatting import FORMAT_NAMES, format_attribute, is_str_formatter
 
 __all__ = ["BotNamespace", "check_source", "compile_bot", "instantiate", "ARENA_NAMES", "OutputSink"]
 

@@ -21,8 +21,8 @@ from typing import Any, Callable, Sequence
 
 from ..loader import BotSource, resolve_bot
 from ..match import entrant_labels
-from ..safetext import clean_name, escape, storable
 from ..rules import Rules
+from ..safetext import clean_name, escape, storable
 from .db import BotRow, TournamentDB, canonical
 from .local import Batches, HarnessError
 from .schedule import DEFAULT_MAX_TABLES, GameKey, Schedule, default_sizes
@@ -145,21 +145,18 @@ def preflight(p: Plan) -> list[str]:
     from ..errors import BotLoadError
     from ..loader import compile_trusted
 
-    sandboxed = not all(e.trusted for e in p.entrants)
-    check_source = None
-    if sandboxed:
+    check: Callable[[BotSource], object] = compile_trusted
+    if not all(e.trusted for e in p.entrants):
         try:
             from ..sandbox import check_source, sandboxed_factory  # noqa: F401
         except ImportError:
             raise SetupError("bot files run in the sandbox, which this installation lacks; "
                              "--trusted runs them in-process (only for code you trust)") from None
+        check = check_source
     warnings = []
     for e in p.entrants:
         try:
-            if e.trusted or check_source is None:
-                compile_trusted(e.src)
-            else:
-                check_source(e.src)
+            (compile_trusted if e.trusted else check)(e.src)
         except BotLoadError as exc:
             warnings.append(f"{escape(exc, 300)}; {escape(e.label)} will be recorded as crashed in each of its games")
     return warnings

@@ -110,7 +110,8 @@ def compute(labels: Sequence[str], games: Sequence[GameRow], kinds: Sequence[str
         score, half = mean_ci([math.fsum(v) / len(v) for _, v in sorted(t.blocks.items())])
         r = ratings[i]
         rows.append({
-            "rank": 0, "bot": labels[i], "kind": kinds[i] if kinds else "", "games": t.games, "wins": t.wins, "losses": t.losses,
+            "rank": 0, "bot": labels[i], "kind": kinds[i] if kinds else "",
+            "games": t.games, "wins": t.wins, "losses": t.losses,
             "avg_place": _r(t.place_sum / t.games) if t.games else None,
             "score": _r(score), "score_ci": _r(half),
             "blocks": len(t.blocks),
@@ -129,7 +130,8 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def standings_doc(labels: Sequence[str], games: Sequence[GameRow], kinds: Sequence[str] | None = None) -> dict[str, Any]:
+def standings_doc(labels: Sequence[str], games: Sequence[GameRow],
+                  kinds: Sequence[str] | None = None) -> dict[str, Any]:
     """Overall standings and standings per table size."""
     sizes = sorted({g.key.size for g in games})
     overall = compute(labels, games, kinds)
@@ -154,7 +156,8 @@ def format_scope(scope: dict[str, Any], title: str) -> str:
     """One scope's standings table, with a title line."""
     rows = []
     for r in scope["standings"]:
-        rows.append([r["rank"], escape(r["bot"]), r.get("kind", ""), r["games"], r["wins"], r["losses"], _f(r["avg_place"], 2),
+        rows.append([r["rank"], escape(r["bot"]), r.get("kind", ""), r["games"], r["wins"], r["losses"],
+                     _f(r["avg_place"], 2),
                      _f(r["score"], 3), _f(r["score_ci"], 3), _f(r["mu"], 2), _f(r["sigma"], 2),
                      _f(r["ordinal"], 2), str(r["faults"]) + (f" ({r['retired']} retired)" if r["retired"] else "")])
     head = f"{title}: {scope['games']} games in {scope['blocks']} duplicate deals"
