@@ -224,7 +224,9 @@ def compile_trusted(src: BotSource) -> Any:
         raise BotLoadError(src.problem, path=where)
     tree = parse_source(src.source, where)
     try:
-        return compile(tree, src.path or f"<bot {src.name}>", "exec")
+        with warnings.catch_warnings():  # its SyntaxWarnings are the author's, not the organiser's
+            warnings.simplefilter("ignore")
+            return compile(tree, src.path or f"<bot {src.name}>", "exec")
     except SyntaxError as exc:
         raise BotLoadError(f"syntax error: {escape(exc.msg, 120)}", path=where, line=exc.lineno) from None
     except (RecursionError, MemoryError, ValueError, TypeError) as exc:

@@ -61,7 +61,7 @@ def entrant_labels(names: Sequence[str], kinds: Sequence[str] | None = None,
                    reserved: frozenset[str] | None = None) -> list[str]:
     """Distinct labels for entrants. Built-in entrants (kind ``registry``, and ``human``)
     are labelled first and keep their names; any other entrant whose name is reserved
-    (:func:`reserved_names`) is labelled ``NAME (file)``, so a file calling itself
+    (:func:`reserved_names`; also as ``NAME#2``) is labelled ``NAME (file)``, so a file calling itself
     ``greedy`` can neither pass for the reference bot nor push it to ``greedy#2``;
     a repeated label gets ``#2``, ``#3``..."""
     kinds = list(kinds) if kinds is not None else ["registry"] * len(names)
@@ -72,7 +72,7 @@ def entrant_labels(names: Sequence[str], kinds: Sequence[str] | None = None,
     builtin_first = sorted(range(len(names)), key=lambda i: kinds[i] not in ("registry", "human"))
     for i in builtin_first:
         base = names[i]
-        if kinds[i] not in ("registry", "human") and base.casefold() in reserved:
+        if kinds[i] not in ("registry", "human") and _unsuffixed(base).casefold() in reserved:
             base = f"{base} (file)"
         label, n = base, 1
         while label.casefold() in used:
@@ -81,6 +81,12 @@ def entrant_labels(names: Sequence[str], kinds: Sequence[str] | None = None,
         used.add(label.casefold())
         out[i] = label
     return out
+
+
+def _unsuffixed(name: str) -> str:
+    """``greedy#2`` -> ``greedy``: a name dressed as a repeat of a reserved one is reserved too."""
+    head, sep, tail = name.rpartition("#")
+    return head if sep and tail.isdigit() else name
 
 
 def build_entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entrant]:

@@ -200,6 +200,8 @@ def test_reference_names_are_reserved_for_the_built_in_bots() -> None:
     assert entrant_labels(names, kinds, frozenset({"greedy", "random", "human"})) == \
         ["greedy (file)", "greedy", "random", "Greedy (file)#2", "mine", "human"]
     assert entrant_labels(["human"], ["file"], frozenset({"human"})) == ["human (file)"]
+    assert entrant_labels(["greedy#2", "greedy", "greedy"], ["file", "registry", "registry"],
+                          frozenset({"greedy"})) == ["greedy#2 (file)", "greedy", "greedy#2"]
 
 
 def test_play_table_says_which_entry_is_a_file(tmp_path: Path) -> None:
