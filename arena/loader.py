@@ -13,6 +13,7 @@ import builtins
 import hashlib
 import os
 import re
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,11 +170,19 @@ def read_bot_file(path: str | os.PathLike[str], origin: str = "file", name: str 
         return BotSource(fallback, source, str(path), "", origin, problem=message)
 
     try:
-        with open(p, "rb") as f:
-            data = f.read(MAX_SOURCE_BYTES + 1)
-            size = os.fstat(f.fileno()).st_size
+        # O_NONBLOCK: a FIFO or device put in place of the file cannot hang the command
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         return refuse(f"cannot read: {exc.strerror or exc}")
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise BotLoadError("not a regular file", path=where)
+        try:
+            data = f.read(MAX_SOURCE_BYTES + 1)
+        except OSError as exc:
+            return refuse(f"cannot read: {exc.strerror or exc}")
+        size = info.st_size
     if len(data) > MAX_SOURCE_BYTES:
         return refuse(f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}",
                       data.decode("utf-8", "surrogateescape"))

@@ -124,6 +124,15 @@ def test_a_huge_file_is_read_only_up_to_the_limit(tmp_path: Path) -> None:
         read_bot_file(big)
 
 
+def test_a_fifo_or_device_in_place_of_a_bot_file_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        with pytest.raises(BotLoadError, match="not a regular file"):
+            read_bot_file(path, lenient=True)
+    assert_one_line_error(arena("play", str(fifo), "greedy", "-n", "1", "-q", timeout=60))
+
+
 def test_lenient_read_enters_an_unreadable_file_with_its_problem(poison: Path) -> None:
     src = read_bot_file(poison / "latin1.py", lenient=True)
     assert src.name == "latin1" and src.problem == "not UTF-8 text (byte 0xe9 on line 2)"
