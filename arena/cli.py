@@ -104,6 +104,10 @@ def emit_results(doc: dict[str, Any], fmt: str) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     from .record import RecordError, format_game, read_games
 
+    if args.db:
+        return replay_db(args)
+    if not args.file:
+        raise UsageError("give a record file, or --db FILE --game KEY")
     try:
         shown = 0
         for events in read_games(args.file):
@@ -128,6 +132,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.file}: not a game record: {exc}") from None
     if shown == 0:
         raise UsageError(f"{args.file}: no game" + (f" with id {args.game!r}" if args.game else ""))
+    return 0
+
+
+def replay_db(args: argparse.Namespace) -> int:
+    """``arena replay --db FILE --game KEY``: re-play a tournament game and print its log."""
+    from .record import format_game
+    from .web.cli import replay_from_db
+
+    if not args.game:
+        raise UsageError("--db needs --game KEY (a game key like 4p-t0-d3-r1)")
+    if args.file:
+        raise UsageError("give a record file or --db, not both")
+    events = replay_from_db(args.db, args.game)
+    seats = len(events[0].get("players", []))
+    if args.seat is not None and not 0 <= args.seat < seats:
+        raise UsageError(f"--seat {args.seat}: game {args.game} has seats 0 to {seats - 1}")
+    for line in format_game(events, seat=args.seat):
+        print(line)
     return 0
 
 
@@ -179,8 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("replay", help="print a game record as a readable log",
                        description="Print games from a record file (REPLAY_FORMAT.md) as a readable log.")
-    p.add_argument("file", help="record file written by --replay")
-    p.add_argument("--game", help="only the game with this id")
+    p.add_argument("file", nargs="?", help="record file written by --replay")
+    p.add_argument("--game", help="only the game with this id (with --db: a game key like 4p-t0-d3-r1)")
+    p.add_argument("--db", metavar="FILE", help="re-play the game --game from a tournament database")
     p.add_argument("--seat", type=int, help="show only what this seat could see (R10)")
     p.set_defaults(func=cmd_replay)
 
@@ -199,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands() -> list[Callable[[Any], None]]:
     """Sub-commands defined in other modules (each module's ``register(sub)``)."""
     found = []
-    for module_name in ("arena.author", "arena.tournament.cli"):
+    for module_name in ("arena.author", "arena.tournament.cli", "arena.web.cli"):
         try:
             module = __import__(module_name, fromlist=["register"])
         except ModuleNotFoundError as exc:

@@ -20,7 +20,7 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .schedule import GameKey, Schedule
 from .worker import GameRecord
@@ -73,6 +73,16 @@ CREATE TABLE faults (
 CREATE INDEX results_bot ON results (bot);
 CREATE INDEX faults_game ON faults (game_id);
 """
+
+#: Tables added after version 1 came out: made in new databases and in old ones a run
+#: resumes, so a reader finds them in a database of any age or not at all.
+LATER_TABLES = (
+    # every bot's source, by the sha256 in ``bots``: a game can be re-played from its key
+    "sources (sha256 TEXT PRIMARY KEY, source TEXT NOT NULL)",
+    # per seat of a game: the bot's moves, their total and worst time in seconds
+    "seat_times (game_id INTEGER NOT NULL REFERENCES games(id), seat INTEGER NOT NULL, "
+    "moves INTEGER NOT NULL, seconds REAL NOT NULL, worst REAL NOT NULL, PRIMARY KEY (game_id, seat))",
+)
 
 
 class TournamentDBError(Exception):
@@ -167,7 +177,7 @@ class TournamentDB:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], settings: dict[str, Any], bots: Sequence[BotRow],
-             schedule: Schedule) -> "TournamentDB":
+             schedule: Schedule, sources: Mapping[str, str] | None = None) -> "TournamentDB":
         """Create the database, or reopen it to resume the same tournament.
 
         :raises TournamentDBError: a foreign or damaged file (left untouched), or a
@@ -190,6 +200,7 @@ class TournamentDB:
                 cls._create(conn, settings, bots, schedule)
             else:
                 cls._check_same(conn, p, meta, settings, bots, schedule)
+            _add_later_tables(conn, sources or {})
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
         except BaseException:
@@ -279,12 +290,34 @@ class TournamentDB:
             conn.executemany("INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", games)
             conn.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", results)
             conn.executemany("INSERT INTO faults VALUES (?, ?, ?, ?, ?, ?)", faults)
+            conn.executemany("INSERT INTO seat_times VALUES (?, ?, ?, ?, ?)",
+                             [(gid, s, moves, round(total, 6), round(worst, 6)) for gid, r in fresh.items()
+                              for s, (moves, total, worst) in enumerate(r.seat_times)])
         return len(fresh)
 
     def close(self) -> None:
         self.conn.close()
         _unlock(self.lock_fd)  # after SQLite: closing a descriptor drops the process's POSIX locks
         self.lock_fd = -1
+
+
+def _add_later_tables(conn: sqlite3.Connection, sources: Mapping[str, str]) -> None:
+    """Make the :data:`LATER_TABLES` a database lacks and store the bots' sources."""
+    with Transaction(conn):
+        for table in LATER_TABLES:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {table}")
+        conn.executemany("INSERT OR IGNORE INTO sources VALUES (?, ?)", sorted(sources.items()))
+
+
+def read_sources(conn: sqlite3.Connection) -> dict[str, str]:
+    """Bot sources by sha256; empty for a database made before sources were stored."""
+    if not has_table(conn, "sources"):
+        return {}
+    return dict(conn.execute("SELECT sha256, source FROM sources"))
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
 def _lock(path: Path) -> int:

@@ -247,7 +247,8 @@ def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: 
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
-    db = TournamentDB.open(db_path, p.settings, [e.row(i) for i, e in enumerate(p.entrants)], p.schedule)
+    db = TournamentDB.open(db_path, p.settings, [e.row(i) for i, e in enumerate(p.entrants)], p.schedule,
+                           sources={e.src.sha256: e.src.source for e in p.entrants})
     try:
         finished = db.finished()
         keys = [k for k in p.schedule.keys() if k not in finished]

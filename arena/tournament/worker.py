@@ -55,6 +55,8 @@ class GameRecord:
     moves: int = 0
     duration: float = 0.0
     log: list[dict] | None = None
+    #: per seat: (moves, total seconds, worst seconds) of the bot's own moves
+    seat_times: tuple[tuple[int, float, float], ...] = ()
 
 
 class CrashedPlayer:
@@ -142,7 +144,8 @@ class GameRunner:
             losers=tuple(result.losers), faults=tuple(outcome.fault_counts()), retired=tuple(sorted(outcome.retired)),
             fault_list=[(f.seat, f.kind, storable(f.detail), f.round) for f in outcome.faults],
             rounds=result.rounds, moves=outcome.moves, duration=time.perf_counter() - started,
-            log=outcome.log if self.job.keep_logs else None)
+            log=outcome.log if self.job.keep_logs else None,
+            seat_times=tuple((len(t), sum(t), max(t, default=0.0)) for t in outcome.move_times))
 
 
 _RUNNERS: dict[str, GameRunner] = {}
