@@ -82,6 +82,10 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     human = "human" in args.bots
     games = args.games if args.games is not None else (1 if human else 100)
+    if args.web:
+        from .web.play import play_web
+
+        return play_web(args, rules, games)
     doc = run_match(args.bots, games=games, seed=args.seed, rules=rules, replay=args.replay,
                     verbose=args.verbose, trusted=args.trusted, progress=not (args.quiet or human))
     if doc.get("interrupted") and not doc["games"]:
@@ -196,6 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trusted", action="store_true",
                    help="run bot files in-process without the sandbox (fast; only for code you trust)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--web", action="store_true",
+                   help="seat `human` in a browser: serve the table on this machine and print its address")
+    p.add_argument("--host", default="127.0.0.1", help="with --web: address to serve on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=0, help="with --web: port (default: any free one)")
     add_rules_options(p)
     p.set_defaults(func=cmd_play)
 

@@ -89,8 +89,9 @@ def _unsuffixed(name: str) -> str:
     return head if sep and tail.isdigit() else name
 
 
-def build_entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entrant]:
-    """Resolve bot specs into entrants; ``human`` seats the person at the terminal."""
+def build_entrants(specs: Sequence[str], *, trusted: bool = False, human: Any = None) -> list[Entrant]:
+    """Resolve bot specs into entrants; ``human`` seats the person at the terminal
+    (or through the ``human`` factory given, such as the browser seat's)."""
     sources: list[BotSource | None] = []
     for spec in specs:
         sources.append(None if spec == "human" else resolve_bot(spec))
@@ -101,7 +102,7 @@ def build_entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entra
         if src is None:
             from .human import human_factory
 
-            entrants.append(Entrant(spec, label, human_factory(), kind="human"))
+            entrants.append(Entrant(spec, label, human or human_factory(), kind="human"))
         else:
             entrants.append(Entrant(spec, label, make_factory(src, trusted=trusted or src.origin == "registry"),
                                     src, kind))
@@ -110,9 +111,10 @@ def build_entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entra
 
 def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: Rules = CONTEST,
               replay: str | None = None, verbose: bool = False, trusted: bool = False,
-              progress: bool = True) -> dict[str, Any]:
-    """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``."""
-    entrants = build_entrants(specs, trusted=trusted)
+              progress: bool = True, human: Any = None) -> dict[str, Any]:
+    """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``.
+    ``human`` is the player factory for the ``human`` seat (default: the terminal)."""
+    entrants = build_entrants(specs, trusted=trusted, human=human)
     n = len(entrants)
     tallies = [Tally(e.label, KINDS.get(e.kind, e.kind)) for e in entrants]
     writer = open_writer(replay) if replay else None
