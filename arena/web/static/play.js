@@ -60,6 +60,7 @@
     const st = seen.state;
     if (seen.timer) { clearTimeout(seen.timer); seen.timer = null; }
     const end = st.events.length - 1;
+    $("table").dataset.animating = seen.shown < end ? "1" : "";
     if (seen.shown < end) {
       const behind = end - seen.shown;
       seen.shown += behind > 16 ? behind - 16 : 1;   // a long way behind: catch up at once
@@ -69,6 +70,7 @@
       return;
     }
     seen.shown = end;
+    $("table").dataset.animating = "";
     draw(end);
     setControls(st);
   }
@@ -85,6 +87,7 @@
     $("status").textContent = st.phase === "over" ? "game over" : st.phase === "move" ? "your move" :
       st.phase === "closed" ? "the match is over; you may close this page" : "game " + (st.game || "") + ": waiting";
     document.body.dataset.phase = st.phase;
+    document.body.dataset.version = String(st.version);
     if (st.phase !== "move") pendingJack = null;
     animate();
   }

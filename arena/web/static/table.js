@@ -311,6 +311,21 @@ function renderTable(root, events, state, opts) {
     felt.appendChild(panel);
   }
   if (state.roundResult || state.end) felt.appendChild(resultBox(header, state));
+  root.querySelectorAll(".hand").forEach(layoutHand);
+}
+
+/** Overlap a hand's cards to fit its width, every card showing a strip of at least
+ * 14px to click; a hand that cannot fit so goes on in a second row. */
+function layoutHand(hand) {
+  const cards = Array.from(hand.querySelectorAll(".card:not(.small)"));
+  if (cards.length < 2) return;
+  const width = hand.clientWidth - 1;
+  const cw = cards[0].offsetWidth;
+  if (!width || !cw) return;
+  const perRow = Math.max(1, Math.min(cards.length, Math.floor((width - cw) / 14) + 1));
+  const inRow = Math.min(cards.length, perRow);
+  const step = Math.min(cw + 4, (width - cw) / Math.max(1, inRow - 1));
+  cards.forEach((c, i) => { c.style.marginLeft = i % perRow === 0 ? "0" : (step - cw - 0.01) + "px"; });
 }
 
 function resultBox(header, state) {
