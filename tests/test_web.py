@@ -34,7 +34,7 @@ def test_seat_view_keeps_only_what_the_seat_saw(tmp_path):
     events = next(read_games(path))
     shown = seat_view(events, 1)
     assert "seed" not in shown[0]
-    for e, v in zip(events, shown):
+    for e, v in zip(events, shown, strict=False):
         if e["event"] == "deal":
             assert v["hands"] == [h if s == 1 else len(h) for s, h in enumerate(e["hands"])]
             assert v["stock"] == len(e["stock"])
@@ -118,7 +118,8 @@ def test_report_writes_a_site_and_never_into_a_foreign_folder(tournament):
 
 
 def test_seat_actions_are_checked_for_shape():
-    assert check_action({"action": "put", "card": "10H", "suit": None}) == {"action": "put", "card": "10h", "suit": None}
+    checked = check_action({"action": "put", "card": "10H", "suit": None})
+    assert checked == {"action": "put", "card": "10h", "suit": None}
     for bad in ({"action": "shoot"}, {"action": "put", "card": "1x"}, {"action": "put", "card": "jd", "suit": "x"},
                 ["draw"], None):
         with pytest.raises(BadAction):

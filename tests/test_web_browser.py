@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-import sqlite3
 
 import pytest
 
@@ -241,7 +240,8 @@ STEP = """() => {
 
 def test_human_game_played_to_the_end_by_clicking(browser, tmp_path):
     record = tmp_path / "human.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "play", "human", "greedy", "random", "--web", "--seed", "5", "--rule", "limit=30",
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "play", "human", "greedy", "random", "--web",
+                             "--seed", "5", "--rule", "limit=30",
                              "--replay", str(record), "--json"], cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 from ..loader import BotSource
 from ..rules import Rules
@@ -75,7 +75,8 @@ def load_plan(conn: sqlite3.Connection, meta: dict[str, str]) -> Plan:
 def stored_games(conn: sqlite3.Connection, key: GameKey | None = None) -> list[StoredGame]:
     """Stored results (of one game, or all in key order)."""
     where, args = ("WHERE size = ? AND tbl = ? AND deal = ? AND rotation = ?", tuple(key)) if key else ("", ())
-    games = {gid: (GameKey(size, tbl, deal, rot), seed, rounds, moves) for gid, size, tbl, deal, rot, seed, rounds, moves
+    games = {gid: (GameKey(size, tbl, deal, rot), seed, rounds, moves)
+             for gid, size, tbl, deal, rot, seed, rounds, moves
              in conn.execute(f"SELECT id, size, tbl, deal, rotation, seed, rounds, moves FROM games {where}", args)}
     seats: dict[int, list[tuple[int, int, int]]] = {gid: [] for gid in games}
     for gid, bot, place, score in conn.execute("SELECT game_id, bot, place, score FROM results ORDER BY game_id, seat"):
@@ -99,13 +100,20 @@ def differences(stored: StoredGame, record: GameRecord) -> list[str]:
     return out
 
 
+def in_schedule(schedule: Schedule, key: GameKey) -> bool:
+    """Whether ``key`` names a game of ``schedule``."""
+    sizes = [s for s in schedule.sizes if s.size == key.size]
+    return bool(sizes) and 0 <= key.table < len(sizes[0].tables) and 0 <= key.deal < schedule.deals \
+        and 0 <= key.rotation < key.size
+
+
 def parse_key(text: str, plan: Plan) -> GameKey:
     """:raises ReplayError: not a key, or not a game of this tournament."""
     try:
         key = GameKey.parse(text)
     except ValueError as exc:
         raise ReplayError(str(exc)) from None
-    if not plan.schedule.check(key):
+    if not in_schedule(plan.schedule, key):
         raise ReplayError(f"{text}: no such game in this tournament's schedule")
     return key
 

@@ -6,8 +6,8 @@ from data a contestant controls.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
-from typing import Sequence
 
 
 def _x(value: float, lo: float, hi: float, left: float, width: float) -> float:

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..cli import UsageError, positive
+from ..cli import positive
+from ..errors import UsageError
 
 
 def read_record(path: str) -> list[list[dict[str, Any]]]:
@@ -128,7 +129,8 @@ def register(sub: Any) -> None:
                                    "game in a replay viewer (games whose record was not kept are re-played from "
                                    "the database and checked against the stored result).")
     p.add_argument("--db", default="tournament.sqlite", metavar="FILE", help="tournament database")
-    p.add_argument("--out", "-o", required=True, metavar="DIR", help="folder to write (new, or a report written before)")
+    p.add_argument("--out", "-o", required=True, metavar="DIR",
+                   help="folder to write (new, or a report written before)")
     p.add_argument("--replays", metavar="DIR", help="records kept by `arena tournament --replays DIR`")
     p.add_argument("--workers", "-j", type=positive, metavar="W", help="parallel re-plays (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")

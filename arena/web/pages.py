@@ -7,8 +7,9 @@ for tests and users' scripts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .charts import heat_map, interval_chart
@@ -19,15 +20,19 @@ if TYPE_CHECKING:
     from .report import BotStats
 
 CSS = """
-:root { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; color: #1d2230; background: #eef1f5; }
+:root { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif;
+  color: #1d2230; background: #eef1f5; }
 body { margin: 0; } main { max-width: 1100px; margin: 0 auto; padding: 16px; }
-header.bar { background: #1d2230; color: #fff; padding: 10px 16px; display: flex; gap: 18px; align-items: baseline; flex-wrap: wrap; }
+header.bar { background: #1d2230; color: #fff; padding: 10px 16px; display: flex; gap: 18px;
+  align-items: baseline; flex-wrap: wrap; }
 header.bar h1 { margin: 0; font-size: 18px; } header.bar a { color: #fff; }
-section { background: #fff; border-radius: 10px; box-shadow: 0 1px 4px rgba(0,0,0,.12); padding: 12px 16px; margin: 0 0 16px; overflow-x: auto; }
+section { background: #fff; border-radius: 10px; box-shadow: 0 1px 4px rgba(0,0,0,.12); padding: 12px 16px;
+  margin: 0 0 16px; overflow-x: auto; }
 h2 { font-size: 17px; margin: 4px 0 10px; } h3 { font-size: 15px; margin: 14px 0 6px; }
 p.meta { color: #5c6577; margin: 4px 0 12px; }
 table.data { border-collapse: collapse; width: 100%; font-size: 14px; font-variant-numeric: tabular-nums; }
-table.data th, table.data td { padding: 4px 8px; border-bottom: 1px solid #e3e6ec; text-align: right; white-space: nowrap; }
+table.data th, table.data td { padding: 4px 8px; border-bottom: 1px solid #e3e6ec; text-align: right;
+  white-space: nowrap; }
 table.data th { background: #f5f6f9; font-weight: 600; }
 table.data td.text, table.data th.text { text-align: left; white-space: normal; overflow-wrap: anywhere; }
 table.data tr:hover td { background: #fafbfd; }
@@ -100,8 +105,8 @@ def scope_section(title: str, scope: dict[str, Any], index: dict[str, int], size
                            title="Score (1 = always first, 0 = always last) with its 95% interval")
     mus = [r["mu"] for r in rows if r["mu"] is not None]
     sig = [r["sigma"] for r in rows if r["sigma"] is not None]
-    lo = min(m - 3 * s for m, s in zip(mus, sig)) if mus else 0
-    hi = max(m + 3 * s for m, s in zip(mus, sig)) if mus else 1
+    lo = min(m - 3 * s for m, s in zip(mus, sig, strict=False)) if mus else 0
+    hi = max(m + 3 * s for m, s in zip(mus, sig, strict=False)) if mus else 1
     step = max(1, round((hi - lo) / 5))
     ticks = [t for t in range(int(lo) - int(lo) % step, int(hi) + step, step) if lo <= t <= hi]
     rating = interval_chart([(r["bot"], r["mu"], 3 * r["sigma"]) for r in rows], lo=lo, hi=hi, ticks=ticks,
@@ -116,7 +121,7 @@ def scope_section(title: str, scope: dict[str, Any], index: dict[str, int], size
     return f'{head}<div class="charts">{score}{rating}</div>{heat}</section>'
 
 
-def index_page(doc: dict[str, Any], stats: Sequence["BotStats"], context: dict[str, Any]) -> str:
+def index_page(doc: dict[str, Any], stats: Sequence[BotStats], context: dict[str, Any]) -> str:
     """``index.html``: overall standings, then standings per table size."""
     index = {s.bot.label: s.bot.bot for s in stats}
     settings = context["settings"]
@@ -136,14 +141,17 @@ def index_page(doc: dict[str, Any], stats: Sequence["BotStats"], context: dict[s
     return page("Yard bridge tournament", "".join(body))
 
 
-def games_page(stored: Sequence["StoredGame"], labels: Sequence[str], found: set, notes: dict, context: dict) -> str:
+def games_page(stored: Sequence[StoredGame], labels: Sequence[str], found: set[Any], notes: dict[Any, str],
+               context: dict[str, Any]) -> str:
     """``games.html``: every stored game, linked to the viewer."""
     out = ['<section><h2>Every game</h2><p class="meta">Seats in order: bot (place, score). Open a game to watch '
-           'it; the viewer\u2019s link names the moment (#game=KEY&amp;step=N).</p><table class="data games"><thead><tr>'
-           '<th class="text">game</th><th class="text">seats</th><th>rounds</th><th>moves</th><th class="text">note</th>'
+           'it; the viewer\u2019s link names the moment (#game=KEY&amp;step=N).</p>'
+           '<table class="data games"><thead><tr><th class="text">game</th><th class="text">seats</th>'
+           '<th>rounds</th><th>moves</th><th class="text">note</th>'
            "</tr></thead><tbody>"]
     for g in stored:
-        seats = ", ".join(f"{escape(labels[b])} ({p}, {s})" for b, p, s in zip(g.seating, g.places, g.scores))
+        seats = ", ".join(f"{escape(labels[b])} ({p}, {s})"
+                          for b, p, s in zip(g.seating, g.places, g.scores, strict=True))
         key = escape(str(g.key))
         cell = f'<a href="{viewer_link(g.key)}">{key}</a>' if g.key in found else f"{key} (no record)"
         note = f'<span class="note">{escape(notes[g.key])}</span>' if g.key in notes else ""
@@ -153,12 +161,13 @@ def games_page(stored: Sequence["StoredGame"], labels: Sequence[str], found: set
     return page("Yard bridge tournament: games", "".join(out))
 
 
-def _game_cell(key: Any, found: set) -> str:
+def _game_cell(key: Any, found: set[Any]) -> str:
     return (f'<a href="{viewer_link(key, "../", "end")}">{escape(str(key))}</a>' if key in found
             else escape(str(key)))
 
 
-def bot_page(s: "BotStats", doc: dict[str, Any], labels: Sequence[str], found: set, context: dict) -> str:
+def bot_page(s: BotStats, doc: dict[str, Any], labels: Sequence[str], found: set[Any],
+             context: dict[str, Any]) -> str:
     """``bots/bot-N.html``: who, how it placed by seat and size, its faults, time, best and worst games."""
     b = s.bot
     row = next((r for r in doc["overall"]["standings"] if r["bot"] == b.label), None)
@@ -209,7 +218,8 @@ def bot_page(s: "BotStats", doc: dict[str, Any], labels: Sequence[str], found: s
                    '<th>round</th><th class="text">kind</th><th class="text">detail</th></tr></thead><tbody>')
         for f in s.faults[:200]:
             out.append(f'<tr><td class="text">{_game_cell(f["key"], found)}</td><td>{f["round"]}</td>'
-                       f'<td class="text">{escape(f["kind"])}</td><td class="text detail">{escape(f["detail"])}</td></tr>')
+                       f'<td class="text">{escape(f["kind"])}</td>'
+                       f'<td class="text detail">{escape(f["detail"])}</td></tr>')
         out.append("</tbody></table>")
         if len(s.faults) > 200:
             out.append(f'<p class="meta">and {len(s.faults) - 200} more</p>')
@@ -218,8 +228,9 @@ def bot_page(s: "BotStats", doc: dict[str, Any], labels: Sequence[str], found: s
     out.append("</section>")
 
     def norm(g: dict[str, Any]) -> float:
-        k = g["key"].size
-        return (k - g["place"]) / (k - 1)
+        k: int = g["key"].size
+        place: int = g["place"]
+        return (k - place) / (k - 1)
 
     ranked = sorted(s.games, key=lambda g: (-norm(g), g["score"], g["key"]))
     for title, chosen in (("Best games", ranked[:5]), ("Worst games", list(reversed(ranked))[:5])):

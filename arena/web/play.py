@@ -7,7 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli import UsageError, emit_results
+from ..cli import emit_results
+from ..errors import UsageError
 from ..rules import Rules
 
 

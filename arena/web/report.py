@@ -20,13 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..record import RecordError, read_games as read_record
+from ..record import RecordError
+from ..record import read_games as read_record
 from ..tournament.db import BotRow, has_table, read_bots, read_games, scheduled_games
 from ..tournament.replay import ReplayError, StoredGame, differences, load_plan, replay_many, stored_games
 from ..tournament.schedule import GameKey
 from ..tournament.standings import standings_doc
 from .pages import bot_page, games_page, index_page
-from .view import game_script, render_viewer, viewer_game, write_page as _write_page
+from .view import game_script, render_viewer, viewer_game
+from .view import write_page as _write_page
 
 #: A report folder holds this file; only such a folder (or an empty or new one) is written.
 MARKER = ".arena-report"

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ..cards import SUITS, Card
 from ..engine import GameResult, RoundResult
@@ -47,7 +48,7 @@ def check_action(data: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"action": data["action"]}
     if data["action"] == "put":
         try:
-            out["card"] = str(Card(data.get("card")))
+            out["card"] = str(Card(data.get("card")))  # type: ignore[arg-type]  # Card refuses non-text
         except ValueError as exc:
             raise BadAction(str(exc)) from None
         suit = data.get("suit")
@@ -65,7 +66,7 @@ class SeatState:
         self.cond = threading.Condition()
         self.version = 0
         self.state: dict[str, Any] = {"phase": "waiting", "events": [], "messages": [], "hand": []}
-        self.actions: "queue.Queue[dict[str, Any]]" = queue.Queue()
+        self.actions: queue.Queue[dict[str, Any]] = queue.Queue()
         self.fetched = 0  # the newest version a page has read
 
     def publish(self, **changes: Any) -> None:
@@ -165,7 +166,7 @@ class WebHumanPlayer(HumanPlayer):
         if prompt_kind == "suit":  # a put while asked for a suit: take its suit, or keep the jack's own
             return action.get("suit") or ""
         self.suit = action.get("suit")
-        return action["card"]
+        return str(action["card"])
 
     def start_game(self, info: GameInfo) -> None:
         self.lines.clear()

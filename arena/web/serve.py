@@ -56,7 +56,8 @@ class SeatServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
-        shown = f"[{host}]" if ":" in str(host) else str(host)
+        text = host.decode() if isinstance(host, bytes) else str(host)
+        shown = f"[{text}]" if ":" in text else text
         return f"http://{shown}:{port}/{self.token}/"
 
     def start(self) -> None:

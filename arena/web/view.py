@@ -17,9 +17,10 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..turn import public_data
 
