@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import io
 import json
+import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from arena.cli import main
 from arena.match import run_match
 from arena.record import read_games
 from arena.web.seat import BadAction, SeatState, check_action
@@ -18,8 +21,17 @@ from arena.web.serve import SeatServer
 from arena.web.view import embed_json, seat_view
 
 
-def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run an ``arena`` command in this process (a fresh interpreter costs ~1 s a command)."""
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(old)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 def test_embedded_json_cannot_close_its_script_element():
@@ -157,3 +169,20 @@ def test_seat_server_wants_its_token_loopback_host_and_json():
 def test_web_refuses_without_one_human(tmp_path):
     done = arena("play", "greedy", "random", "--web", cwd=tmp_path)
     assert done.returncode == 2 and "--web seats one person" in done.stderr
+
+
+def test_sources_with_undecodable_bytes_come_back_as_read(tmp_path):
+    """A bot file that is not UTF-8 (kept as surrogate escapes) is stored and read back exactly."""
+    from arena.loader import BotSource
+    from arena.tournament.db import BotRow, TournamentDB, open_readonly, read_sources
+    from arena.tournament.schedule import Schedule
+
+    texts = ["name = 'caf\udce9'\n", "x = 1\n"]
+    srcs = [BotSource(f"b{i}", t) for i, t in enumerate(texts)]
+    rows = [BotRow(i, f"b{i}", f"b{i}", None, "file", s.sha256) for i, s in enumerate(srcs)]
+    db = TournamentDB.open(tmp_path / "t.sqlite", {"seed": 1}, rows, Schedule.build(2, [2], deals=1, seed=1),
+                           sources={s.sha256: s.source for s in srcs})
+    db.close()
+    conn, _ = open_readonly(tmp_path / "t.sqlite")
+    assert read_sources(conn) == {s.sha256: s.source for s in srcs}
+    conn.close()

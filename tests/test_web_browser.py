@@ -4,6 +4,8 @@ Debian's Chromium). These tests fail, never skip, when the browser is missing:
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.cli import main
 from arena.match import run_match
 from arena.record import read_games
 
@@ -61,8 +64,17 @@ class Page:
         self.context.close()
 
 
-def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run an ``arena`` command in this process (a fresh interpreter costs ~1 s a command)."""
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(old)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..loader import source_bytes
 from .schedule import GameKey, Schedule
 from .worker import GameRecord
 
@@ -78,7 +79,7 @@ CREATE INDEX faults_game ON faults (game_id);
 #: resumes, so a reader finds them in a database of any age or not at all.
 LATER_TABLES = (
     # every bot's source, by the sha256 in ``bots``: a game can be re-played from its key
-    "sources (sha256 TEXT PRIMARY KEY, source TEXT NOT NULL)",
+    "sources (sha256 TEXT PRIMARY KEY, source BLOB NOT NULL)",  # the bytes as read (loader.source_bytes)
     # per seat of a game: the bot's moves, their total and worst time in seconds
     "seat_times (game_id INTEGER NOT NULL REFERENCES games(id), seat INTEGER NOT NULL, "
     "moves INTEGER NOT NULL, seconds REAL NOT NULL, worst REAL NOT NULL, PRIMARY KEY (game_id, seat))",
@@ -306,14 +307,24 @@ def _add_later_tables(conn: sqlite3.Connection, sources: Mapping[str, str]) -> N
     with Transaction(conn):
         for table in LATER_TABLES:
             conn.execute(f"CREATE TABLE IF NOT EXISTS {table}")
-        conn.executemany("INSERT OR IGNORE INTO sources VALUES (?, ?)", sorted(sources.items()))
+        conn.executemany("INSERT OR IGNORE INTO sources VALUES (?, ?)",
+                         [(sha, source_bytes(text)) for sha, text in sorted(sources.items())])
 
 
 def read_sources(conn: sqlite3.Connection) -> dict[str, str]:
-    """Bot sources by sha256; empty for a database made before sources were stored."""
+    """Bot sources by sha256 (as the loader holds them: undecodable bytes as surrogate
+    escapes); empty for a database made before sources were stored."""
     if not has_table(conn, "sources"):
         return {}
-    return dict(conn.execute("SELECT sha256, source FROM sources"))
+    out = {}
+    for sha, data in conn.execute("SELECT sha256, source FROM sources"):
+        data = data.encode() if isinstance(data, str) else bytes(data)
+        for errors in ("surrogateescape", "surrogatepass"):
+            text = data.decode("utf-8", errors)
+            if source_bytes(text) == data:
+                out[sha] = text
+                break
+    return out
 
 
 def has_table(conn: sqlite3.Connection, name: str) -> bool:
