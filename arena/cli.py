@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands() -> list[Callable[[Any], None]]:
     """Sub-commands defined in other modules (each module's ``register(sub)``)."""
     found = []
-    for module_name in ("arena.author", "arena.tournament.cli", "arena.web.cli"):
+    for module_name in ("arena.author", "arena.tournament.cli", "arena.web.cli", "arena.verify.cli"):
         try:
             module = __import__(module_name, fromlist=["register"])
         except ModuleNotFoundError as exc:

@@ -32,7 +32,7 @@ from arena.record import format_game
 from arena.referee import GameOutcome, Referee
 from arena.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory, hardening_report
-from independent_checker import check_lines
+from arena.verify import check_lines
 
 HERE = Path(__file__).parent / "hostile"
 BOTS = sorted(p for p in HERE.glob("*.py"))

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,7 @@ from arena.cli import main
 from arena.record import read_games
 from arena.rules import Rules
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import independent_checker  # noqa: E402
+from arena import verify as independent_checker
 
 FIELDS = {
     "game": {"version", "game", "seed", "players", "rules"},
