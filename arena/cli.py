@@ -62,10 +62,26 @@ def positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text[:40]!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected at least 1, not {value}")
     return value
+
+
+#: The most games one ``arena play`` runs (about a quarter of an hour of reference bots).
+MAX_PLAY_GAMES = 1_000_000
+
+
+def at_most(limit: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from 1 to ``limit`` (larger ones would only run for days)."""
+    def parse(text: str) -> int:
+        value = positive(text)
+        if value > limit:
+            raise argparse.ArgumentTypeError(f"at most {limit:,}, not {value:,}")
+        return value
+
+    parse.__name__ = "count"  # argparse names the type in its messages
+    return parse
 
 
 # -- arena play ---------------------------------------------------------------
@@ -190,8 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Play games between bots (registered names like `greedy`, or .py files). "
                                    "Seats rotate from game to game so every bot sits in every seat equally often.")
     p.add_argument("bots", nargs="+", metavar="BOT", help="registered bot name or path to a bot file; `human` seats you")
-    p.add_argument("--games", "-n", type=positive, default=None,
-                   help="games to play (default 100; 1 with a human seat)")
+    p.add_argument("--games", "-n", type=at_most(MAX_PLAY_GAMES), default=None,
+                   help=f"games to play (default 100; 1 with a human seat; at most {MAX_PLAY_GAMES:,})")
     p.add_argument("--seed", type=parse_seed, default=0, help="master seed (default 0); same seed, same output")
     p.add_argument("--replay", metavar="FILE", help="write every game record to FILE (JSON Lines)")
     p.add_argument("--verbose", "-v", action="store_true", help="print each game's log")

@@ -9,10 +9,10 @@ import shlex
 import sys
 from typing import Any
 
-from ..cli import add_rules_options, parse_seed, positive, rules_from_args
+from ..cli import add_rules_options, at_most, parse_seed, positive, rules_from_args
 from ..errors import UsageError
 from ..safetext import escape
-from .schedule import DEFAULT_MAX_TABLES, parse_sizes
+from .schedule import DEFAULT_MAX_TABLES, MAX_DEALS, MAX_TABLES, parse_sizes
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -116,7 +116,7 @@ def register(sub: Any) -> None:
                    help="registered bot name, bot file, or folder of bot files (its *.py)")
     p.add_argument("--players", "-k", type=_sizes, metavar="K",
                    help="table sizes: 4, 2,4,6 or 2-6 (default 4, or all bots when fewer)")
-    p.add_argument("--games", "-n", type=positive, default=10, metavar="N",
+    p.add_argument("--games", "-n", type=at_most(MAX_DEALS), default=10, metavar="N",
                    help="deals per table, each played once per seat rotation (default 10)")
     p.add_argument("--seed", type=parse_seed, default=0, metavar="S", help="tournament seed (default 0); same seed, same games")
     p.add_argument("--workers", "-j", type=positive, default=None, metavar="W",
@@ -127,7 +127,7 @@ def register(sub: Any) -> None:
                    help="local worker processes (default) or a Ray cluster")
     p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
     p.add_argument("--replays", metavar="DIR", help="write each game's record to DIR/<game>.jsonl")
-    p.add_argument("--max-tables", type=positive, default=DEFAULT_MAX_TABLES, metavar="N",
+    p.add_argument("--max-tables", type=at_most(MAX_TABLES), default=DEFAULT_MAX_TABLES, metavar="N",
                    help=f"per table size, beyond this many combinations play a balanced schedule of about "
                         f"this many tables (default {DEFAULT_MAX_TABLES})")
     p.add_argument("--trusted", action="store_true",

@@ -9,6 +9,7 @@ game as it comes back; the parent process is the only database writer.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import sqlite3
@@ -25,7 +26,7 @@ from ..rules import Rules
 from ..safetext import clean_name, escape, storable
 from .db import BotRow, TournamentDB, canonical
 from .local import Batches, HarnessError
-from .schedule import DEFAULT_MAX_TABLES, GameKey, Schedule, default_sizes
+from .schedule import DEFAULT_MAX_TABLES, MAX_GAMES, GameKey, Schedule, default_sizes
 from .worker import GameRecord, Job
 
 
@@ -133,6 +134,10 @@ def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed:
             rules.check_players(k)
         except ValueError as exc:
             raise SetupError(str(exc)) from None
+    games = sum(min(math.comb(n, k), max_tables) * deals * k for k in set(sizes))
+    if games > MAX_GAMES:
+        raise SetupError(f"this schedule would be about {games:,} games; at most {MAX_GAMES:,} are played in one "
+                         "tournament (fewer --games, --players or --max-tables)")
     schedule = Schedule.build(n, sizes, deals=deals, seed=seed, max_tables=max_tables)
     return Plan(tuple(people), rules, schedule, trusted)
 
