@@ -9,6 +9,7 @@ from typing import Any, Callable, NoReturn, Sequence
 
 from . import __version__
 from .errors import BotLoadError, UsageError
+from .interrupts import SIGPIPE_STATUS, exit_status, quiet_stdout, signal_word, sigterm_as_ctrl_c, stdout_closed
 from .rules import CONTEST, Rules, parse_setting
 from .safetext import escape
 
@@ -102,12 +103,13 @@ def cmd_play(args: argparse.Namespace) -> int:
         from .web.play import play_web
 
         return play_web(args, rules, games)
-    doc = run_match(args.bots, games=games, seed=args.seed, rules=rules, replay=args.replay,
+    doc = run_match(args.bots, games=games, seed=args.seed, rules=rules, replay=args.replay, force=args.force,
                     verbose=args.verbose, trusted=args.trusted, progress=not (args.quiet or human))
+    status = exit_status(signum=doc.pop("stopped_by", None))
     if doc.get("interrupted") and not doc["games"]:
-        return 130
+        return status
     emit_results(doc, "json" if args.json else args.format)
-    return 130 if doc.get("interrupted") else 0
+    return status if doc.get("interrupted") else 0
 
 
 def emit_results(doc: dict[str, Any], fmt: str) -> None:
@@ -209,7 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", "-n", type=at_most(MAX_PLAY_GAMES), default=None,
                    help=f"games to play (default 100; 1 with a human seat; at most {MAX_PLAY_GAMES:,})")
     p.add_argument("--seed", type=parse_seed, default=0, help="master seed (default 0); same seed, same output")
-    p.add_argument("--replay", metavar="FILE", help="write every game record to FILE (JSON Lines)")
+    p.add_argument("--replay", metavar="FILE",
+                   help="write every game record to FILE (JSON Lines); an existing FILE is refused")
+    p.add_argument("--force", action="store_true", help="let --replay replace an existing FILE")
     p.add_argument("--verbose", "-v", action="store_true", help="print each game's log")
     p.add_argument("--json", action="store_true", help="results as JSON (same as --format json)")
     p.add_argument("--format", default="table", help="results format: table, markdown, csv, json (default table)")
@@ -275,18 +279,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with sigterm_as_ctrl_c():
+            return int(args.func(args) or 0)
     except UsageError as exc:
         print(f"arena: error: {escape(exc, 600)}", file=sys.stderr)
         return 2
     except BotLoadError as exc:
         print(f"arena: error: {escape(exc, 600)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("arena: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"arena: {signal_word(getattr(exc, 'signum', 2))}", file=sys.stderr)
+        return exit_status(exc)
     except BrokenPipeError:
-        return 0
+        if not stdout_closed():
+            print("arena: error: a pipe to a helper process broke", file=sys.stderr)
+            return 1
+        quiet_stdout()  # the reader of our output has gone (`| head`): not an error, nothing more to say
+        return SIGPIPE_STATUS
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 from .engine import derive_seed
@@ -111,13 +113,15 @@ def build_entrants(specs: Sequence[str], *, trusted: bool = False, human: Any = 
 
 def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: Rules = CONTEST,
               replay: str | None = None, verbose: bool = False, trusted: bool = False,
-              progress: bool = True, human: Any = None) -> dict[str, Any]:
+              progress: bool = True, human: Any = None, force: bool = False) -> dict[str, Any]:
     """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``.
-    ``human`` is the player factory for the ``human`` seat (default: the terminal)."""
+    ``human`` is the player factory for the ``human`` seat (default: the terminal);
+    ``replay`` names a record file (see :class:`ReplayFile`; ``force`` replaces an existing one).
+    """
     entrants = build_entrants(specs, trusted=trusted, human=human)
     n = len(entrants)
     tallies = [Tally(e.label, KINDS.get(e.kind, e.kind)) for e in entrants]
-    writer = open_writer(replay) if replay else None
+    writer = open_writer(replay, force=force, bots=[e.src for e in entrants if e.src]) if replay else None
     referee = Referee(rules)
     bar = None
     if progress and sys.stderr.isatty() and games > 1 and not verbose:
@@ -127,6 +131,7 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
     played = 0
     interrupted = False
     why = "interrupted"
+    stopped_by = None
     try:
         for g in range(games):
             order = [(s + g) % n for s in range(n)]
@@ -152,9 +157,10 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
                 print()
             if bar:
                 bar.update(1)
-    except KeyboardInterrupt as exc:
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM (interrupts.Terminated) or a human who left
         interrupted = True
         why = str(exc) or "interrupted"
+        stopped_by = getattr(exc, "signum", None)
     finally:
         if bar:
             bar.close()
@@ -164,20 +170,78 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
                            "standings": [t.row() for t in tallies]}
     if interrupted:
         doc["interrupted"] = True
+        if stopped_by is not None:
+            doc["stopped_by"] = int(stopped_by)  # the exit status's signal; not part of the results
         print(f"arena: {why} after {played} of {games} games" + ("; results so far:" if played else ""),
               file=sys.stderr)
     return doc
 
 
-def open_writer(path: str) -> RecordWriter:
-    """Open the record file before any game is played; a bad path is a usage error."""
+class ReplayFile:
+    """``--replay FILE``: never overwrites what this run did not write.
 
+    A new file is created (exclusively) before the first game, so it is this run's; if the run
+    ends before a game was recorded (a human who quits at once), it is removed again. An existing
+    file is refused unless ``force``; with ``force`` it is replaced only when the first game is
+    written, so a run that records nothing leaves it as it was. A bot's own file is never a
+    record file, ``force`` or not.
+    """
+
+    def __init__(self, path: str, *, force: bool = False, bots: Sequence[BotSource] = ()) -> None:
+        self.path = path
+        self.games = 0
+        self.created = False
+        self.writer: RecordWriter | None = None
+        target = Path(path)
+        if target.is_dir():
+            raise UsageError(f"{path}: is a folder; --replay takes a file name")
+        for src in bots:
+            if src.path and target.exists() and _same_file(target, Path(src.path)):
+                raise UsageError(f"{path}: is the bot file of {src.name}; --replay takes another file name")
+        try:
+            if target.exists() or target.is_symlink():
+                if not force:
+                    raise UsageError(f"{path} already exists; choose another --replay file, or add --force "
+                                     "to replace it")
+                with open(target, "a", encoding="utf-8"):  # writable? (opening to append changes nothing)
+                    pass
+            else:
+                self.writer = RecordWriter(target, mode="x")
+                self.created = True
+        except FileExistsError:  # made since we looked: not ours
+            raise UsageError(f"{path} already exists; choose another --replay file, or add --force "
+                             "to replace it") from None
+        except IsADirectoryError:
+            raise UsageError(f"{path}: is a folder; --replay takes a file name") from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
+
+    def write_game(self, events: Any) -> None:
+        if self.writer is None:
+            self.writer = RecordWriter(self.path, mode="w")
+        self.writer.write_game(events)
+        self.games += 1
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        if self.created and self.games == 0:
+            try:
+                os.unlink(self.path)  # ours and empty: leave nothing behind
+            except OSError:
+                pass
+
+
+def _same_file(a: Path, b: Path) -> bool:
     try:
-        return RecordWriter(path)
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a folder; --replay takes a file name") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def open_writer(path: str, *, force: bool = False, bots: Sequence[BotSource] = ()) -> ReplayFile:
+    """Open the record file before any game is played; a bad or taken path is a usage error."""
+    return ReplayFile(path, force=force, bots=bots)
 
 
 def record(outcome: GameOutcome, order: list[int], tallies: list[Tally]) -> None:

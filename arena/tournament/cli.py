@@ -11,6 +11,7 @@ from typing import Any
 
 from ..cli import add_rules_options, at_most, parse_seed, positive, rules_from_args
 from ..errors import UsageError
+from ..interrupts import exit_status, signal_word
 from ..safetext import escape
 from .schedule import DEFAULT_MAX_TABLES, MAX_DEALS, MAX_TABLES, parse_sizes
 
@@ -54,7 +55,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             print(f"resuming: {done} of {total} games already in {args.db}", file=sys.stderr)
 
     try:
-        result = run(p, args.db, backend, replays=args.replays, progress=not args.quiet, on_start=started)
+        result = run(p, args.db, backend, replays=args.replays, progress=not args.quiet, on_start=started,
+                     force=args.force)
     except (TournamentDBError, SetupError) as exc:
         raise UsageError(str(exc)) from None
     except HarnessError as exc:
@@ -62,10 +64,12 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         return 1
     if result.interrupted:
         command = shlex.join(["arena", *sys.argv[1:]]) if sys.argv[1:2] == ["tournament"] else "the same command"
-        print(f"arena: interrupted: {result.done} of {result.total} games are stored in {args.db}. "
+        print(f"arena: {signal_word(result.signum)}: {result.done} of {result.total} games are stored in {args.db}. "
               f"Resume with:\n  {command}\n(`arena standings --db {shlex.quote(args.db)}` shows the standings so far)",
               file=sys.stderr)
-        return 130
+        if result.done:  # the standings so far, as `arena play` prints its results so far
+            show_standings(args.db, as_json=args.json, h2h=args.h2h)
+        return exit_status(signum=result.signum)
     if not args.quiet and result.played:
         print(f"played {result.played} games in {result.elapsed:.1f} s ({result.rate:.1f} games/s)", file=sys.stderr)
     return show_standings(args.db, as_json=args.json, h2h=args.h2h)
@@ -126,7 +130,11 @@ def register(sub: Any) -> None:
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local worker processes (default) or a Ray cluster")
     p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
-    p.add_argument("--replays", metavar="DIR", help="write each game's record to DIR/<game>.jsonl")
+    p.add_argument("--replays", metavar="DIR",
+                   help="write each game's record to DIR/<game>.jsonl; DIR must be new, empty or this "
+                        "tournament's own (a resumed run keeps writing into it)")
+    p.add_argument("--force", action="store_true",
+                   help="let --replays write into a folder that holds other files or another tournament's records")
     p.add_argument("--max-tables", type=at_most(MAX_TABLES), default=DEFAULT_MAX_TABLES, metavar="N",
                    help=f"per table size, beyond this many combinations play a balanced schedule of about "
                         f"this many tables (default {DEFAULT_MAX_TABLES})")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -151,16 +152,38 @@ def _sniff(path: Path) -> None:
 
 
 def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dict[str, str]]:
-    """Open an existing tournament database for reading (``arena standings``)."""
+    """Open an existing tournament database for reading (``arena standings``), leaving no file behind.
+
+    A database with no ``-wal`` or ``-journal`` file beside it holds everything in its one
+    file: it is opened ``immutable``, so SQLite creates no ``-wal``/``-shm`` file and needs no
+    write access (read-only media work). With a ``-wal`` file (a run is writing, or was killed),
+    games may still be only in it: it is read through SQLite's read-only mode, which uses the
+    ``-wal`` and ``-shm`` files already there.
+    """
     p = Path(path)
     if not p.exists():
         raise TournamentDBError(f"{p}: no such file")
     _sniff(p)
+    live = any(Path(f"{p}{suffix}").exists() for suffix in ("-wal", "-journal"))
+    uri = p.resolve().as_uri() + ("?mode=ro" if live else "?immutable=1")
     try:
-        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        conn.execute("PRAGMA query_only = ON")
     except sqlite3.Error as exc:
         raise TournamentDBError(f"{p}: cannot open: {exc}") from None
-    meta = _check_format(conn, p)
+    if live and not Path(f"{p}-shm").exists():
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.OperationalError:
+            conn.close()
+            raise TournamentDBError(f"{p}: its {p.name}-wal file (games of a run still writing, or killed) "
+                                    f"cannot be read without a {p.name}-shm file on read-only media; copy both "
+                                    "files to a writable folder and read them there") from None
+    try:
+        meta = _check_format(conn, p)
+    except BaseException:
+        conn.close()
+        raise
     if meta is None:
         conn.close()
         raise TournamentDBError(f"{p}: an empty database, not a tournament")
@@ -204,6 +227,10 @@ class TournamentDB:
             _add_later_tables(conn, sources or {})
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
+        except sqlite3.Error as exc:  # read-only media, a full disk...: one line, the file as it was
+            conn.close()
+            _unlock(lock_fd)
+            raise TournamentDBError(f"{p}: cannot write to it: {exc}") from None
         except BaseException:
             conn.close()
             _unlock(lock_fd)
@@ -220,7 +247,7 @@ class TournamentDB:
         with Transaction(conn, begun=True):
             conn.executemany("INSERT INTO meta VALUES (?, ?)", [
                 ("format", FORMAT), ("version", str(VERSION)), ("settings", canonical(settings)),
-                ("arena_version", __version__), ("created", _now())])
+                ("arena_version", __version__), ("created", _now()), ("tournament_id", secrets.token_hex(16))])
             conn.executemany("INSERT INTO bots VALUES (?, ?, ?, ?, ?, ?)",
                              [(b.bot, b.label, b.name, b.path, b.origin, b.sha256) for b in bots])
             conn.executemany("INSERT INTO tables VALUES (?, ?, ?)",
@@ -259,6 +286,10 @@ class TournamentDB:
         wanted = {(s.size, t): table for s in schedule.sizes for t, table in enumerate(s.tables)}
         if stored != wanted:
             raise TournamentDBError(f"{where} with another schedule (made by another arena version?); {fix}")
+
+    def meta(self) -> dict[str, str]:
+        """The ``meta`` table (format, settings, created, tournament_id...)."""
+        return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
 
     def finished(self) -> set[GameKey]:
         """Keys of the games already stored."""

@@ -25,6 +25,7 @@ from ..match import entrant_labels
 from ..rules import Rules
 from ..safetext import clean_name, escape, storable
 from .db import BotRow, TournamentDB, canonical
+from . import replays as replay_folder
 from .local import Batches, HarnessError
 from .schedule import DEFAULT_MAX_TABLES, MAX_GAMES, GameKey, Schedule, default_sizes
 from .worker import GameRecord, Job
@@ -176,6 +177,7 @@ class RunResult:
     played: int               # games played by this run
     elapsed: float            # seconds this run spent playing
     interrupted: bool = False
+    signum: int = int(signal.SIGINT)  # what interrupted it: Ctrl-C or SIGTERM
 
     @property
     def rate(self) -> float:
@@ -206,29 +208,37 @@ def ray_backend(workers: int, address: str | None) -> Backend:
 
 
 class StopFlag:
-    """Ctrl-C sets the flag (the run stops after storing what has finished); a second
-    Ctrl-C raises ``KeyboardInterrupt`` at once."""
+    """Ctrl-C or SIGTERM sets the flag (the run stops after storing what has finished); a second
+    one raises ``KeyboardInterrupt`` at once. ``signum`` says which signal stopped the run."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.stopped = False
-        self._old: Any = None
+        self.signum = int(signal.SIGINT)
+        self._old: dict[int, Any] = {}
 
     def __call__(self) -> bool:
         return self.stopped
 
     def _handle(self, signum: int, frame: Any) -> None:
+        if self.stopped:
+            raise KeyboardInterrupt
         self.stopped = True
+        self.signum = signum
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def __enter__(self) -> "StopFlag":
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN):  # nohup, background jobs
-            self._old = signal.signal(signal.SIGINT, self._handle)
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup, background jobs
+                    self._old[sig] = signal.signal(sig, self._handle)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old.clear()
 
 
 def write_replay(folder: Path, record: GameRecord) -> None:
@@ -241,20 +251,33 @@ def write_replay(folder: Path, record: GameRecord) -> None:
 
 
 def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: str | None = None,
-        progress: bool = False, on_start: Callable[[int, int], None] | None = None) -> RunResult:
+        progress: bool = False, on_start: Callable[[int, int], None] | None = None,
+        force: bool = False) -> RunResult:
     """Play every game of ``p`` not yet in the database at ``db_path``, storing each as it ends.
+
+    ``replays`` is a folder for the records, refused when it holds files this tournament did not
+    write (see :mod:`.replays`) unless ``force``.
 
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.
     """
     folder = Path(replays) if replays else None
     if folder:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            replay_folder.check(folder, db_path, force=force)
+        except replay_folder.ReplaysFolderError as exc:
+            raise SetupError(str(exc)) from None
+        try:
+            folder.parent.mkdir(parents=True, exist_ok=True)  # the folder itself is made once the database is
         except OSError as exc:
             raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
     db = TournamentDB.open(db_path, p.settings, [e.row(i) for i, e in enumerate(p.entrants)], p.schedule,
                            sources={e.src.sha256: e.src.source for e in p.entrants})
     try:
+        if folder:
+            try:
+                replay_folder.claim(folder, db.meta(), db_path)
+            except OSError as exc:
+                raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
         finished = db.finished()
         keys = [k for k in p.schedule.keys() if k not in finished]
         total = p.schedule.total_games
@@ -292,6 +315,6 @@ def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: 
                     bar.close()
         elapsed = time.perf_counter() - started
         done = len(db.finished())
-        return RunResult(total, done, played, elapsed, interrupted=stop.stopped and done < total)
+        return RunResult(total, done, played, elapsed, interrupted=stop.stopped and done < total, signum=stop.signum)
     finally:
         db.close()

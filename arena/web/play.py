@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..cli import emit_results
 from ..errors import UsageError
+from ..interrupts import exit_status
 from ..rules import Rules
 
 
@@ -44,14 +45,16 @@ def play_web(args: argparse.Namespace, rules: Rules, games: int) -> int:
     print("arena: open it in a browser (Ctrl-C here stops the match)", file=sys.stderr, flush=True)
     try:
         doc = run_match(args.bots, games=games, seed=args.seed, rules=rules, replay=replay, verbose=args.verbose,
-                        trusted=args.trusted, progress=False, human=web_factory(shared))
+                        trusted=args.trusted, progress=False, human=web_factory(shared),
+                        force=getattr(args, "force", False))
         shared.publish(phase="closed", standings=doc.get("standings", []))
         shared.wait_fetched(timeout=10.0)  # let the page read the last result before the server goes
     finally:
         server.stop()
     if doc["games"]:
         print(f"arena: the record is in {replay}", file=sys.stderr)
+    status = exit_status(signum=doc.pop("stopped_by", None))  # 130 for Ctrl-C, 143 for SIGTERM
     if doc.get("interrupted") and not doc["games"]:
-        return 130
+        return status
     emit_results(doc, "json" if args.json else args.format)
-    return 130 if doc.get("interrupted") else 0
+    return status if doc.get("interrupted") else 0
