@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import re
 import statistics
 import string
@@ -29,6 +28,7 @@ from .engine import derive_seed
 from .errors import BotLoadError, UsageError
 from .rules import CONTEST, Rules
 from .safetext import escape
+from .submissions import file_sha256, submitted, write_atomic
 
 #: A bot name usable as a file name: letters, digits, ``-`` and ``_``, from a letter.
 NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
@@ -214,20 +214,22 @@ def describe_sandbox(sandbox: Any) -> dict[str, Any]:
 
 
 def run_check(path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 0,
-              limits: Any = None) -> CheckReport:
+              limits: Any = None, data: bytes | None = None) -> CheckReport:
     """Check the bot file at ``path`` as a tournament loads it; see :class:`CheckReport`.
+    With ``data`` (the file's bytes, already read) the file is not read again: exactly
+    those bytes are checked.
 
     :raises UsageError: no such file, or no sandbox.
     """
-    from .loader import read_bot_file
+    from .loader import bot_source, read_bot_file
 
     report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})
-    if not Path(path).is_file():
+    if data is None and not Path(path).is_file():
         raise UsageError(f"{path}: no such file" if not Path(path).exists() else f"{path}: not a bot file")
     sandbox = sandbox_api()
     report.sandbox = describe_sandbox(sandbox)
     try:
-        src = read_bot_file(path)
+        src = read_bot_file(path) if data is None else bot_source(data, path)
     except BotLoadError as exc:
         report.problems.append(problem(exc, path))
         return report
@@ -343,10 +345,10 @@ def add_check_options(p: argparse.ArgumentParser) -> None:
     add_rules_options(p)
 
 
-def check_from_args(args: argparse.Namespace) -> CheckReport:
+def check_from_args(args: argparse.Namespace, data: bytes | None = None) -> CheckReport:
     from .cli import rules_from_args
 
-    return run_check(args.bot, rules=rules_from_args(args), games=args.games, seed=args.seed)
+    return run_check(args.bot, rules=rules_from_args(args), games=args.games, seed=args.seed, data=data)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -361,23 +363,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 # -- arena submit ------------------------------------------------------------------
 
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def submitted(folder: Path) -> dict[str, Path]:
-    """sha256 -> stored bot file, for every bot in the submissions folder."""
-    found: dict[str, Path] = {}
-    for py in sorted(folder.glob("*.py")):
-        try:
-            found.setdefault(file_sha256(py), py)
-        except OSError:
-            continue
-    return found
-
-
 def cmd_submit(args: argparse.Namespace) -> int:
-    from .loader import read_bot_file
+    """Check a bot and store it with its manifest. The file is read once: the bytes checked
+    are the bytes hashed and stored, whatever happens to the file meanwhile."""
+    from .loader import bot_source, read_bot_bytes
 
     path = Path(args.bot)
     if not path.is_file():
@@ -386,14 +375,18 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
     try:
-        src = read_bot_file(path)
+        checked = read_bot_bytes(path)
+    except BotLoadError as exc:
+        return refuse(f"the check failed: {exc}")
+    try:
+        src = bot_source(checked, path)
     except BotLoadError:
         src = None
     name = src.name if src else path.stem
     if not NAME_PATTERN.fullmatch(name) or name.lower() in RESERVED_NAMES:
         raise UsageError(f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
                            "(starting with a letter)")
-    sha = file_sha256(path)
+    sha = hashlib.sha256(checked).hexdigest()
     stored = folder / f"{name}.py"
     manifest = folder / f"{name}.json"
     if folder.is_dir():
@@ -404,7 +397,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
             return refuse(f"{stored} holds a different bot named {name!r}; rename your bot (Bot.name) "
                           "or use --replace to submit a new version")
 
-    report = check_from_args(args)
+    report = check_from_args(args, data=checked)
     if not args.json:
         for line in report.lines():
             print(line)
@@ -439,7 +432,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         data["replaces"] = previous
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(stored, path.read_bytes())
+        write_atomic(stored, checked)  # the bytes that were checked, not the file as it is now
         write_atomic(manifest, (json.dumps(data, indent=2) + "\n").encode())
     except OSError as exc:
         raise UsageError(f"{folder}: cannot store the submission: {exc.strerror or exc}") from None
@@ -455,12 +448,6 @@ def cmd_submit(args: argparse.Namespace) -> int:
 def refuse(message: str) -> int:
     print(f"arena: error: submission refused: {escape(message, 600)}", file=sys.stderr)
     return 1
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 # -- registration ------------------------------------------------------------------

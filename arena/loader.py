@@ -162,38 +162,71 @@ def read_bot_file(path: str | os.PathLike[str], origin: str = "file", name: str 
         raise BotLoadError("no such file", path=where)
     if p.is_dir():
         raise BotLoadError("is a folder, not a bot file", path=where)
-    fallback = name or p.stem
-
-    def refuse(message: str, source: str = "") -> BotSource:
-        if not lenient:
-            raise BotLoadError(message, path=where)
-        return BotSource(fallback, source, str(path), "", origin, problem=message)
-
     try:
-        # O_NONBLOCK: a FIFO or device put in place of the file cannot hang the command
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        data, size = _read_at_most(p, where)
     except OSError as exc:
-        return refuse(f"cannot read: {exc.strerror or exc}")
+        return _refuse(f"cannot read: {exc.strerror or exc}", path, origin, name, lenient)
+    if len(data) > MAX_SOURCE_BYTES:
+        return _refuse(f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}",
+                       path, origin, name, lenient, data.decode("utf-8", "surrogateescape"))
+    return bot_source(data, path, origin, name, lenient=lenient)
+
+
+def read_bot_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A bot file's bytes, read once (``arena submit`` checks, hashes and stores exactly these).
+
+    :raises BotLoadError: missing, a folder, not a regular file, unreadable or too large.
+    """
+    p = Path(path)
+    where = storable(str(path))
+    if not p.exists():
+        raise BotLoadError("no such file", path=where)
+    if p.is_dir():
+        raise BotLoadError("is a folder, not a bot file", path=where)
+    try:
+        data, size = _read_at_most(p, where)
+    except OSError as exc:
+        raise BotLoadError(f"cannot read: {exc.strerror or exc}", path=where) from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise BotLoadError(f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}",
+                           path=where)
+    return data
+
+
+def _read_at_most(p: Path, where: str) -> tuple[bytes, int]:
+    """(at most ``MAX_SOURCE_BYTES + 1`` bytes of the file, its size). :raises OSError:,
+    :raises BotLoadError: not a regular file."""
+    # O_NONBLOCK: a FIFO or device put in place of the file cannot hang the command
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise BotLoadError("not a regular file", path=where)
-        try:
-            data = f.read(MAX_SOURCE_BYTES + 1)
-        except OSError as exc:
-            return refuse(f"cannot read: {exc.strerror or exc}")
-        size = info.st_size
-    if len(data) > MAX_SOURCE_BYTES:
-        return refuse(f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}",
-                      data.decode("utf-8", "surrogateescape"))
+        return f.read(MAX_SOURCE_BYTES + 1), info.st_size
+
+
+def _refuse(message: str, path: str | os.PathLike[str], origin: str, name: str | None, lenient: bool,
+            source: str = "") -> BotSource:
+    """Raise the load error, or (``lenient``) return a source that records it as its problem."""
+    if not lenient:
+        raise BotLoadError(message, path=storable(str(path)))
+    return BotSource(name or Path(path).stem, source, str(path), "", origin, problem=message)
+
+
+def bot_source(data: bytes, path: str | os.PathLike[str], origin: str = "file", name: str | None = None, *,
+               lenient: bool = False) -> BotSource:
+    """The bot in ``data`` (a file's bytes), named as :func:`read_bot_file` names it.
+
+    :raises BotLoadError: not UTF-8 (unless ``lenient``: see :func:`read_bot_file`).
+    """
     try:
         source = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        return refuse(f"not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})",
-                      data.decode("utf-8", "surrogateescape"))
+        return _refuse(f"not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})", path, origin, name,
+                       lenient, data.decode("utf-8", "surrogateescape"))
     declared, doc = describe(source)
-    return BotSource(name or declared or p.stem, source, str(path), doc, origin)
+    return BotSource(name or declared or Path(path).stem, source, str(path), doc, origin)
 
 
 def registry() -> dict[str, str]:

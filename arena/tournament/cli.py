@@ -32,7 +32,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     workers = args.workers or os.cpu_count() or 1
     try:
         p = plan(args.bots, sizes=args.players, deals=args.games, seed=args.seed, rules=rules,
-                 trusted=args.trusted, max_tables=args.max_tables)
+                 trusted=args.trusted, max_tables=args.max_tables, allow_unverified=args.allow_unverified)
         for warning in preflight(p):
             print(f"arena: warning: {warning}", file=sys.stderr)
     except SetupError as exc:
@@ -42,6 +42,13 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             import ray  # noqa: F401
         except ImportError:
             raise UsageError("the ray backend needs Ray: pip install 'yard-bridge-arena[ray]'") from None
+        if args.ray_address:
+            from .ray_backend import probe
+
+            try:
+                probe(args.ray_address)  # seconds, not Ray's minutes of retries, and before the database
+            except HarnessError as exc:
+                raise UsageError(str(exc)) from None
         backend = ray_backend(workers, args.ray_address)
     else:
         if args.ray_address:
@@ -77,7 +84,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
     """Print a database's standings (a table, or JSON with the settings and bots too)."""
-    from .db import TournamentDBError, open_readonly, read_bots, read_games, scheduled_games
+    from .db import TournamentDBError, open_readonly, read_authors, read_bots, read_games, scheduled_games
     from .standings import format_standings, kind_of, standings_doc
 
     try:
@@ -89,13 +96,15 @@ def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
             total = scheduled_games(conn, int(settings.get("games", 0)))
         finally:
             conn.close()
-        doc = standings_doc([b.label for b in bots], games, [kind_of(b.origin) for b in bots])
+        authors = read_authors(meta)
+        doc = standings_doc([b.label for b in bots], games, [kind_of(b.origin) for b in bots], authors)
     except TournamentDBError as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:  # sqlite3.Error, damaged rows or settings: one line, no traceback
         raise UsageError(f"{db_path}: damaged tournament database ({type(exc).__name__}: {exc})") from None
     if as_json:
-        out = {"db": db_path, "settings": settings, "bots": [vars(b) for b in bots],
+        out = {"db": db_path, "settings": settings,
+               "bots": [{**vars(b), **({"author": authors.get(b.label)} if authors else {})} for b in bots],
                "games": len(games), "total": total, **doc}
         print(json.dumps(out, indent=2))
     else:
@@ -140,6 +149,9 @@ def register(sub: Any) -> None:
                         f"this many tables (default {DEFAULT_MAX_TABLES})")
     p.add_argument("--trusted", action="store_true",
                    help="run bot files in-process without the sandbox (fast; only for code you trust)")
+    p.add_argument("--allow-unverified", action="store_true",
+                   help="play bot files of a submissions folder that have no manifest or changed since "
+                        "`arena submit` (refused by default)")
     p.add_argument("--json", action="store_true", help="standings as JSON")
     p.add_argument("--h2h", action=argparse.BooleanOptionalAction, default=None,
                    help="print the head-to-head table (default: when 16 bots or fewer)")

@@ -201,8 +201,10 @@ class TournamentDB:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], settings: dict[str, Any], bots: Sequence[BotRow],
-             schedule: Schedule, sources: Mapping[str, str] | None = None) -> "TournamentDB":
-        """Create the database, or reopen it to resume the same tournament.
+             schedule: Schedule, sources: Mapping[str, str] | None = None,
+             authors: dict[str, str] | None = None) -> "TournamentDB":
+        """Create the database, or reopen it to resume the same tournament. ``authors`` (bot label
+        -> author, from submission manifests) is stored when the database is made.
 
         :raises TournamentDBError: a foreign or damaged file (left untouched), or a
             database of a tournament with other bots, settings or schedule.
@@ -221,7 +223,7 @@ class TournamentDB:
             lock_fd = _lock(p)
             meta = _check_format(conn, p)
             if meta is None:
-                cls._create(conn, settings, bots, schedule)
+                cls._create(conn, settings, bots, schedule, authors or {})
             else:
                 cls._check_same(conn, p, meta, settings, bots, schedule)
             _add_later_tables(conn, sources or {})
@@ -239,7 +241,7 @@ class TournamentDB:
 
     @staticmethod
     def _create(conn: sqlite3.Connection, settings: dict[str, Any], bots: Sequence[BotRow],
-                schedule: Schedule) -> None:
+                schedule: Schedule, authors: dict[str, str]) -> None:
         from .. import __version__
 
         conn.execute("PRAGMA journal_mode = WAL")
@@ -247,7 +249,8 @@ class TournamentDB:
         with Transaction(conn, begun=True):
             conn.executemany("INSERT INTO meta VALUES (?, ?)", [
                 ("format", FORMAT), ("version", str(VERSION)), ("settings", canonical(settings)),
-                ("arena_version", __version__), ("created", _now()), ("tournament_id", secrets.token_hex(16))])
+                ("arena_version", __version__), ("created", _now()), ("tournament_id", secrets.token_hex(16)),
+                ("authors", canonical(authors))])
             conn.executemany("INSERT INTO bots VALUES (?, ?, ?, ?, ?, ?)",
                              [(b.bot, b.label, b.name, b.path, b.origin, b.sha256) for b in bots])
             conn.executemany("INSERT INTO tables VALUES (?, ?, ?)",
@@ -401,6 +404,15 @@ class Transaction:
 
     def __exit__(self, exc_type: Any, *_: Any) -> None:
         self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def read_authors(meta: dict[str, str]) -> dict[str, str]:
+    """Bot label -> author (from submission manifests); {} for databases made without any."""
+    try:
+        data = json.loads(meta.get("authors", "{}"))
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def read_bots(conn: sqlite3.Connection) -> list[BotRow]:

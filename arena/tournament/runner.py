@@ -16,10 +16,11 @@ import sqlite3
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .. import submissions
 from ..loader import BotSource, resolve_bot
 from ..match import entrant_labels
 from ..rules import Rules
@@ -40,6 +41,7 @@ class Entrant:
     src: BotSource
     label: str
     trusted: bool
+    author: str | None = None   # from the submission manifest, when the file was verified against one
 
     def row(self, index: int) -> BotRow:
         src = self.src
@@ -89,10 +91,17 @@ class Plan:
     rules: Rules
     schedule: Schedule
     trusted: bool
+    #: Bot files of submissions folders played without matching their manifests (--allow-unverified).
+    unverified: tuple[str, ...] = ()
 
     @property
     def labels(self) -> tuple[str, ...]:
         return tuple(e.label for e in self.entrants)
+
+    @property
+    def authors(self) -> dict[str, str]:
+        """Entrant label -> author, for the entrants whose submission manifest names one."""
+        return {e.label: e.author for e in self.entrants if e.author}
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -121,9 +130,14 @@ class Plan:
 
 
 def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed: int, rules: Rules,
-         trusted: bool = False, max_tables: int = DEFAULT_MAX_TABLES) -> Plan:
-    """Resolve bots and build the schedule. :raises SetupError:, :raises BotLoadError:."""
+         trusted: bool = False, max_tables: int = DEFAULT_MAX_TABLES, allow_unverified: bool = False) -> Plan:
+    """Resolve bots, verify the files of submissions folders against their manifests, and build
+    the schedule. :raises SetupError:, :raises BotLoadError:."""
     people = entrants(specs, trusted=trusted)
+    check = submissions.verify([(e.src.path if e.src.origin == "file" else None, e.src.sha256) for e in people])
+    if check.refused and not allow_unverified:
+        raise SetupError(submissions.refusal(check.refused))
+    people = [replace(e, author=author) for e, author in zip(people, check.authors)]
     n = len(people)
     if n < 2:
         raise SetupError(f"a tournament needs at least 2 bots; {n} given")
@@ -140,14 +154,15 @@ def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed:
         raise SetupError(f"this schedule would be about {games:,} games; at most {MAX_GAMES:,} are played in one "
                          "tournament (fewer --games, --players or --max-tables)")
     schedule = Schedule.build(n, sizes, deals=deals, seed=seed, max_tables=max_tables)
-    return Plan(tuple(people), rules, schedule, trusted)
+    return Plan(tuple(people), rules, schedule, trusted, tuple(check.refused))
 
 
 def preflight(p: Plan) -> list[str]:
     """One warning line per bot that will crash in every game (unreadable, refused by the
     code policy, a syntax error...): it stays entered, so the schedule and a resume are
-    the same, and loses each of its games as crashed. Also checks that the sandbox exists
-    when bot files need it. :raises SetupError:."""
+    the same, and loses each of its games as crashed; and one for the files played with
+    --allow-unverified. Also checks that the sandbox exists when bot files need it.
+    :raises SetupError:."""
     from ..errors import BotLoadError
     from ..loader import compile_trusted
 
@@ -160,6 +175,10 @@ def preflight(p: Plan) -> list[str]:
                              "--trusted runs them in-process (only for code you trust)") from None
         check = check_source
     warnings = []
+    if p.unverified:
+        warnings.append(f"--allow-unverified: playing {len(p.unverified)} bot file"
+                        f"{'s' if len(p.unverified) != 1 else ''} that do not match a submission: "
+                        + escape("; ".join(p.unverified), 600))
     for e in p.entrants:
         try:
             (compile_trusted if e.trusted else check)(e.src)
@@ -271,7 +290,7 @@ def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: 
         except OSError as exc:
             raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
     db = TournamentDB.open(db_path, p.settings, [e.row(i) for i, e in enumerate(p.entrants)], p.schedule,
-                           sources={e.src.sha256: e.src.source for e in p.entrants})
+                           sources={e.src.sha256: e.src.source for e in p.entrants}, authors=p.authors)
     try:
         if folder:
             try:

@@ -131,14 +131,21 @@ def _r(x: float | None) -> float | None:
 
 
 def standings_doc(labels: Sequence[str], games: Sequence[GameRow],
-                  kinds: Sequence[str] | None = None) -> dict[str, Any]:
-    """Overall standings and standings per table size."""
+                  kinds: Sequence[str] | None = None, authors: dict[str, str] | None = None) -> dict[str, Any]:
+    """Overall standings and standings per table size; with ``authors`` (label -> author, from
+    submission manifests) each row also names its bot's ``author`` (None when unknown)."""
     sizes = sorted({g.key.size for g in games})
     overall = compute(labels, games, kinds)
     if len(sizes) == 1:  # the same games: the same standings
-        return {"overall": overall, "by_size": {str(sizes[0]): overall}}
-    return {"overall": overall,
-            "by_size": {str(k): compute(labels, [g for g in games if g.key.size == k], kinds) for k in sizes}}
+        doc = {"overall": overall, "by_size": {str(sizes[0]): overall}}
+    else:
+        doc = {"overall": overall,
+               "by_size": {str(k): compute(labels, [g for g in games if g.key.size == k], kinds) for k in sizes}}
+    if authors:
+        for scope in [overall, *doc["by_size"].values()]:
+            for row in scope["standings"]:
+                row["author"] = authors.get(row["bot"])
+    return doc
 
 
 def kind_of(origin: str) -> str:
@@ -155,14 +162,17 @@ COLUMNS = ("rank", "bot", "kind", "games", "wins", "losses", "avg place", "score
 def format_scope(scope: dict[str, Any], title: str) -> str:
     """One scope's standings table, with a title line."""
     rows = []
+    by = any(r.get("author") for r in scope["standings"])  # an author column only when a manifest named one
     for r in scope["standings"]:
-        rows.append([r["rank"], escape(r["bot"]), r.get("kind", ""), r["games"], r["wins"], r["losses"],
+        rows.append([r["rank"], escape(r["bot"]), r.get("kind", ""),
+                     *([escape(r.get("author") or "-")] if by else []), r["games"], r["wins"], r["losses"],
                      _f(r["avg_place"], 2),
                      _f(r["score"], 3), _f(r["score_ci"], 3), _f(r["mu"], 2), _f(r["sigma"], 2),
                      _f(r["ordinal"], 2), str(r["faults"]) + (f" ({r['retired']} retired)" if r["retired"] else "")])
     head = f"{title}: {scope['games']} games in {scope['blocks']} duplicate deals"
-    return head + "\n" + tabulate(rows, headers=COLUMNS, disable_numparse=True,
-                                  colalign=("right", "left", "left") + ("right",) * (len(COLUMNS) - 3))
+    headers = COLUMNS[:3] + (("author",) if by else ()) + COLUMNS[3:]
+    return head + "\n" + tabulate(rows, headers=headers, disable_numparse=True,
+                                  colalign=("right", "left", "left") + ("left",) * by + ("right",) * (len(COLUMNS) - 3))
 
 
 def format_h2h(scope: dict[str, Any], title: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 
-from .state import SUITS, GameState, _fmt_cards, _rank, _suit
+from .state import SUITS, GameState, _Abort, _fmt_cards, _rank, _suit
 
 
 class GameCheck(GameState):

@@ -36,7 +36,7 @@ Readings of the rules taken here (where RULES.md leaves room):
 from __future__ import annotations
 
 from collections import Counter, deque
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 SUITS = ("s", "c", "h", "d")
 RANKS = ("6", "7", "8", "9", "10", "j", "q", "k", "a")
