@@ -82,8 +82,8 @@ class Folder:
 
 
 def scan(folder: Path) -> Folder:
-    """A folder is a submissions folder when it holds a manifest, or a ``<stem>.json`` beside a
-    ``<stem>.py`` (a damaged manifest does not turn a submissions folder into a plain one)."""
+    """A folder is a submissions folder when it holds at least one manifest; then a bot file
+    whose ``<stem>.json`` is missing or damaged is refused like a changed one."""
     manifests: dict[str, Manifest | None] = {}
     try:
         jsons = sorted(p for p in folder.glob("*.json") if p.is_file())
@@ -91,8 +91,7 @@ def scan(folder: Path) -> Folder:
         return Folder(False, {})
     for path in jsons:
         manifests[path.stem] = read_manifest(path)
-    beside = any((folder / f"{stem}.py").is_file() for stem in manifests)
-    return Folder(beside or any(m is not None for m in manifests.values()), manifests)
+    return Folder(any(m is not None for m in manifests.values()), manifests)
 
 
 def problem(path: Path, sha256: str, folder: Folder) -> str | None:
