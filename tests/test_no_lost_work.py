@@ -25,13 +25,14 @@ class Bot:
     def move(self, turn):
         if not turn.puttable() and turn.can_draw():
             turn.draw()
-        while turn.puttable():
-            card = max(turn.puttable(), key=lambda c: c.points)
-            turn.put(card, "h" if card.rank == "j" else None)
-        if not turn.can_finish() and turn.can_draw():
-            turn.draw()
-            while turn.puttable() and not turn.can_finish():
-                turn.put(turn.puttable()[0], "h" if turn.puttable()[0].rank == "j" else None)
+        while True:
+            options = turn.puttable()
+            if options:
+                turn.put(options[0])
+            elif not turn.can_finish() and turn.can_draw():
+                turn.draw()
+            else:
+                break
         turn.finish()
 '''
 
