@@ -396,6 +396,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if stored.exists() and not args.replace:
             return refuse(f"{stored} holds a different bot named {name!r}; rename your bot (Bot.name) "
                           "or use --replace to submit a new version")
+        if manifest.exists() and not stored.exists():  # not ours to overwrite, --replace or not
+            return refuse(f"{manifest} exists but is not the manifest of a submitted bot; move it away first")
 
     report = check_from_args(args, data=checked)
     if not args.json:

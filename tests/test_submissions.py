@@ -101,6 +101,18 @@ def test_an_unreadable_file_is_refused_in_one_line(tmp_path: Path, capsys: pytes
     assert not (tmp_path / "subs").exists()
 
 
+def test_submit_never_overwrites_a_json_file_it_did_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bot = tmp_path / "swapper.py"
+    bot.write_text(CLEAN)
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "swapper.json").write_text('{"my": "settings"}')
+    for extra in ((), ("--replace",)):
+        code, out, err = run(capsys, "submit", str(bot), "--to", str(folder), "--games", "1", *extra)
+        assert code == 1 and "is not the manifest of a submitted bot" in err and err.count("\n") == 1
+    assert (folder / "swapper.json").read_text() == '{"my": "settings"}' and not (folder / "swapper.py").exists()
+
+
 # -- arena tournament over a submissions folder -------------------------------------------------
 
 @pytest.fixture(scope="module")
