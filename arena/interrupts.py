@@ -18,8 +18,9 @@ import select
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 #: Exit status after stdout was closed by its reader: that of a process stopped by SIGPIPE.
 SIGPIPE_STATUS = 128 + 13

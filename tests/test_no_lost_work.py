@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from arena.verify import check_file
 from test_cli_play import one_line_error, run, run_process
 from test_tournament import count_games, wait_for_games
+
+from arena.verify import check_file
 
 BOT = '''"""Plays like greedy, from a file."""
 class Bot:
@@ -112,7 +112,8 @@ def test_another_tournaments_replays_are_refused(tmp_path: Path, capsys: pytest.
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     assert sorted(before) == [".arena-replays.json", "2p-t0-d0-r0.jsonl", "2p-t0-d0-r1.jsonl"]
     second = tmp_path / "second.sqlite"
-    one_line_error(*run(capsys, *tournament(second, folder, "--seed", "9")), "replays of the tournament in", "first.sqlite")
+    one_line_error(*run(capsys, *tournament(second, folder, "--seed", "9")),
+                   "replays of the tournament in", "first.sqlite")
     assert not second.exists()
     first.unlink()  # a new tournament in the same database file is another tournament too
     one_line_error(*run(capsys, *tournament(first, folder)), "replays of the tournament")

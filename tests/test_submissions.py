@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_cli_play import one_line_error, run
 
 import arena.author as author
 from arena import submissions
-from test_cli_play import one_line_error, run
 
 CLEAN = '''"""Swapper: an honest bot while it is checked."""
 
@@ -101,7 +101,8 @@ def test_an_unreadable_file_is_refused_in_one_line(tmp_path: Path, capsys: pytes
     assert not (tmp_path / "subs").exists()
 
 
-def test_submit_never_overwrites_a_json_file_it_did_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_submit_never_overwrites_a_json_file_it_did_not_write(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
     bot = tmp_path / "swapper.py"
     bot.write_text(CLEAN)
     folder = tmp_path / "subs"
@@ -143,8 +144,8 @@ def test_verified_files_play_and_the_standings_show_their_authors(submitted: Pat
                          "--db", str(db), "--no-h2h")
     assert code == 0, err
     header, *rows = [line.split() for line in out.splitlines()[1:] if line.strip() and not line.startswith("-")]
-    assert header[:3] == ["rank", "bot", "author"]
-    authors = {row[1]: " ".join(row[2:-10]) for row in rows}
+    assert header[:4] == ["rank", "bot", "kind", "author"]
+    authors = {row[1]: " ".join(row[3:-10]) for row in rows}
     assert authors == {"ann": "Ann Lee", "bo": "Bo Chen", "greedy": "-"}
     code, out, _ = run(capsys, "standings", "--db", str(db), "--json")
     doc = json.loads(out)
@@ -162,7 +163,7 @@ def test_files_that_do_not_match_their_submission_are_refused(submitted: Path, t
     db = tmp_path / "t.sqlite"
     code, out, err = run(capsys, "tournament", str(folder), "-n", "1", "-q", "--db", str(db))
     one_line_error(code, out, err, "3 bot files in a submissions folder do not match their submission",
-                   "ann.py (changed since submission", "bo.py (bo.json is not a readable manifest)",
+                   "ann.py (changed since submission", "bo.py (damaged manifest)",
                    "eve.py (no manifest)", "--allow-unverified")
     assert not db.exists()
     # naming the files one by one does not get round it
@@ -185,7 +186,7 @@ def test_a_manifest_for_another_file_does_not_verify(submitted: Path, tmp_path: 
     (folder / "cy.py").write_bytes((folder / "ann.py").read_bytes())   # same bytes, other name
     (folder / "cy.json").write_bytes((folder / "ann.json").read_bytes())
     one_line_error(*run(capsys, "tournament", str(folder), "-q", "--db", str(tmp_path / "t.sqlite")),
-                   "cy.py (its manifest is for 'ann.py' (bot 'ann'))")
+                   "cy.py (manifest of ann.py)")
 
 
 def test_a_folder_without_manifests_plays_as_before(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from test_cli_play import one_line_error, run, run_process
 
 
@@ -37,7 +36,7 @@ def write(path: Path, events: list[Any]) -> Path:
 
 def game_slices(events: list[dict[str, Any]]) -> list[tuple[int, int]]:
     starts = [i for i, e in enumerate(events) if e["event"] == "game"]
-    return list(zip(starts, starts[1:] + [len(events)]))
+    return list(zip(starts, starts[1:] + [len(events)], strict=True))
 
 
 def test_good_records_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -45,7 +44,7 @@ def test_good_records_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     code, out, err = run(capsys, "verify", str(path))
     assert code == 0 and err == ""
     events = lines_of(path)
-    expected = [f"game {g}: OK ({b - a} lines)" for g, (a, b) in zip((1, 2, 3), game_slices(events))]
+    expected = [f"game {g}: OK ({b - a} lines)" for g, (a, b) in zip((1, 2, 3), game_slices(events), strict=True)]
     assert out.splitlines() == expected + ["3 games: 3 OK, 0 FAIL"]
 
 
@@ -89,7 +88,8 @@ def test_a_tampered_game_fails_with_its_first_disagreement(tmp_path: Path, capsy
     (lambda ev: next(e for e in ev if e["event"] == "deal")["hands"][0].pop(), "R3.1"),
     (lambda ev: ev.remove(next(e for e in ev if e["event"] == "finish")), ""),
 ])
-def test_each_kind_of_tampering_fails(tamper: Any, rule: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_kind_of_tampering_fails(tamper: Any, rule: str, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
     events = lines_of(play_record(tmp_path, capsys, 1))
     tamper(events)
     code, out, _ = run(capsys, "verify", str(write(tmp_path / "t.jsonl", events)))

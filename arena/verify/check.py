@@ -10,8 +10,9 @@ stops the check of the games after it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from .phases import GameCheck
 from .state import _Abort

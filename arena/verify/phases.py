@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections import Counter, deque
 
-from .state import SUITS, GameState, _Abort, _fmt_cards, _rank, _suit
+from .state import SUITS, Event, GameState, _Abort, _fmt_cards, _rank, _suit
 
 
 class GameCheck(GameState):
     """One game's full check: :class:`.state.GameState` plus the phase handlers it dispatches to."""
 
-    def in_move(self, ln: int, kind: str, ev: dict) -> None:
+    def in_move(self, ln: int, kind: str, ev: Event) -> None:
         if kind == "reshuffle":
             self.on_reshuffle(ln, ev)
             return
@@ -22,7 +22,7 @@ class GameCheck(GameState):
             self.fatal(ln, "R2.1", f"seat {seat} acts ({kind}) but it is seat {self.mover}'s move")
         getattr(self, f"on_{kind}")(ln, ev)
 
-    def on_put(self, ln: int, ev: dict) -> None:
+    def on_put(self, ln: int, ev: Event) -> None:
         if ev.get("opening"):
             self.fatal(ln, "R3.3", "only the round's opening card is marked opening")
         card = self.card(ln, ev.get("card"))
@@ -51,7 +51,7 @@ class GameCheck(GameState):
         self.pile.append(card)
         self.put.append(card)
 
-    def on_draw(self, ln: int, ev: dict) -> None:
+    def on_draw(self, ln: int, ev: Event) -> None:
         card = self.card(ln, ev.get("card"))
         if self.put and _rank(self.put[-1]) == "6":
             if self.has_cover():
@@ -69,7 +69,7 @@ class GameCheck(GameState):
             self.drew = True
         self.hands[self.mover].append(card)
 
-    def on_finish(self, ln: int, ev: dict) -> None:
+    def on_finish(self, ln: int, ev: Event) -> None:
         if self.put:
             if _rank(self.put[-1]) == "6" and (self.can_draw() or self.has_cover()):
                 self.fatal(ln, "R5.1", f"seat {self.mover} finishes with its own six {self.top} uncovered "
@@ -112,7 +112,7 @@ class GameCheck(GameState):
         self.phase = "effects"
 
     # -- effects, skips --------------------------------------------------------
-    def on_penalty(self, ln: int, ev: dict) -> None:
+    def on_penalty(self, ln: int, ev: Event) -> None:
         seat = self.seat(ln, ev.get("seat"))
         card = self.card(ln, ev.get("card"))
         if not self.penalties:
@@ -156,7 +156,7 @@ class GameCheck(GameState):
             self.next_mover = seat
             self.phase = "skips"
 
-    def on_skip(self, ln: int, ev: dict) -> None:
+    def on_skip(self, ln: int, ev: Event) -> None:
         seat = self.seat(ln, ev.get("seat"))
         if not self.skip_queue:
             self.fatal(ln, "R6.5", f"skip for seat {seat}, but seat {self.next_mover} is to move with no lost turn")
@@ -164,7 +164,7 @@ class GameCheck(GameState):
             self.fatal(ln, "R6.5", f"skip for seat {seat}, but seat {self.skip_queue[0]} is the next with a lost turn")
         self.skip_queue.popleft()
 
-    def on_reshuffle(self, ln: int, ev: dict) -> None:
+    def on_reshuffle(self, ln: int, ev: Event) -> None:
         if self.stock:
             self.fatal(ln, "R7.1", f"reshuffle while the stock still has {len(self.stock)} cards")
         if len(self.pile) <= 1:
@@ -184,7 +184,7 @@ class GameCheck(GameState):
         self.pending_reshuffle = ln
 
     # -- round and game end ---------------------------------------------------
-    def in_round(self, ln: int, kind: str, ev: dict) -> None:
+    def in_round(self, ln: int, kind: str, ev: Event) -> None:
         if kind != "round":
             if self.expected_winner is None:
                 self.fatal(ln, "R8.4", f"the round reached {self.rules['max_moves']} moves and must end; got {kind}")
@@ -233,7 +233,7 @@ class GameCheck(GameState):
         self.over = any(s > rules["limit"] for s in scores) or self.round >= rules["max_rounds"]
         self.phase = "end" if self.over else "deal"
 
-    def in_end(self, ln: int, kind: str, ev: dict) -> None:
+    def in_end(self, ln: int, kind: str, ev: Event) -> None:
         if kind != "end":
             if any(s > self.rules["limit"] for s in self.scores):
                 self.fatal(ln, "R2.3", f"a score exceeds {self.rules['limit']}: the game must end, got {kind}")
@@ -261,10 +261,10 @@ class GameCheck(GameState):
         self.phase = "done"
         self.done = True
 
-    def in_done(self, ln: int, kind: str, ev: dict) -> None:  # pragma: no cover - caller handles
+    def in_done(self, ln: int, kind: str, ev: Event) -> None:  # pragma: no cover - caller handles
         self.fatal(ln, "format", f"{kind} line after the game's end line")
 
-    def in_effects(self, ln: int, kind: str, ev: dict) -> None:  # pragma: no cover - resolved in feed
+    def in_effects(self, ln: int, kind: str, ev: Event) -> None:  # pragma: no cover - resolved in feed
         raise AssertionError
 
     in_skips = in_effects

@@ -36,7 +36,10 @@ Readings of the rules taken here (where RULES.md leaves room):
 from __future__ import annotations
 
 from collections import Counter, deque
-from typing import Any
+from typing import Any, NoReturn
+
+#: One parsed record line.
+Event = dict[str, Any]
 
 SUITS = ("s", "c", "h", "d")
 RANKS = ("6", "7", "8", "9", "10", "j", "q", "k", "a")
@@ -76,7 +79,7 @@ def _suit(card: str) -> str:
     return card[-1]
 
 
-def _fmt_cards(counter: Counter) -> str:
+def _fmt_cards(counter: Counter[str]) -> str:
     return " ".join(sorted(counter.elements(), key=lambda c: DECK.index(c) if c in DECK_SET else 99)) or "-"
 
 
@@ -87,7 +90,7 @@ class _Abort(Exception):
 class GameState:
     """Re-simulation of one game, fed one record line at a time (phases in :class:`.phases.GameCheck`)."""
 
-    def __init__(self, errors: list[str], ln: int, ev: dict) -> None:
+    def __init__(self, errors: list[str], ln: int, ev: Event) -> None:
         self.errors = errors
         self.gid = ev.get("game", "?")
         self.done = False
@@ -102,12 +105,12 @@ class GameState:
     def err(self, ln: int, rule: str, msg: str) -> None:
         self.errors.append(f"game {self.gid} line {ln}: {rule} {msg}")
 
-    def fatal(self, ln: int, rule: str, msg: str) -> None:
+    def fatal(self, ln: int, rule: str, msg: str) -> NoReturn:
         self.err(ln, rule, msg)
         raise _Abort
 
     # -- game line -------------------------------------------------------------
-    def _setup(self, ln: int, ev: dict) -> None:
+    def _setup(self, ln: int, ev: Event) -> None:
         if ev.get("version") != 1:
             self.err(ln, "format", f"game version should be 1, not {ev.get('version')!r}")
         players = ev.get("players")
@@ -196,12 +199,12 @@ class GameState:
     def card(self, ln: int, value: Any, what: str = "card") -> str:
         if not isinstance(value, str) or value not in DECK_SET:
             self.fatal(ln, "R1.2", f"{what} {value!r} is not a card written as in R1.2")
-        return value
+        return str(value)
 
     def seat(self, ln: int, value: Any) -> int:
         if type(value) is not int or not 0 <= value < self.n:
             self.fatal(ln, "R2.1", f"seat {value!r} is not a seat of this table")
-        return value
+        return int(value)
 
     def take(self, ln: int, card: str, who: str) -> None:
         """The drawn/penalty card must be the stock's top (R3.1, R7.1)."""
@@ -223,8 +226,21 @@ class GameState:
             extra = everything - DECK_COUNT
             self.fatal(ln, "R1.1", f"cards not accounted for: missing {_fmt_cards(missing)}, extra {_fmt_cards(extra)}")
 
+    # -- the phase handlers :class:`.phases.GameCheck` defines ---------------------------
+    def on_penalty(self, ln: int, ev: Event) -> None:
+        raise NotImplementedError
+
+    def on_reshuffle(self, ln: int, ev: Event) -> None:
+        raise NotImplementedError
+
+    def on_skip(self, ln: int, ev: Event) -> None:
+        raise NotImplementedError
+
+    def close_effects(self, ln: int) -> None:
+        raise NotImplementedError
+
     # -- dispatch -----------------------------------------------------------------
-    def feed(self, ln: int, ev: dict) -> None:
+    def feed(self, ln: int, ev: Event) -> None:
         kind = ev.get("event")
         if kind not in KNOWN_EVENTS:
             self.fatal(ln, "format", f"unknown event {kind!r}")
@@ -260,7 +276,7 @@ class GameState:
             self.check_cards(ln)
 
     # -- phases -----------------------------------------------------------------
-    def in_deal(self, ln: int, kind: str, ev: dict) -> None:
+    def in_deal(self, ln: int, kind: str, ev: Event) -> None:
         if kind == "end":
             self.fatal(ln, "R2.3", f"the game ends after round {self.round} but no score exceeds "
                        f"{self.rules['limit']} and fewer than {self.rules['max_rounds']} rounds were played (R2.4)")
@@ -275,7 +291,8 @@ class GameState:
         else:
             first = (self.round - 1) % n
         if ev.get("first") != first:
-            self.fatal(ln, "R3.2", f"first player of round {self.round} should be seat {first}, not {ev.get('first')!r}")
+            self.fatal(ln, "R3.2",
+                       f"first player of round {self.round} should be seat {first}, not {ev.get('first')!r}")
         hands, stock = ev.get("hands"), ev.get("stock")
         if not isinstance(hands, list) or len(hands) != n or not all(isinstance(h, list) for h in hands):
             self.fatal(ln, "R3.1", f"deal needs {n} hands")
@@ -293,7 +310,8 @@ class GameState:
             self.fatal(ln, "R1.1", f"hands + stock are not the 36-card deck: missing {_fmt_cards(missing)}, "
                        f"duplicated {_fmt_cards(extra)}")
         if ev.get("scores") != self.scores:
-            self.fatal(ln, "R2.2", f"scores before round {self.round} should be {self.scores}, not {ev.get('scores')!r}")
+            self.fatal(ln, "R2.2",
+                       f"scores before round {self.round} should be {self.scores}, not {ev.get('scores')!r}")
         self.hands = [list(h) for h in hands]
         self.stock = list(stock)
         self.pile = []
@@ -302,7 +320,7 @@ class GameState:
         self.first = first
         self.phase = "opening"
 
-    def in_opening(self, ln: int, kind: str, ev: dict) -> None:
+    def in_opening(self, ln: int, kind: str, ev: Event) -> None:
         if kind != "put" or not ev.get("opening"):
             self.fatal(ln, "R3.3", f"expected the opening card's put line, got {kind}")
         if ev.get("seat") != self.first:
