@@ -305,3 +305,32 @@ def test_human_game_played_to_the_end_by_clicking(browser, tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_hostile_bot_markup_stays_text_in_the_report_and_viewer(browser, tmp_path):
+    """tests/hostile/html_injection.py plays a real sandboxed tournament; its name and say
+    lines are markup. In the report's pages and the viewer nothing of it runs or renders."""
+    bot = Path(__file__).parent / "hostile" / "html_injection.py"
+    done = arena("tournament", "greedy", str(bot), "-k", "2", "-n", "1", "-j", "1", "--db", "t.sqlite", "-q",
+                 "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = arena("report", "--db", "t.sqlite", "--out", "site", "-j", "1", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    site = tmp_path / "site"
+    page = Page(browser)
+    p = page.page
+    for name in ("index.html", "games.html", "bots/bot-1.html"):
+        p.goto((site / name).as_uri())
+        assert p.evaluate("window.pwned") is None
+        assert p.locator("b, img, script[src]").count() == 0, name
+    assert "</script><b onclick=x>bold" in p.locator("body").inner_text()  # Bot.name, shown as text
+    p.goto((site / "viewer.html").as_uri() + "#game=2p-t0-d0-r0&step=end")
+    p.wait_for_selector(".seat")
+    p.keyboard.press("Home")
+    for _ in range(12):
+        p.keyboard.press("Shift+ArrowRight")
+    assert p.evaluate("window.pwned") is None
+    assert p.locator("img, b").count() == 0
+    assert "onerror=\"window.pwned = 2\"" in p.locator("#log").inner_text()
+    page.shot("viewer-hostile-say.png")
+    page.close()

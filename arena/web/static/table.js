@@ -260,6 +260,7 @@ function renderTable(root, events, state, opts) {
     panel.style.left = pos.x + "%";
     panel.style.top = pos.y + "%";
     panel.dataset.seatPanel = String(s);
+    if (pos.y < 45) panel.classList.add("upper");  // speech bubbles open downwards, into the table
     if (state.mover === s) panel.classList.add("moving");
     if (opts.seat === s) panel.classList.add("you");
     if (state.end && state.end.losers && state.end.losers.indexOf(s) >= 0) panel.classList.add("loser");
