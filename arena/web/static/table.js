@@ -34,10 +34,12 @@ function cardEl(card, extra) {
   return e;
 }
 
-/** A seat's name for the log: "name#seat". */
+/** A seat's name for the log; "name#seat" when two seats share the name. */
 function who(header, seat) {
-  const p = (header.players || [])[seat];
-  return (p ? p.name : "?") + "#" + seat;
+  const players = header.players || [];
+  const p = players[seat];
+  const name = p ? p.name : "seat " + seat;
+  return players.filter((q) => q.name === name).length > 1 ? name + "#" + seat : name;
 }
 
 /** The final group of a move's puts: the same-rank run at its end (R6). */
