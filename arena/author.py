@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import re
 import statistics
 import string
@@ -26,8 +25,10 @@ from typing import Any, Iterator
 
 from . import __version__
 from .engine import derive_seed
-from .errors import BotLoadError
+from .errors import BotLoadError, UsageError
 from .rules import CONTEST, Rules
+from .safetext import escape
+from .submissions import file_sha256, submitted, write_atomic
 
 #: A bot name usable as a file name: letters, digits, ``-`` and ``_``, from a letter.
 NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
@@ -41,12 +42,6 @@ TABLE_SIZES = (2, 3, 4, 6)
 STOPPING_FAULTS = ("timeout", "crash")
 
 
-def _usage_error(message: str) -> Exception:
-    from .cli import UsageError
-
-    return UsageError(message)
-
-
 # -- arena new ------------------------------------------------------------------
 
 def bot_target(text: str) -> tuple[str, Path]:
@@ -54,10 +49,10 @@ def bot_target(text: str) -> tuple[str, Path]:
     path = Path(text if text.endswith(".py") else text + ".py")
     name = path.stem
     if not NAME_PATTERN.fullmatch(name):
-        raise _usage_error(f"{name!r} is not a usable bot name: use letters, digits, - and _, "
+        raise UsageError(f"{name!r} is not a usable bot name: use letters, digits, - and _, "
                            "starting with a letter, at most 40 characters")
     if name.lower() in RESERVED_NAMES:
-        raise _usage_error(f"{name!r} is reserved (`arena play human ...` seats you); choose another name")
+        raise UsageError(f"{name!r} is reserved (`arena play human ...` seats you); choose another name")
     return name, path
 
 
@@ -70,17 +65,17 @@ def render_template(name: str, file: str) -> str:
 def cmd_new(args: argparse.Namespace) -> int:
     name, path = bot_target(args.name)
     if path.exists():
-        raise _usage_error(f"{path} already exists; choose another name or move that file away")
+        raise UsageError(f"{path} already exists; choose another name or move that file away")
     if not path.parent.is_dir():
-        raise _usage_error(f"{path.parent}: no such folder")
+        raise UsageError(f"{path.parent}: no such folder")
     source = render_template(name, str(path))
     try:
         with open(path, "x", encoding="utf-8") as f:
             f.write(source)
     except FileExistsError:
-        raise _usage_error(f"{path} already exists; choose another name or move that file away") from None
+        raise UsageError(f"{path} already exists; choose another name or move that file away") from None
     except OSError as exc:
-        raise _usage_error(f"{path}: cannot write: {exc.strerror}") from None
+        raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
     print(f"wrote {path}: a working bot named {name!r}. Next:")
     print(f"  arena play human {path}     play a game against it")
     print(f"  arena play {path} greedy    100 games against a reference bot")
@@ -141,7 +136,7 @@ class CheckReport:
                 groups.setdefault((f["kind"], f["detail"]), []).append(f)
         for (kind, detail), found in groups.items():
             first = found[0]
-            yield (f"  FAULT {len(found)}x {kind}: {detail} "
+            yield (f"  FAULT {len(found)}x {escape(kind, 40)}: {escape(detail, 400)} "
                    f"(first in game {first['game']}, seat {first['seat']}, round {first['round']})")
         retired = sorted({f["game"] for f in self.faults if f["kind"] == "retired"})
         if retired:
@@ -149,18 +144,19 @@ class CheckReport:
 
     def lines(self) -> Iterator[str]:
         """The report for a terminal."""
-        head = f"checking {self.path}"
+        path = escape(self.path)
+        head = f"checking {path}"
         if self.bot:
-            head += f": bot {self.bot!r}, sha256 {self.sha256[:12]}"
+            head += f": bot {escape(repr(self.bot))}, sha256 {self.sha256[:12]}"
         yield head
         summary = self.sandbox.get("summary", "")
         if summary:
             yield "  " + summary if summary.startswith("sandbox") else f"  sandbox: {summary}"
         for p in self.problems:
-            where = p["path"] + (f":{p['line']}" if p.get("line") else "")
-            yield f"  PROBLEM {where}: {p['message']}"
+            where = escape(p["path"]) + (f":{p['line']}" if p.get("line") else "")
+            yield f"  PROBLEM {where}: {escape(p['message'], 400)}"
         for w in self.warnings:
-            yield f"  warning: {w}"
+            yield f"  warning: {escape(w, 400)}"
         if self.rules.get("changed"):
             yield "  rules: " + ", ".join(f"{k}={v}" for k, v in self.rules["changed"].items())
         for t in self.tables:
@@ -177,7 +173,7 @@ class CheckReport:
             yield (f"  time per move: median {timing['median_ms']:.2f} ms, worst {timing['worst_ms']:.2f} ms "
                    f"over {timing['moves']} moves ({self.clock})")
         if self.clean:
-            yield f"{self.path}: clean"
+            yield f"{path}: clean"
         else:
             reasons = []
             if self.problems:
@@ -185,7 +181,7 @@ class CheckReport:
             count = self.fault_count()
             if count:
                 reasons.append(f"{count} fault{'s' if count != 1 else ''}")
-            yield f"{self.path}: NOT clean ({', '.join(reasons) or 'no game played'})"
+            yield f"{path}: NOT clean ({', '.join(reasons) or 'no game played'})"
 
 
 def sandbox_api() -> Any:
@@ -195,7 +191,7 @@ def sandbox_api() -> Any:
 
         sandbox.check_source, sandbox.sandboxed_factory, sandbox.hardening_report  # noqa: B018
     except (ImportError, AttributeError) as exc:
-        raise _usage_error(f"the sandbox is not available in this installation ({exc})") from None
+        raise UsageError(f"the sandbox is not available in this installation ({exc})") from None
     return sandbox
 
 
@@ -220,20 +216,22 @@ def describe_sandbox(sandbox: Any) -> dict[str, Any]:
 
 
 def run_check(path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 0,
-              limits: Any = None) -> CheckReport:
+              limits: Any = None, data: bytes | None = None) -> CheckReport:
     """Check the bot file at ``path`` as a tournament loads it; see :class:`CheckReport`.
+    With ``data`` (the file's bytes, already read) the file is not read again: exactly
+    those bytes are checked.
 
     :raises UsageError: no such file, or no sandbox.
     """
-    from .loader import read_bot_file
+    from .loader import bot_source, read_bot_file
 
     report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})
-    if not Path(path).is_file():
-        raise _usage_error(f"{path}: no such file" if not Path(path).exists() else f"{path}: not a bot file")
+    if data is None and not Path(path).is_file():
+        raise UsageError(f"{path}: no such file" if not Path(path).exists() else f"{path}: not a bot file")
     sandbox = sandbox_api()
     report.sandbox = describe_sandbox(sandbox)
     try:
-        src = read_bot_file(path)
+        src = read_bot_file(path) if data is None else bot_source(data, path)
     except BotLoadError as exc:
         report.problems.append(problem(exc, path))
         return report
@@ -275,7 +273,7 @@ def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rule
 
     opponents = reference_opponents()
     if not opponents:
-        raise _usage_error("no reference bots are registered to play the smoke games against")
+        raise UsageError("no reference bots are registered to play the smoke games against")
     reference = {name: make_factory(resolve_bot(name), trusted=True) for name in opponents}
     referee = Referee(rules)
     for n in TABLE_SIZES:
@@ -353,10 +351,10 @@ def add_check_options(p: argparse.ArgumentParser) -> None:
     add_rules_options(p)
 
 
-def check_from_args(args: argparse.Namespace) -> CheckReport:
+def check_from_args(args: argparse.Namespace, data: bytes | None = None) -> CheckReport:
     from .cli import limits_from_args, rules_from_args
 
-    return run_check(args.bot, rules=rules_from_args(args), games=args.games, seed=args.seed,
+    return run_check(args.bot, rules=rules_from_args(args), games=args.games, seed=args.seed, data=data,
                      limits=limits_from_args(args))
 
 
@@ -372,39 +370,30 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 # -- arena submit ------------------------------------------------------------------
 
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def submitted(folder: Path) -> dict[str, Path]:
-    """sha256 -> stored bot file, for every bot in the submissions folder."""
-    found: dict[str, Path] = {}
-    for py in sorted(folder.glob("*.py")):
-        try:
-            found.setdefault(file_sha256(py), py)
-        except OSError:
-            continue
-    return found
-
-
 def cmd_submit(args: argparse.Namespace) -> int:
-    from .loader import read_bot_file
+    """Check a bot and store it with its manifest. The file is read once: the bytes checked
+    are the bytes hashed and stored, whatever happens to the file meanwhile."""
+    from .loader import bot_source, read_bot_bytes
 
     path = Path(args.bot)
     if not path.is_file():
-        raise _usage_error(f"{path}: no such file" if not path.exists() else f"{path}: not a bot file")
+        raise UsageError(f"{path}: no such file" if not path.exists() else f"{path}: not a bot file")
     folder = Path(args.to)
     if folder.exists() and not folder.is_dir():
-        raise _usage_error(f"{folder}: not a folder")
+        raise UsageError(f"{folder}: not a folder")
     try:
-        src = read_bot_file(path)
+        checked = read_bot_bytes(path)
+    except BotLoadError as exc:
+        return refuse(f"the check failed: {exc}")
+    try:
+        src = bot_source(checked, path)
     except BotLoadError:
         src = None
     name = src.name if src else path.stem
     if not NAME_PATTERN.fullmatch(name) or name.lower() in RESERVED_NAMES:
-        raise _usage_error(f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
+        raise UsageError(f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
                            "(starting with a letter)")
-    sha = file_sha256(path)
+    sha = hashlib.sha256(checked).hexdigest()
     stored = folder / f"{name}.py"
     manifest = folder / f"{name}.json"
     if folder.is_dir():
@@ -414,8 +403,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if stored.exists() and not args.replace:
             return refuse(f"{stored} holds a different bot named {name!r}; rename your bot (Bot.name) "
                           "or use --replace to submit a new version")
+        if manifest.exists() and not stored.exists():  # not ours to overwrite, --replace or not
+            return refuse(f"{manifest} exists but is not the manifest of a submitted bot; move it away first")
 
-    report = check_from_args(args)
+    report = check_from_args(args, data=checked)
     if not args.json:
         for line in report.lines():
             print(line)
@@ -450,10 +441,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
         data["replaces"] = previous
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(stored, path.read_bytes())
+        write_atomic(stored, checked)  # the bytes that were checked, not the file as it is now
         write_atomic(manifest, (json.dumps(data, indent=2) + "\n").encode())
     except OSError as exc:
-        raise _usage_error(f"{folder}: cannot store the submission: {exc.strerror or exc}") from None
+        raise UsageError(f"{folder}: cannot store the submission: {exc.strerror or exc}") from None
     if args.json:
         print(json.dumps({"submitted": True, "bot": str(stored), "manifest": str(manifest), "sha256": sha}, indent=2))
     else:
@@ -464,14 +455,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def refuse(message: str) -> int:
-    print(f"arena: error: submission refused: {message}", file=sys.stderr)
+    print(f"arena: error: submission refused: {escape(message, 600)}", file=sys.stderr)
     return 1
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 # -- registration ------------------------------------------------------------------

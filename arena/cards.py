@@ -14,7 +14,6 @@ object for the same card, so cards compare and hash cheaply.
 
 from __future__ import annotations
 
-from typing import Iterator
 
 SUITS: tuple[str, ...] = ("s", "c", "h", "d")
 RANKS: tuple[str, ...] = ("6", "7", "8", "9", "10", "j", "q", "k", "a")
@@ -129,8 +128,3 @@ DECK: tuple[Card, ...] = _build()
 def cards(text: str) -> list[Card]:
     """Parse a space- or comma-separated list of cards: ``cards("6h 7h jd")``."""
     return [Card(t) for t in text.replace(",", " ").split()]
-
-
-def iter_deck() -> Iterator[Card]:
-    """The 36 cards, in the fixed order of :data:`DECK`."""
-    return iter(DECK)

@@ -8,12 +8,10 @@ import sys
 from typing import Any, Callable, NoReturn, Sequence
 
 from . import __version__
-from .errors import BotLoadError
+from .errors import BotLoadError, UsageError
+from .interrupts import SIGPIPE_STATUS, exit_status, quiet_stdout, signal_word, sigterm_as_ctrl_c, stdout_closed
 from .rules import CONTEST, Rules, parse_setting
-
-
-class UsageError(Exception):
-    """Bad input from the command line: printed as one line, exit status 2."""
+from .safetext import escape
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -99,10 +97,26 @@ def positive(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text[:40]!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected at least 1, not {value}")
     return value
+
+
+#: The most games one ``arena play`` runs (about a quarter of an hour of reference bots).
+MAX_PLAY_GAMES = 1_000_000
+
+
+def at_most(limit: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from 1 to ``limit`` (larger ones would only run for days)."""
+    def parse(text: str) -> int:
+        value = positive(text)
+        if value > limit:
+            raise argparse.ArgumentTypeError(f"at most {limit:,}, not {value:,}")
+        return value
+
+    parse.__name__ = "count"  # argparse names the type in its messages
+    return parse
 
 
 # -- arena play ---------------------------------------------------------------
@@ -119,13 +133,18 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     human = "human" in args.bots
     games = args.games if args.games is not None else (1 if human else 100)
-    doc = run_match(args.bots, games=games, seed=args.seed, rules=rules, replay=args.replay,
+    if args.web:
+        from .web.play import play_web
+
+        return play_web(args, rules, games)
+    doc = run_match(args.bots, games=games, seed=args.seed, rules=rules, replay=args.replay, force=args.force,
                     verbose=args.verbose, trusted=args.trusted, progress=not (args.quiet or human),
                     limits=limits_from_args(args))
+    status = exit_status(signum=doc.pop("stopped_by", None))
     if doc.get("interrupted") and not doc["games"]:
-        return 130
+        return status
     emit_results(doc, "json" if args.json else args.format)
-    return 130 if doc.get("interrupted") else 0
+    return status if doc.get("interrupted") else 0
 
 
 def emit_results(doc: dict[str, Any], fmt: str) -> None:
@@ -142,6 +161,10 @@ def emit_results(doc: dict[str, Any], fmt: str) -> None:
 def cmd_replay(args: argparse.Namespace) -> int:
     from .record import RecordError, format_game, read_games
 
+    if args.db:
+        return replay_db(args)
+    if not args.file:
+        raise UsageError("give a record file, or --db FILE --game KEY")
     try:
         shown = 0
         for events in read_games(args.file):
@@ -169,6 +192,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def replay_db(args: argparse.Namespace) -> int:
+    """``arena replay --db FILE --game KEY``: re-play a tournament game and print its log."""
+    from .record import format_game
+    from .web.cli import replay_from_db
+
+    if not args.game:
+        raise UsageError("--db needs --game KEY (a game key like 4p-t0-d3-r1)")
+    if args.file:
+        raise UsageError("give a record file or --db, not both")
+    events = replay_from_db(args.db, args.game)
+    seats = len(events[0].get("players", []))
+    if args.seat is not None and not 0 <= args.seat < seats:
+        raise UsageError(f"--seat {args.seat}: game {args.game} has seats 0 to {seats - 1}")
+    for line in format_game(events, seat=args.seat):
+        print(line)
+    return 0
+
+
 # -- arena rules --------------------------------------------------------------
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -190,9 +231,6 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 # -- the parser ---------------------------------------------------------------
 
-Command = Callable[[argparse.Namespace], int]
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="arena",
@@ -205,24 +243,31 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Play games between bots (registered names like `greedy`, or .py files). "
                                    "Seats rotate from game to game so every bot sits in every seat equally often.")
     p.add_argument("bots", nargs="+", metavar="BOT", help="registered bot name or path to a bot file; `human` seats you")
-    p.add_argument("--games", "-n", type=positive, default=None,
-                   help="games to play (default 100; 1 with a human seat)")
+    p.add_argument("--games", "-n", type=at_most(MAX_PLAY_GAMES), default=None,
+                   help=f"games to play (default 100; 1 with a human seat; at most {MAX_PLAY_GAMES:,})")
     p.add_argument("--seed", type=parse_seed, default=0, help="master seed (default 0); same seed, same output")
-    p.add_argument("--replay", metavar="FILE", help="write every game record to FILE (JSON Lines)")
+    p.add_argument("--replay", metavar="FILE",
+                   help="write every game record to FILE (JSON Lines); an existing FILE is refused")
+    p.add_argument("--force", action="store_true", help="let --replay replace an existing FILE")
     p.add_argument("--verbose", "-v", action="store_true", help="print each game's log")
     p.add_argument("--json", action="store_true", help="results as JSON (same as --format json)")
     p.add_argument("--format", default="table", help="results format: table, markdown, csv, json (default table)")
     p.add_argument("--trusted", action="store_true",
                    help="run bot files in-process without the sandbox (fast; only for code you trust)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--web", action="store_true",
+                   help="seat `human` in a browser: serve the table on this machine and print its address")
+    p.add_argument("--host", default="127.0.0.1", help="with --web: address to serve on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=0, help="with --web: port (default: any free one)")
     add_limit_options(p)
     add_rules_options(p)
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser("replay", help="print a game record as a readable log",
                        description="Print games from a record file (REPLAY_FORMAT.md) as a readable log.")
-    p.add_argument("file", help="record file written by --replay")
-    p.add_argument("--game", help="only the game with this id")
+    p.add_argument("file", nargs="?", help="record file written by --replay")
+    p.add_argument("--game", help="only the game with this id (with --db: a game key like 4p-t0-d3-r1)")
+    p.add_argument("--db", metavar="FILE", help="re-play the game --game from a tournament database")
     p.add_argument("--seat", type=int, help="show only what this seat could see (R10)")
     p.set_defaults(func=cmd_replay)
 
@@ -241,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands() -> list[Callable[[Any], None]]:
     """Sub-commands defined in other modules (each module's ``register(sub)``)."""
     found = []
-    for module_name in ("arena.author", "arena.tournament.cli"):
+    for module_name in ("arena.author", "arena.tournament.cli", "arena.web.cli", "arena.verify.cli"):
         try:
             module = __import__(module_name, fromlist=["register"])
         except ModuleNotFoundError as exc:
@@ -252,25 +297,41 @@ def _extra_commands() -> list[Callable[[Any], None]]:
     return found
 
 
+def _safe_streams() -> None:
+    """Text no terminal encoding can hold (a lone surrogate in some name) is printed as an
+    escape, never an encoding error after the games are played."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _safe_streams()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with sigterm_as_ctrl_c():
+            return int(args.func(args) or 0)
     except UsageError as exc:
-        print(f"arena: error: {exc}", file=sys.stderr)
+        print(f"arena: error: {escape(exc, 600)}", file=sys.stderr)
         return 2
     except BotLoadError as exc:
-        print(f"arena: error: {exc}", file=sys.stderr)
+        print(f"arena: error: {escape(exc, 600)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("arena: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"arena: {signal_word(getattr(exc, 'signum', 2))}", file=sys.stderr)
+        return exit_status(exc)
     except BrokenPipeError:
-        return 0
+        if not stdout_closed():
+            print("arena: error: a pipe to a helper process broke", file=sys.stderr)
+            return 1
+        quiet_stdout()  # the reader of our output has gone (`| head`): not an error, nothing more to say
+        return SIGPIPE_STATUS
 
 
 if __name__ == "__main__":

@@ -38,25 +38,6 @@ def derive_seed(seed: Any, *parts: Any) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
-def shuffle(rng: random.Random, cards: list[Card]) -> None:
-    """Shuffle ``cards`` in place exactly as ``rng.shuffle(cards)`` does.
-
-    The same walk from the end and the same draws (``Random._randbelow``: a
-    number of the fewest bits that can hold ``i + 1``, drawn again while too
-    large), written out so that a compiled build (arena/native.py) runs it
-    natively; the stdlib's loop in Python was about 6% of a compiled game.
-    tests/test_engine_shuffle.py checks it against ``random.Random.shuffle``.
-    """
-    getrandbits = rng.getrandbits
-    for i in range(len(cards) - 1, 0, -1):
-        n = i + 1
-        k = n.bit_length()
-        j = getrandbits(k)
-        while j >= n:
-            j = getrandbits(k)
-        cards[i], cards[j] = cards[j], cards[i]
-
-
 @dataclass(frozen=True)
 class RoundResult:
     """The end of one round (R8): per seat, points added and scores after burns."""
@@ -158,7 +139,7 @@ class Game:
         n, size = self.n, self.rules.hand_size
         self.rng.seed(derive_seed(self.seed, "round", self.round))
         deck = list(DECK)
-        shuffle(self.rng, deck)
+        self.rng.shuffle(deck)
         # deck[0] is the top of the shuffled deck; hands take cards from the top.
         self.hands = [deck[s * size:(s + 1) * size] for s in range(n)]
         rest = deck[n * size:]                 # the stock, top first
@@ -192,7 +173,7 @@ class Game:
                 return None
             top = self.pile[-1]
             new = self.pile[:-1]
-            shuffle(self.rng, new)               # new[0] is the new stock's top
+            self.rng.shuffle(new)              # new[0] is the new stock's top
             self._emit({"event": "reshuffle", "stock": [c._text for c in new]})
             new.reverse()
             self.stock = new
@@ -201,10 +182,10 @@ class Game:
         return self.stock.pop()
 
     # -- R4/R5 actions (checked path) ----------------------------------------
-    def put(self, card: Any, suit: Any = None) -> None:
+    def put(self, card: Card | str, suit: str | None = None) -> None:
         """The mover puts ``card`` (a Card or its text); a jack orders ``suit``
-        (default its own, R6.4). Anything else is refused with IllegalMove, so
-        the parameters are typed ``Any`` (a compiled build enforces hints).
+        (default its own, R6.4). Anything else (bots send what they like) is
+        refused with IllegalMove.
 
         :raises IllegalMove: the put breaks R4.2, R4.3 or R5.2 (nothing changes).
         """
@@ -402,4 +383,4 @@ class Game:
         return out
 
 
-__all__ = ["Game", "GameResult", "RoundResult", "derive_seed", "place_seats", "shuffle", "SUITS"]
+__all__ = ["Game", "GameResult", "RoundResult", "derive_seed", "place_seats", "SUITS"]

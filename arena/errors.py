@@ -29,3 +29,8 @@ class BotLoadError(Exception):
         if line:
             where += f":{line}"
         super().__init__(f"{where}: {message}")
+
+
+class UsageError(Exception):
+    """Bad input from the command line (a flag, a file, a setting): printed as
+    one line, exit status 2. Library code raises it; only the CLI prints it."""

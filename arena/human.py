@@ -27,6 +27,7 @@ from .engine import GameResult, RoundResult
 from .errors import IllegalMove
 from .referee import GameInfo
 from .rules import CONTEST, Rules
+from .safetext import escape
 from .turn import Turn
 
 Ask = Callable[[str], str]
@@ -85,6 +86,11 @@ class HumanPlayer:
         self.seen = 0          # history events already told to the person
         self.drew = False      # whether this move drew (R4.4), for the reason a move ends
         self.last_turn: Turn | None = None
+        #: This move's card numbers: slot i is card number i + 1, None once put.
+        #: Numbers stay put within a move (a put leaves a gap, a draw is added
+        #: at the end), so a number typed from an earlier listing still names
+        #: the same card.
+        self.numbers: list[Card | None] = []
 
     # -- input and output -------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -119,7 +125,8 @@ class HumanPlayer:
         names = self.names
         if seat >= len(names):
             return f"seat {seat}"
-        return names[seat] if names.count(names[seat]) == 1 else f"{names[seat]}#{seat}"
+        name = escape(names[seat], 60)  # a bot's name is its author's text: never raw to the terminal
+        return name if names.count(names[seat]) == 1 else f"{name}#{seat}"
 
     # -- the Player protocol -------------------------------------------------
     def start_game(self, info: GameInfo) -> None:
@@ -137,6 +144,7 @@ class HumanPlayer:
             self.names = tuple(p.name for p in turn.players)
         self.last_turn = turn
         self.drew = False
+        self.numbers = []
         self.show_state(turn)
         while not turn.finished:
             if not self.step(turn):
@@ -209,15 +217,16 @@ class HumanPlayer:
             except IllegalMove as exc:
                 self.say(f"  not allowed: {exc}")
             except BadInput as exc:
-                self.say(f"  {exc}")
+                if str(exc):
+                    self.say(f"  {exc}")
 
     def act(self, turn: Turn, answer: str) -> None:
         """Carry out one answer. :raises IllegalMove: (with its rule) or :class:`BadInput`."""
         text = answer.lower()
-        hand = self.sorted_hand(turn)
+        numbered = self.numbered_hand(turn)
         if text in ("?", "h", "help"):
             self.say(HELP)
-            raise BadInput("your choice?")
+            raise BadInput("")
         if text in ("q", "quit", "exit"):
             raise HumanLeft("left the game (quit)")
         if text in ("d", "draw"):
@@ -229,14 +238,15 @@ class HumanPlayer:
             self.finish(turn)
             return
         if not text:
-            raise BadInput(self.usage(hand))
+            raise BadInput(self.usage(numbered))
         if text.isdigit():
             number = int(text)
-            if not 1 <= number <= len(hand):
-                raise BadInput(f"there is no card {number}: your cards are numbered 1-{len(hand)}")
-            card = hand[number - 1]
+            by_number = dict(numbered)
+            if number not in by_number:
+                raise BadInput(f"there is no card {number}: {self.numbers_text(numbered)}")
+            card = by_number[number]
         else:
-            card = self.parse_card(text, hand)
+            card = self.parse_card(text, numbered)
         suit = None
         if card.rank == "j" and turn.can_put(card):
             suit = self.ask_suit(card)
@@ -248,17 +258,28 @@ class HumanPlayer:
         self.seen = len(turn.history)  # what follows (effects of this move) is news next time
         turn.finish()
 
-    def usage(self, hand: Sequence[Card]) -> str:
-        return f"type a card number (1-{len(hand)}), d to draw, f to finish, ? for help, q to leave"
+    @staticmethod
+    def number_range(numbered: Sequence[tuple[int, Card]]) -> str:
+        """``1-5``, or with gaps after a put ``1, 3, 4``."""
+        numbers = [n for n, _ in numbered]
+        if numbers == list(range(1, len(numbers) + 1)):
+            return f"1-{len(numbers)}"
+        return ", ".join(map(str, numbers))
 
-    def parse_card(self, text: str, hand: Sequence[Card]) -> Card:
+    def numbers_text(self, numbered: Sequence[tuple[int, Card]]) -> str:
+        return f"your cards are numbered {self.number_range(numbered)}"
+
+    def usage(self, numbered: Sequence[tuple[int, Card]]) -> str:
+        return f"type a card number ({self.number_range(numbered)}), d to draw, f to finish, ? for help, q to leave"
+
+    def parse_card(self, text: str, numbered: Sequence[tuple[int, Card]]) -> Card:
         plain = text
         for letter, symbol in SUIT_SYMBOLS.items():
             plain = plain.replace(symbol, letter)
         try:
             return Card(plain)
         except ValueError:
-            raise BadInput(f"{text!r} is not a choice: {self.usage(hand)}") from None
+            raise BadInput(f"{text!r} is not a choice: {self.usage(numbered)}") from None
 
     def ask_suit(self, jack: Card) -> str:
         """Which suit a jack orders (R6.4); Enter keeps the jack's own suit."""
@@ -286,6 +307,15 @@ class HumanPlayer:
     def sorted_hand(turn: Turn) -> list[Card]:
         """The hand in a stable order for reading: by suit, then rank."""
         return sorted(turn.hand, key=lambda c: (SUITS.index(c.suit), RANKS.index(c.rank)))
+
+    def numbered_hand(self, turn: Turn) -> list[tuple[int, Card]]:
+        """``(number, card)`` for the hand; numbers are kept within a move (see :attr:`numbers`)."""
+        hand = self.sorted_hand(turn)
+        held = set(hand)
+        self.numbers = [c if c in held else None for c in self.numbers]
+        known = {c for c in self.numbers if c is not None}
+        self.numbers.extend(c for c in hand if c not in known)
+        return [(i, c) for i, c in enumerate(self.numbers, 1) if c is not None]
 
     def show_state(self, turn: Turn) -> None:
         history = turn.history
@@ -316,13 +346,13 @@ class HumanPlayer:
             self.say(f"You start the round: the opening card {self.card(opening)} counts as your put (R3.3){extra}.")
 
     def show_hand(self, turn: Turn, options: Sequence[Card], can_draw: bool, can_finish: bool) -> None:
-        hand = self.sorted_hand(turn)
-        self.say("Your hand: " + "  ".join(f"{i}) {self.card(c)}" for i, c in enumerate(hand, 1))
+        numbered = self.numbered_hand(turn)
+        self.say("Your hand: " + "  ".join(f"{i}) {self.card(c)}" for i, c in numbered)
                  + f"   ({turn.points()} points)")
         choices = []
         if options:
             legal = set(options)
-            choices.append("put " + " ".join(f"{i}) {self.card(c)}" for i, c in enumerate(hand, 1) if c in legal))
+            choices.append("put " + " ".join(f"{i}) {self.card(c)}" for i, c in numbered if c in legal))
         if can_draw:
             choices.append("d) draw")
         if can_finish:
@@ -413,7 +443,8 @@ class HumanPlayer:
             elif kind == "fault":
                 lines.append(f"(fault by {self.who(e['seat'])}: {e['kind']})")
             elif kind == "say":
-                lines.append(f"{self.who(e['seat'])} says: {e['text']}")
+                verb = "prints" if e.get("output") else "says"
+                lines.append(f"{self.who(e['seat'])} {verb}: {escape(e['text'], 400)}")
         flush_penalty()
         flush()
         return lines

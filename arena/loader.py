@@ -12,6 +12,9 @@ import ast
 import builtins
 import hashlib
 import os
+import re
+import stat
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -20,9 +23,18 @@ from .botenv import make_importer
 from .engine import GameResult, RoundResult, derive_seed
 from .errors import BotLoadError
 from .referee import GameInfo
+from .safetext import clean_name, escape, storable
 from .turn import Turn
 
 MAX_SOURCE_BYTES = 256 * 1024
+#: Deepest syntax tree a bot file may have (levels of nested statements and expressions;
+#: ordinary bots stay under 30). Deeper trees are refused before any recursive pass
+#: (the restricting transformer, the compiler) could run out of stack.
+MAX_NESTING = 150
+#: Characters refused anywhere in bot source, even in strings and comments: C0 controls but
+#: tab, newline, form feed and carriage return; DEL and C1 controls; the bidi controls
+#: ("Trojan Source", CVE-2021-42574). Inside strings they can be written as escapes.
+_HIDDEN = re.compile("[\x01-\x08\x0b\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BUILTINS = {k: v for k, v in builtins.__dict__.items() if k not in ("open", "exec", "eval", "compile", "input", "breakpoint", "exit", "quit", "help")}
 
 
@@ -35,22 +47,94 @@ class BotSource:
     path: str | None = None
     description: str = ""
     origin: str = "file"  # "file" or "registry"
+    #: Why this file cannot be loaded at all (not UTF-8, too large...): set only by a lenient
+    #: read (a tournament enters such a file and records it as crashed in each of its games).
+    problem: str | None = None
+
+    def __post_init__(self) -> None:
+        # Names and descriptions are shown everywhere: printable, bounded, never empty.
+        object.__setattr__(self, "name", clean_name(self.name))
+        object.__setattr__(self, "description", escape(self.description, 200))
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.source.encode()).hexdigest()
+        return hashlib.sha256(source_bytes(self.source)).hexdigest()
 
     @property
     def label(self) -> str:
-        """How records and tables name the code: registry name or file path."""
-        return self.name if self.origin == "registry" else (self.path or self.name)
+        """How records and tables name the code: registry name or file path (storable text)."""
+        return self.name if self.origin == "registry" else storable(self.path or self.name)
+
+
+def source_bytes(text: str) -> bytes:
+    """The bytes of bot source as read (undecodable bytes were kept as surrogate escapes)."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def parse_source(text: str, where: str | None = None) -> ast.Module:
+    """Parse bot source, whatever it holds, into a tree every later pass can walk.
+
+    :raises BotLoadError: one line saying what is wrong: too large, a null byte, a lone
+        surrogate, a syntax error, too deeply nested (here or in the parser), or too big to parse.
+    """
+    where = where or "bot"
+    size = len(source_bytes(text))
+    if size > MAX_SOURCE_BYTES:
+        raise BotLoadError(f"bot source is {size} bytes; the limit is {MAX_SOURCE_BYTES}", path=where)
+    at = text.find("\x00")
+    if at >= 0:
+        raise BotLoadError("holds a null byte; a bot file is text", path=where, line=text.count("\n", 0, at) + 1)
+    odd = _HIDDEN.search(text)
+    if odd:
+        code = ord(odd.group())
+        what = "a bidi control character" if code > 0xFF else "a control character"
+        raise BotLoadError(f"holds {what} (U+{code:04X}), which can make code read otherwise than it runs "
+                           "or act on a terminal; write it as an escape in a string",
+                           path=where, line=text.count("\n", 0, odd.start()) + 1)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise BotLoadError(f"holds a character that is not text (U+{ord(text[exc.start]):04X}, "
+                           f"a lone surrogate)", path=where, line=text.count("\n", 0, exc.start) + 1) from None
+    try:
+        with warnings.catch_warnings():  # a bot's SyntaxWarnings must not reach the organiser's terminal
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, filename="<bot>")
+    except SyntaxError as exc:
+        raise BotLoadError(f"syntax error: {escape(exc.msg, 120)}", path=where, line=exc.lineno) from None
+    except (RecursionError, MemoryError) as exc:
+        raise BotLoadError(f"too deeply nested to parse ({type(exc).__name__}); the limit is "
+                           f"{MAX_NESTING} levels", path=where) from None
+    except (ValueError, OverflowError) as exc:
+        raise BotLoadError(f"cannot parse: {type(exc).__name__}: {escape(exc, 120)}", path=where) from None
+    line = too_deep(tree, MAX_NESTING)
+    if line is not None:
+        raise BotLoadError(f"nested more than {MAX_NESTING} levels deep", path=where, line=line or None)
+    return tree
+
+
+def too_deep(tree: ast.AST, limit: int) -> int | None:
+    """The line of the first node deeper than ``limit`` levels (0 when it has none), or None.
+    Iterative: a tree of any depth is measured without recursion."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return getattr(node, "lineno", 0)
+        depth += 1
+        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
+    return None
 
 
 def describe(source: str) -> tuple[str | None, str]:
-    """(``Bot.name`` if set literally, first docstring line) of bot source, without running it."""
+    """(``Bot.name`` if set literally, first docstring line) of bot source, without running it;
+    (None, "") for source that does not parse (the load error is reported where it loads)."""
     try:
-        tree = ast.parse(source)
-    except SyntaxError:
+        tree = parse_source(source)
+    except BotLoadError:
         return None, ""
     doc = (ast.get_docstring(tree) or "").strip().splitlines()
     name = None
@@ -64,25 +148,85 @@ def describe(source: str) -> tuple[str | None, str]:
     return name, (doc[0] if doc else "")
 
 
-def read_bot_file(path: str | os.PathLike[str], origin: str = "file", name: str | None = None) -> BotSource:
-    """Read a bot file. :raises BotLoadError: missing, unreadable, too large or not UTF-8."""
+def read_bot_file(path: str | os.PathLike[str], origin: str = "file", name: str | None = None, *,
+                  lenient: bool = False) -> BotSource:
+    """Read a bot file (at most :data:`MAX_SOURCE_BYTES` of it).
+
+    :raises BotLoadError: missing or a folder; and, unless ``lenient``, unreadable, too large or
+        not UTF-8. With ``lenient`` such a file comes back with :attr:`BotSource.problem` set
+        (its name is the file name), so a tournament can enter it as a bot that crashes.
+    """
     p = Path(path)
+    where = storable(str(path))
     if not p.exists():
-        raise BotLoadError("no such file", path=str(path))
+        raise BotLoadError("no such file", path=where)
     if p.is_dir():
-        raise BotLoadError("is a folder, not a bot file", path=str(path))
+        raise BotLoadError("is a folder, not a bot file", path=where)
     try:
-        data = p.read_bytes()
+        data, size = _read_at_most(p, where)
     except OSError as exc:
-        raise BotLoadError(f"cannot read: {exc.strerror}", path=str(path)) from None
+        return _refuse(f"cannot read: {exc.strerror or exc}", path, origin, name, lenient)
     if len(data) > MAX_SOURCE_BYTES:
-        raise BotLoadError(f"bot source is {len(data)} bytes; the limit is {MAX_SOURCE_BYTES}", path=str(path))
+        return _refuse(f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}",
+                       path, origin, name, lenient, data.decode("utf-8", "surrogateescape"))
+    return bot_source(data, path, origin, name, lenient=lenient)
+
+
+def read_bot_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A bot file's bytes, read once (``arena submit`` checks, hashes and stores exactly these).
+
+    :raises BotLoadError: missing, a folder, not a regular file, unreadable or too large.
+    """
+    p = Path(path)
+    where = storable(str(path))
+    if not p.exists():
+        raise BotLoadError("no such file", path=where)
+    if p.is_dir():
+        raise BotLoadError("is a folder, not a bot file", path=where)
+    try:
+        data, size = _read_at_most(p, where)
+    except OSError as exc:
+        raise BotLoadError(f"cannot read: {exc.strerror or exc}", path=where) from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise BotLoadError(f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}",
+                           path=where)
+    return data
+
+
+def _read_at_most(p: Path, where: str) -> tuple[bytes, int]:
+    """(at most ``MAX_SOURCE_BYTES + 1`` bytes of the file, its size). :raises OSError:,
+    :raises BotLoadError: not a regular file."""
+    # O_NONBLOCK: a FIFO or device put in place of the file cannot hang the command
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise BotLoadError("not a regular file", path=where)
+        return f.read(MAX_SOURCE_BYTES + 1), info.st_size
+
+
+def _refuse(message: str, path: str | os.PathLike[str], origin: str, name: str | None, lenient: bool,
+            source: str = "") -> BotSource:
+    """Raise the load error, or (``lenient``) return a source that records it as its problem."""
+    if not lenient:
+        raise BotLoadError(message, path=storable(str(path)))
+    return BotSource(name or Path(path).stem, source, str(path), "", origin, problem=message)
+
+
+def bot_source(data: bytes, path: str | os.PathLike[str], origin: str = "file", name: str | None = None, *,
+               lenient: bool = False) -> BotSource:
+    """The bot in ``data`` (a file's bytes), named as :func:`read_bot_file` names it.
+
+    :raises BotLoadError: not UTF-8 (unless ``lenient``: see :func:`read_bot_file`).
+    """
     try:
         source = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BotLoadError("not UTF-8 text", path=str(path)) from None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return _refuse(f"not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})", path, origin, name,
+                       lenient, data.decode("utf-8", "surrogateescape"))
     declared, doc = describe(source)
-    return BotSource(name or declared or p.stem, source, str(path), doc, origin)
+    return BotSource(name or declared or Path(path).stem, source, str(path), doc, origin)
 
 
 def registry() -> dict[str, str]:
@@ -96,8 +240,9 @@ def registry() -> dict[str, str]:
     return found
 
 
-def resolve_bot(spec: str) -> BotSource:
-    """A bot by registered name (``greedy``) or file path (``mybot.py``).
+def resolve_bot(spec: str, *, lenient: bool = False) -> BotSource:
+    """A bot by registered name (``greedy``) or file path (``mybot.py``); ``lenient`` as
+    in :func:`read_bot_file`.
 
     :raises BotLoadError: neither a registered name nor a readable bot file.
     """
@@ -106,16 +251,28 @@ def resolve_bot(spec: str) -> BotSource:
         bots = registry()
         if spec in bots:
             return read_bot_file(bots[spec], origin="registry", name=spec)
-        raise BotLoadError(f"no bot named {spec!r} (registered: {', '.join(sorted(bots))}; or give a .py file)", path=spec)
-    return read_bot_file(spec)
+        raise BotLoadError(f"no bot named {escape(spec, 60)!r} (registered: {', '.join(sorted(bots))}; "
+                           "or give a .py file)", path=storable(spec))
+    return read_bot_file(spec, lenient=lenient)
 
 
 def compile_trusted(src: BotSource) -> Any:
-    """Compile bot source with the plain compiler (trusted code only)."""
+    """Compile bot source with the plain compiler (trusted code only).
+
+    :raises BotLoadError: the file could not be read, or does not parse or compile.
+    """
+    where = src.label
+    if src.problem:
+        raise BotLoadError(src.problem, path=where)
+    tree = parse_source(src.source, where)
     try:
-        return compile(src.source, src.path or f"<bot {src.name}>", "exec")
+        with warnings.catch_warnings():  # its SyntaxWarnings are the author's, not the organiser's
+            warnings.simplefilter("ignore")
+            return compile(tree, src.path or f"<bot {src.name}>", "exec")
     except SyntaxError as exc:
-        raise BotLoadError(f"syntax error: {exc.msg}", path=src.path or src.name, line=exc.lineno) from None
+        raise BotLoadError(f"syntax error: {escape(exc.msg, 120)}", path=where, line=exc.lineno) from None
+    except (RecursionError, MemoryError, ValueError, TypeError) as exc:
+        raise BotLoadError(f"cannot compile: {type(exc).__name__}", path=where) from None
 
 
 def instantiate(code: Any, src: BotSource, seed: int, builtins_dict: dict[str, Any] | None = None) -> Any:
@@ -183,6 +340,3 @@ class TrustedFactory:
 def load_trusted(src: BotSource) -> TrustedFactory:
     """A factory of in-process players for trusted code (reference bots, ``--trusted``)."""
     return TrustedFactory(src)
-
-
-PlayerFactory = Callable[[Any, int], Any]

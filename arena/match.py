@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 from .engine import derive_seed
-from .errors import BotLoadError
+from .errors import BotLoadError, UsageError
 from .loader import BotSource, resolve_bot
 from .players import make_factory
 from .record import RecordWriter, format_game
@@ -20,6 +22,7 @@ class Tally:
     """Running results of one entrant."""
 
     bot: str
+    kind: str = "file"
     games: int = 0
     wins: int = 0
     losses: int = 0
@@ -30,7 +33,7 @@ class Tally:
 
     def row(self) -> dict[str, Any]:
         g = max(self.games, 1)
-        return {"bot": self.bot, "games": self.games, "wins": self.wins, "losses": self.losses,
+        return {"bot": self.bot, "kind": self.kind, "games": self.games, "wins": self.wins, "losses": self.losses,
                 "avg_place": round(self.place_sum / g, 3), "avg_score": round(self.score_sum / g, 2),
                 "faults": self.faults}
 
@@ -41,45 +44,88 @@ class Entrant:
     label: str
     factory: Any
     src: BotSource | None = None
+    kind: str = "file"   # "registry", "file" or "human"
 
 
-def entrant_labels(names: Sequence[str]) -> list[str]:
-    """Distinct labels for entrants: a repeated name gets ``#2``, ``#3``..."""
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+#: How tables name an entrant's kind.
+KINDS = {"registry": "built-in", "file": "file", "human": "human"}
+
+
+def reserved_names() -> frozenset[str]:
+    """Names only built-in entrants may carry (case-insensitively): every registered bot's
+    (the reference bots and any plugin's) and ``human``."""
+    from .loader import registry
+
+    return frozenset(name.casefold() for name in registry()) | {"human"}
+
+
+def entrant_labels(names: Sequence[str], kinds: Sequence[str] | None = None,
+                   reserved: frozenset[str] | None = None) -> list[str]:
+    """Distinct labels for entrants. Built-in entrants (kind ``registry``, and ``human``)
+    are labelled first and keep their names; any other entrant whose name is reserved
+    (:func:`reserved_names`; also as ``NAME#2``) is labelled ``NAME (file)``, so a file calling itself
+    ``greedy`` can neither pass for the reference bot nor push it to ``greedy#2``;
+    a repeated label gets ``#2``, ``#3``..."""
+    kinds = list(kinds) if kinds is not None else ["registry"] * len(names)
+    if reserved is None:
+        reserved = reserved_names() if any(k not in ("registry", "human") for k in kinds) else frozenset()
+    out: list[str] = [""] * len(names)
+    used: set[str] = set()
+    builtin_first = sorted(range(len(names)), key=lambda i: kinds[i] not in ("registry", "human"))
+    for i in builtin_first:
+        base = names[i]
+        if kinds[i] not in ("registry", "human") and _unsuffixed(base).casefold() in reserved:
+            base = f"{base} (file)"
+        label, n = base, 1
+        while label.casefold() in used:
+            n += 1
+            label = f"{base}#{n}"
+        used.add(label.casefold())
+        out[i] = label
     return out
 
 
-def build_entrants(specs: Sequence[str], *, trusted: bool = False, limits: Any = None) -> list[Entrant]:
-    """Resolve bot specs into entrants; ``human`` seats the person at the terminal."""
+def _unsuffixed(name: str) -> str:
+    """``greedy#2`` -> ``greedy``: a name dressed as a repeat of a reserved one is reserved too."""
+    head, sep, tail = name.rpartition("#")
+    return head if sep and tail.isdigit() else name
+
+
+def build_entrants(specs: Sequence[str], *, trusted: bool = False, human: Any = None,
+                   limits: Any = None) -> list[Entrant]:
+    """Resolve bot specs into entrants; ``human`` seats the person at the terminal
+    (or through the ``human`` factory given, such as the browser seat's); ``limits``: the
+    sandbox's :class:`~arena.sandbox.Limits` for bot files (default ones when None)."""
     sources: list[BotSource | None] = []
     for spec in specs:
         sources.append(None if spec == "human" else resolve_bot(spec))
-    labels = entrant_labels([s.name if s else "human" for s in sources])
+    kinds = [s.origin if s else "human" for s in sources]
+    labels = entrant_labels([s.name if s else "human" for s in sources], kinds)
     entrants = []
-    for spec, src, label in zip(specs, sources, labels):
+    for spec, src, label, kind in zip(specs, sources, labels, kinds, strict=True):
         if src is None:
             from .human import human_factory
 
-            entrants.append(Entrant(spec, label, human_factory()))
+            entrants.append(Entrant(spec, label, human or human_factory(), kind="human"))
         else:
             entrants.append(Entrant(spec, label, make_factory(src, trusted=trusted or src.origin == "registry",
-                                                              limits=limits), src))
+                                                              limits=limits), src, kind))
     return entrants
 
 
 def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: Rules = CONTEST,
               replay: str | None = None, verbose: bool = False, trusted: bool = False,
-              progress: bool = True, limits: Any = None) -> dict[str, Any]:
+              progress: bool = True, human: Any = None, force: bool = False,
+              limits: Any = None) -> dict[str, Any]:
     """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``.
-    ``limits``: the sandbox's :class:`~arena.sandbox.Limits` for bot files (default ones when None)."""
-    entrants = build_entrants(specs, trusted=trusted, limits=limits)
+    ``human`` is the player factory for the ``human`` seat (default: the terminal);
+    ``replay`` names a record file (see :class:`ReplayFile`; ``force`` replaces an existing one);
+    ``limits``: the sandbox's :class:`~arena.sandbox.Limits` for bot files (default ones when None).
+    """
+    entrants = build_entrants(specs, trusted=trusted, human=human, limits=limits)
     n = len(entrants)
-    tallies = [Tally(e.label) for e in entrants]
-    writer = open_writer(replay) if replay else None
+    tallies = [Tally(e.label, KINDS.get(e.kind, e.kind)) for e in entrants]
+    writer = open_writer(replay, force=force, bots=[e.src for e in entrants if e.src]) if replay else None
     referee = Referee(rules)
     bar = None
     if progress and sys.stderr.isatty() and games > 1 and not verbose:
@@ -89,11 +135,14 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
     played = 0
     interrupted = False
     why = "interrupted"
+    stopped_by = None
     try:
         for g in range(games):
             order = [(s + g) % n for s in range(n)]
             game_seed = derive_seed(seed, "play", g)
             players = [entrants[i].factory(game_seed, s) for s, i in enumerate(order)]
+            for p, i in zip(players, order, strict=True):
+                p.name = entrants[i].label  # the table shows the entrant's label: clean, distinct, not reserved
             try:
                 outcome = referee.play(players, seed=game_seed, game_id=str(g + 1),
                                        bots=[entrants[i].src.label if entrants[i].src else "human" for i in order])
@@ -112,9 +161,10 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
                 print()
             if bar:
                 bar.update(1)
-    except KeyboardInterrupt as exc:
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM (interrupts.Terminated) or a human who left
         interrupted = True
         why = str(exc) or "interrupted"
+        stopped_by = getattr(exc, "signum", None)
     finally:
         if bar:
             bar.close()
@@ -124,21 +174,78 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
                            "standings": [t.row() for t in tallies]}
     if interrupted:
         doc["interrupted"] = True
+        if stopped_by is not None:
+            doc["stopped_by"] = int(stopped_by)  # the exit status's signal; not part of the results
         print(f"arena: {why} after {played} of {games} games" + ("; results so far:" if played else ""),
               file=sys.stderr)
     return doc
 
 
-def open_writer(path: str) -> RecordWriter:
-    """Open the record file before any game is played; a bad path is a usage error."""
-    from .cli import UsageError
+class ReplayFile:
+    """``--replay FILE``: never overwrites what this run did not write.
 
+    A new file is created (exclusively) before the first game, so it is this run's; if the run
+    ends before a game was recorded (a human who quits at once), it is removed again. An existing
+    file is refused unless ``force``; with ``force`` it is replaced only when the first game is
+    written, so a run that records nothing leaves it as it was. A bot's own file is never a
+    record file, ``force`` or not.
+    """
+
+    def __init__(self, path: str, *, force: bool = False, bots: Sequence[BotSource] = ()) -> None:
+        self.path = path
+        self.games = 0
+        self.created = False
+        self.writer: RecordWriter | None = None
+        target = Path(path)
+        if target.is_dir():
+            raise UsageError(f"{path}: is a folder; --replay takes a file name")
+        for src in bots:
+            if src.path and target.exists() and _same_file(target, Path(src.path)):
+                raise UsageError(f"{path}: is the bot file of {src.name}; --replay takes another file name")
+        try:
+            if target.exists() or target.is_symlink():
+                if not force:
+                    raise UsageError(f"{path} already exists; choose another --replay file, or add --force "
+                                     "to replace it")
+                with open(target, "a", encoding="utf-8"):  # writable? (opening to append changes nothing)
+                    pass
+            else:
+                self.writer = RecordWriter(target, mode="x")
+                self.created = True
+        except FileExistsError:  # made since we looked: not ours
+            raise UsageError(f"{path} already exists; choose another --replay file, or add --force "
+                             "to replace it") from None
+        except IsADirectoryError:
+            raise UsageError(f"{path}: is a folder; --replay takes a file name") from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
+
+    def write_game(self, events: Any) -> None:
+        if self.writer is None:
+            self.writer = RecordWriter(self.path, mode="w")
+        self.writer.write_game(events)
+        self.games += 1
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        if self.created and self.games == 0:
+            try:
+                os.unlink(self.path)  # ours and empty: leave nothing behind
+            except OSError:
+                pass
+
+
+def _same_file(a: Path, b: Path) -> bool:
     try:
-        return RecordWriter(path)
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a folder; --replay takes a file name") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def open_writer(path: str, *, force: bool = False, bots: Sequence[BotSource] = ()) -> ReplayFile:
+    """Open the record file before any game is played; a bad or taken path is a usage error."""
+    return ReplayFile(path, force=force, bots=bots)
 
 
 def record(outcome: GameOutcome, order: list[int], tallies: list[Tally]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .loader import BotSource, load_trusted, resolve_bot
+from .loader import BotSource, load_trusted
 
 Factory = Callable[[Any, int], Any]
 
@@ -21,8 +21,3 @@ def make_factory(src: BotSource, *, trusted: bool = False, limits: Any = None) -
     from .sandbox import sandboxed_factory
 
     return sandboxed_factory(src, limits=limits)
-
-
-def resolve(specs: list[str]) -> list[BotSource]:
-    """Resolve every command-line bot spec; raises :class:`~arena.errors.BotLoadError`."""
-    return [resolve_bot(spec) for spec in specs]

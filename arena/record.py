@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
 from .cards import SUIT_SYMBOLS, Card
+from .safetext import escape
 
 
 class RecordWriter:
@@ -64,6 +65,10 @@ def read_games(path: str | Path) -> Iterator[list[dict[str, Any]]]:
         yield game
 
 
+#: How a penalty draw names the rank that caused it: "an 8", never "a 8".
+EFFECT_RANKS = {"7": "a 7", "8": "an 8", "a": "an ace"}
+
+
 def sym(card: str) -> str:
     """``10h`` -> ``10♥`` for people."""
     return Card(card).symbol
@@ -78,7 +83,7 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
     names = {p["seat"]: p["name"] for p in header.get("players", [])}
 
     def who(s: int) -> str:
-        return f"{names.get(s, '?')}#{s}"
+        return f"{escape(names.get(s, '?'), 60)}#{s}"
 
     yield f"game {header.get('game')}  seed {header.get('seed')}  rules {header.get('rules', {}).get('name', 'contest')}"
     yield "players: " + ", ".join(who(s) for s in sorted(names))
@@ -105,6 +110,8 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
             text = ("opening " if e.get("opening") else "") + sym(e["card"])
             if "suit" in e and not e.get("opening"):
                 text += f"->{SUIT_SYMBOLS[e['suit']]}"
+            if line and line[-1].startswith("draws "):
+                text = "puts " + text   # "draws 8♣ puts 8♣", never "draws 8♣ 8♣"
             line.append(text)
         elif kind == "draw":
             if mover != e["seat"]:
@@ -112,21 +119,26 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
                 mover = e["seat"]
             line.append("draws " + (sym(e["card"]) if seat in (None, e["seat"]) else "a card"))
         elif kind == "finish":
-            mover = e["seat"]
+            if mover != e["seat"]:
+                yield from flush()
+                mover = e["seat"]
             line.append("|")
             yield from flush()
             mover = None
         elif kind == "penalty":
             card = sym(e["card"]) if seat in (None, e["seat"]) else "a card"
-            yield f"    {who(e['seat'])} draws {card} (a {e['rank']})"
+            yield f"    {who(e['seat'])} draws {card} ({EFFECT_RANKS.get(e['rank'], e['rank'])})"
         elif kind == "skip":
             yield f"    {who(e['seat'])} loses a turn"
         elif kind == "reshuffle":
             yield f"    pile reshuffled into a stock of {len(e['stock'])}"
         elif kind == "fault":
-            yield f"    FAULT {who(e['seat'])} {e['kind']}: {e['detail']}"
+            yield f"    FAULT {who(e['seat'])} {escape(e['kind'], 40)}: {escape(e.get('detail', ''), 400)}"
         elif kind == "say":
-            line.append(f"says {e['text']!r}")
+            if mover != e["seat"]:   # said or printed outside the speaker's own move
+                yield from flush()
+                mover = e["seat"]
+            line.append(f"{'prints' if e.get('output') else 'says'} {escape(repr(e['text']))}")
         elif kind == "round":
             yield from flush()
             winner = "no winner (move guard)" if e["winner"] is None else f"{who(e['winner'])} went out"

@@ -229,7 +229,7 @@ class Referee:
                 return
             try:
                 getattr(players[seat], method)(arg)
-            except BotFault as bad:   # its own name: mypyc types a name once per function
+            except BotFault as bad:
                 fault(seat, bad.kind, f"{method}: {bad.detail}", bad.retire)
             except Exception as exc:  # noqa: BLE001 - any bot error is a fault
                 fault(seat, "exception", f"{method}: {_detail(exc)}")

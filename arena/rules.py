@@ -21,9 +21,23 @@ def _frozen_points(points: Mapping[str, int] | None = None) -> Mapping[str, int]
         for rank, value in points.items():
             rank = str(rank).lower()
             if rank not in RANKS:
-                raise ValueError(f"R1.3: unknown rank {rank!r} in point table")
-            table[rank] = int(value)
+                raise ValueError(f"R1.3: unknown rank {rank!r} in point table; ranks: {' '.join(RANKS)}")
+            if type(value) is not int or not POINT_BOUNDS[0] <= value <= POINT_BOUNDS[1]:
+                raise ValueError(f"R1.3: points of rank {rank} must be a whole number from {POINT_BOUNDS[0]} "
+                                 f"to {POINT_BOUNDS[1]}, not {value!r:.40}")
+            table[rank] = value
     return MappingProxyType(table)
+
+
+#: The range of each whole-number knob: beyond these a game is either impossible (R3.1: the
+#: hands and the opening card must fit in 36 cards, and the R2.4 and R8.4 guards must end it)
+#: or would run for hours, so they are refused before any game is played.
+BOUNDS: dict[str, tuple[int, int]] = {
+    "limit": (1, 1_000_000), "max_rounds": (1, 10_000), "hand_size": (1, 7), "burn": (-1_000_000, 1_000_000),
+    "max_moves": (1, 100_000), "jack_finish": (0, 10_000)}
+#: Points of one card (R1.3) lie in this range.
+POINT_BOUNDS = (-10_000, 10_000)
+RULE_OF = {"limit": "R2.3: ", "max_rounds": "R2.4: ", "hand_size": "R3.1: ", "burn": "R8.3: ", "max_moves": "R8.4: "}
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,11 +77,17 @@ class Rules:
         object.__setattr__(self, "points", _frozen_points(self.points))
         if self.first_player not in ("rotate", "winner"):
             raise ValueError("R3.2: first_player must be 'rotate' or 'winner'")
-        if not 1 <= self.hand_size <= 7:
-            raise ValueError("R3.1: hand_size must be 1..7 (6 players x 7 + opening card must fit 36 cards... and at most 5 for 6 players)")
-        for name in ("limit", "max_rounds", "max_moves"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
+        for name, (lo, hi) in BOUNDS.items():
+            value = getattr(self, name)
+            if name == "burn" and value is None:
+                continue
+            if type(value) is not int:
+                raise ValueError(f"{name} must be a whole number, not {value!r:.40}")
+            if not lo <= value <= hi:
+                raise ValueError(f"{RULE_OF.get(name, '')}{name} must be {lo} to {hi}, not {value}")
+        for name in ("stacked_effects", "teams"):
+            if type(getattr(self, name)) is not bool:
+                raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
 
     def _settings(self) -> tuple:
         return tuple((f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "points") + (
@@ -129,18 +149,23 @@ def parse_setting(text: str) -> tuple[str, Any]:
     ('limit', 101)
     """
     if "=" not in text:
-        raise ValueError(f"rule setting {text!r} is not KEY=VALUE")
+        raise ValueError(f"rule setting {_short(text)} is not KEY=VALUE")
     key, value = (s.strip() for s in text.split("=", 1))
     key = key.replace("-", "_")
     fields = {f.name: f for f in dataclasses.fields(Rules)}
     if key not in fields or key == "name":
-        raise ValueError(f"unknown rule setting {key!r}; known: {', '.join(k for k in fields if k != 'name')}")
+        raise ValueError(f"unknown rule setting {_short(key)}; known: {', '.join(k for k in fields if k != 'name')}")
     default = getattr(CONTEST, key)
     if key == "points":
         table = {}
         for part in value.split(","):
-            rank, _, pts = part.partition(":")
-            table[rank.strip()] = int(pts)
+            rank, colon, pts = (s.strip() for s in part.partition(":"))
+            try:
+                if not colon or not rank:
+                    raise ValueError
+                table[rank.lower()] = int(pts)
+            except ValueError:
+                raise ValueError(f"points takes RANK:POINTS pairs like 7:5,a:20, not {_short(part)}") from None
         return key, table
     if key == "burn" and value.lower() in ("none", "off", "no", ""):
         return key, None
@@ -149,10 +174,15 @@ def parse_setting(text: str) -> tuple[str, Any]:
             return key, True
         if value.lower() in ("0", "false", "no", "off"):
             return key, False
-        raise ValueError(f"{key} takes true or false, not {value!r}")
+        raise ValueError(f"{key} takes true or false, not {_short(value)}")
     if isinstance(default, int) or key == "burn":
         try:
             return key, int(value)
         except ValueError:
-            raise ValueError(f"{key} takes a whole number, not {value!r}") from None
+            raise ValueError(f"{key} takes a whole number, not {_short(value)}") from None
     return key, value
+
+
+def _short(text: str) -> str:
+    """``text`` quoted for a one-line message, cut when long."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")

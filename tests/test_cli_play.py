@@ -12,7 +12,7 @@ import pytest
 
 from arena.cli import main
 
-COLUMNS = ["bot", "games", "wins", "losses", "avg_place", "avg_score", "faults"]
+COLUMNS = ["bot", "kind", "games", "wins", "losses", "avg_place", "avg_score", "faults"]
 
 GREEDY_COPY = '''"""Copycat: greedy's idea in a file of its own (for seat rotation tests)."""
 

@@ -29,10 +29,11 @@ import pytest
 
 from arena.errors import BotLoadError
 from arena.loader import BotSource, load_trusted, read_bot_file, resolve_bot
+from arena.record import format_game
 from arena.referee import GameOutcome, Referee
 from arena.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory, hardening_report
-from independent_checker import check_lines
+from arena.verify import check_lines
 
 HERE = Path(__file__).parent / "hostile"
 BOTS = sorted(p for p in HERE.glob("*.py"))
@@ -155,6 +156,14 @@ def run_checks(outcome: GameOutcome, spec: dict[str, Any], greedy: Any) -> None:
             assert any(s.startswith("blocked") for s in said)
         elif check == "no-secret":
             assert not [s for s in said if SECRET in s]
+        elif check == "terminal-safe":
+            # the attack reached the record (kept exact there) and nothing of it reaches a terminal raw
+            names = [p["name"] for p in outcome.log[0]["players"]]
+            assert all(n.isprintable() and 0 < len(n) <= 40 for n in names), names
+            assert any("\x1b" in s or "\n" in s for s in said + says(outcome, output=True))
+            lines = list(format_game(outcome.log))
+            assert all(line.isprintable() for line in lines), [x for x in lines if not x.isprintable()]
+            assert not [x for x in lines if x.lstrip().startswith("greedy") and "forged" in x], "forged log line"
         else:  # pragma: no cover - a typo in a bot's docstring
             raise AssertionError(f"unknown check {check}")
 

@@ -234,7 +234,7 @@ def test_a_whole_game_at_the_terminal(monkeypatch, capsys):
     assert "== Round 1 over" in out and "== Game over after" in out and "You placed" in out
     assert "Game 2:" not in out                            # one game by default with a human
     table = out.splitlines()[-3:]
-    assert table[0].split()[:2] == ["human", "1"]
+    assert table[0].split()[:3] == ["human", "human", "1"]  # bot, kind, games
 
 
 def test_games_given_explicitly_with_a_human(monkeypatch, capsys):
@@ -265,3 +265,31 @@ def test_ctrl_c_leaves_cleanly(monkeypatch, capsys):
     captured = capsys.readouterr()
     assert code == 130
     assert captured.err == "arena: interrupted after 0 of 1 games\n"
+
+
+def test_card_numbers_stay_put_within_a_move(scripted_game):
+    # seat 0 on 9h; sorted hand: 1) 9s 2) 9c 3) kc 4) 9d.  Put 1), then 4) and 2)
+    # must still name 9d and 9c (a put leaves a gap, it does not renumber).
+    game = scripted_game(["9s 9c 9d kc", "kd qd"], stock="qs qc 10s", opening="9h", first_move=False)
+    player, turn, out = seat_human(game, ["1", "4", "2", "f"])
+    player.move(turn)
+    puts = [line.strip() for line in out if line.strip().startswith("you put")]
+    assert puts == ["you put 9s", "you put 9d", "you put 9c"]
+    assert said(out, "Your hand: 2) 9c  3) kc  4) 9d")   # after the first put: the gap at 1
+    assert turn.finished
+
+
+def test_help_leaves_no_stray_prompt(scripted_game):
+    game = scripted_game(["9s 7d jd 6h kc", "kd qd"], stock="qs qc 10s", opening="9h", first_move=False)
+    player, turn, out = seat_human(game, ["?", "1", "f"])
+    player.move(turn)
+    help_at = next(i for i, line in enumerate(out) if line.startswith("How a move goes"))
+    assert out[help_at + 1].strip().startswith("you put 9s")   # nothing between the help and the next answer
+
+
+def test_bot_output_is_shown_as_printed_by_its_speaker():
+    player = HumanPlayer(0, show=lambda _: None, symbols=False)
+    player.names = ("human", "greedy")
+    lines = player.news([{"event": "say", "seat": 1, "text": "hello", "output": True},
+                         {"event": "say", "seat": 1, "text": "hi"}])
+    assert lines == ["greedy prints: hello", "greedy says: hi"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import subprocess
@@ -10,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import independent_checker as ic  # noqa: E402
+import arena.verify as ic
 
 DECK = [r + s for s in "schd" for r in ("6", "7", "8", "9", "10", "j", "q", "k", "a")]
 POINTS = {"6": 0, "7": 0, "8": 0, "9": 0, "10": 10, "j": 20, "q": 10, "k": 10, "a": 15}
@@ -139,8 +139,8 @@ def test_several_games_in_one_file_and_cli(tmp_path):
     lines = two_player_game(gid=1) + two_player_game(burn=50, gid=2)
     path.write_text("".join(json.dumps(ev) + "\n" for ev in lines))
     assert ic.check_file(str(path)) == []
-    out = subprocess.run([sys.executable, str(Path(ic.__file__)), str(path)], capture_output=True, text=True)
-    assert out.returncode == 0 and "2 games OK" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "arena", "verify", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0 and "2 games: 2 OK, 0 FAIL" in out.stdout
 
     bad = two_player_game(gid=2)
     bad[index_of(bad, event="put", card="9d")]["card"] = "7c"
@@ -149,8 +149,8 @@ def test_several_games_in_one_file_and_cli(tmp_path):
     assert len(errors) == 1 and errors[0].startswith("game 2 line ") and " R4.3 " in errors[0]
     # the line number is the file's: game 2 starts after game 1's lines
     assert f"line {len(two_player_game()) + index_of(bad, event='put', card='7c') + 1}:" in errors[0]
-    out = subprocess.run([sys.executable, str(Path(ic.__file__)), str(path)], capture_output=True, text=True)
-    assert out.returncode == 1 and "R4.3" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "arena", "verify", str(path)], capture_output=True, text=True)
+    assert out.returncode == 1 and "game 2: FAIL line " in out.stdout and "R4.3" in out.stdout
 
 
 # -- mutations that must be rejected ------------------------------------------------
@@ -438,5 +438,20 @@ def test_unparsable_line(tmp_path):
 
 
 def test_checker_imports_nothing_from_arena():
-    source = Path(ic.__file__).read_text()
-    assert "import arena" not in source and "from arena" not in source
+    """Independence: every module of arena.verify imports only the standard library and its own
+    package, so an engine bug cannot leak into the checker that is meant to catch it."""
+    modules = sorted(Path(ic.__file__).parent.glob("*.py"))
+    assert {m.name for m in modules} >= {"__init__.py", "state.py", "phases.py", "check.py", "cli.py"}
+    for module in modules:
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:  # relative: inside arena.verify only
+                    assert node.level == 1, f"{module.name}: from {'.' * node.level}{node.module}"
+                    continue
+                names = [node.module or ""]
+            else:
+                continue
+            for name in names:
+                assert name.split(".")[0] in sys.stdlib_module_names, f"{module.name} imports {name}"

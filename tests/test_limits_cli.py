@@ -139,8 +139,8 @@ def test_a_database_from_before_the_limits_resumes_under_the_old_defaults(tmp_pa
 
 def test_tournament_prints_and_records_the_layers_in_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "t.sqlite"
-    assert main(["tournament", str(ROOT / "bots" / "greedy.py"), "random", "--players", "2", "--games", "1", "--db", str(db),
-                 "--no-h2h"]) == 0
+    assert main(["tournament", str(ROOT / "bots" / "greedy.py"), "random", "--players", "2", "--games", "1",
+                 "--db", str(db), "--no-h2h"]) == 0
     err = capsys.readouterr().err
     line = next(x for x in err.splitlines() if x.startswith("sandbox: "))
     sandbox = json.loads(meta(db)["sandbox"])

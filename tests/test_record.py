@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,7 @@ from arena.cli import main
 from arena.record import read_games
 from arena.rules import Rules
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import independent_checker  # noqa: E402
+from arena import verify as independent_checker
 
 FIELDS = {
     "game": {"version", "game", "seed", "players", "rules"},
@@ -204,7 +202,7 @@ def test_record_follows_the_format(tmp_path, capsys):
     assert [g[0]["game"] for g in games] == [str(i) for i in range(1, 13)]
     head = games[0][0]
     assert [p["bot"] for p in head["players"]] == ["random", "greedy", "random"]
-    assert [p["name"] for p in head["players"]] == ["random", "greedy", "random"]
+    assert [p["name"] for p in head["players"]] == ["random", "greedy", "random#2"]  # the entrants' labels
     # seats rotate: game 2 seats the second entrant first
     assert [p["bot"] for p in games[1][0]["players"]] == ["greedy", "random", "random"]
 
@@ -315,3 +313,44 @@ def test_record_seed_reproduces_every_deal(tmp_path, capsys):
             game.start_round()
             again = game.log[0]
             assert (again["hands"], again["stock"]) == (deal["hands"], deal["stock"])
+
+
+def _game(*events: dict) -> list[dict]:
+    header = {"event": "game", "game": "1", "seed": 1, "players": [{"seat": 0, "name": "a"}, {"seat": 1, "name": "b"}]}
+    return [header, *events]
+
+
+def test_replay_keeps_a_draw_and_the_put_of_the_same_rank_apart():
+    from arena.record import format_game
+    lines = list(format_game(_game({"event": "draw", "seat": 0, "card": "8c"},
+                                   {"event": "put", "seat": 0, "card": "8s"},
+                                   {"event": "finish", "seat": 0})))
+    assert "  a#0: draws 8♣ puts 8♠ |" in lines
+
+
+@pytest.mark.parametrize("rank, text", [("7", "(a 7)"), ("8", "(an 8)"), ("a", "(an ace)")])
+def test_replay_names_the_effect_with_the_right_article(rank, text):
+    from arena.record import format_game
+    lines = list(format_game(_game({"event": "penalty", "seat": 1, "card": "9h", "rank": rank})))
+    assert lines[-1].endswith(text)
+
+
+def test_replay_shows_output_and_say_with_their_speaker():
+    from arena.record import format_game
+    lines = list(format_game(_game({"event": "put", "seat": 0, "card": "9h"},
+                                   {"event": "say", "seat": 1, "text": "hi", "output": True},
+                                   {"event": "finish", "seat": 0})))
+    assert "  b#1: prints 'hi'" in lines
+    assert not any(line.startswith("  a#0") and "hi" in line for line in lines)
+
+
+def test_the_event_types_agree_with_the_record_format():
+    from typing import get_args, get_type_hints
+
+    from arena.events import EVENT_NAMES, Event, FaultKind
+
+    types = {get_args(get_type_hints(t)["event"])[0]: t for t in get_args(Event)}
+    assert set(types) == set(FIELDS) == set(EVENT_NAMES)
+    for name, typed in types.items():
+        assert typed.__required_keys__ - {"event"} == FIELDS[name], name
+    assert {k.value for k in FaultKind} == FAULT_KINDS

@@ -16,7 +16,7 @@ from arena.referee import GameInfo, Referee
 from arena.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory, check_source, hardening_report, sandboxed_factory
 from arena.sandbox.harden import LAYERS
-from independent_checker import check_lines
+from arena.verify import check_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 BOT_FILES = sorted(p for p in (ROOT / "bots").glob("*.py") if p.name != "__init__.py") + \

@@ -279,7 +279,7 @@ def test_replays_replay_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                            "--db", str(db), "--replays", str(folder))
     assert code == 0, err
     files = sorted(p.name for p in folder.iterdir())
-    assert files == [f"3p-t0-d0-r{r}.jsonl" for r in range(3)]
+    assert files == [".arena-replays.json"] + [f"3p-t0-d0-r{r}.jsonl" for r in range(3)]
     conn = sqlite3.connect(db)
     seed, rounds = conn.execute("SELECT seed, rounds FROM games WHERE game_key = '3p-t0-d0-r1'").fetchone()
     seats = [b for (b,) in conn.execute("SELECT b.label FROM results r JOIN bots b USING (bot) JOIN games g "

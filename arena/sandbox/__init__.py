@@ -11,8 +11,8 @@ from typing import Any
 
 from .limits import Limits
 from .player import WorkerPlayer
-from .pool import SandboxFactory, sandboxed_factory
 from .policy import check_source
+from .pool import SandboxFactory, sandboxed_factory
 
 __all__ = ["sandboxed_factory", "Limits", "check_source", "hardening_report", "SandboxFactory", "WorkerPlayer"]
 

@@ -86,11 +86,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .seccomp import (_CLONE_NEWNET, _CLONE_NEWUSER, _PR_GET_NO_NEW_PRIVS, _PR_SET_DUMPABLE,
-                      _PR_SET_NO_NEW_PRIVS, SECCOMP_ALLOW, SECCOMP_KILL, PreparedFilter, Unavailable,
-                      _libc, errname, layer_seccomp, prctl)
+from .seccomp import (
+    _CLONE_NEWNET,
+    _CLONE_NEWUSER,
+    _PR_GET_NO_NEW_PRIVS,
+    _PR_SET_DUMPABLE,
+    _PR_SET_NO_NEW_PRIVS,
+    SECCOMP_ALLOW,
+    SECCOMP_KILL,
+    PreparedFilter,
+    Unavailable,
+    _libc,
+    errname,
+    layer_seccomp,
+    prctl,
+)
 
-__all__ = ["HardenReport", "harden", "harden_template", "harden_child", "probe", "LAYERS", "SECCOMP_ALLOW", "SECCOMP_KILL", "PROBE_UID"]
+__all__ = ["HardenReport", "harden", "harden_template", "harden_child", "probe", "LAYERS", "SECCOMP_ALLOW",
+           "SECCOMP_KILL", "PROBE_UID"]
 
 #: Layer names, in the order they are reported.
 LAYERS: tuple[str, ...] = ("workdir", "rlimits", "netns", "uid", "no_new_privs", "seccomp")
@@ -131,7 +144,7 @@ class HardenReport:
         return {"layers": dict(self.layers), "notes": dict(self.notes)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "HardenReport":
+    def from_dict(cls, data: dict[str, Any]) -> HardenReport:
         """The inverse of :meth:`as_dict`."""
         return cls(layers=dict(data.get("layers", {})), notes=dict(data.get("notes", {})))
 

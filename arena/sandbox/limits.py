@@ -58,7 +58,7 @@ class Limits:
         """The wall-clock seconds a call with ``budget`` CPU seconds may take at most."""
         return budget * self.wall_factor + self.wall_grace
 
-    def check(self) -> "Limits":
+    def check(self) -> Limits:
         """Self, when every time is positive and finite; else ValueError."""
         for name in ("move_seconds", "game_seconds", "load_seconds", "startup_seconds"):
             value = getattr(self, name)

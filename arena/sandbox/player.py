@@ -33,7 +33,7 @@ _CARDS = Card._by_text
 # most recent games, keyed by id() and holding the game itself (so an id is
 # never reused while cached). Not a WeakKeyDictionary: a compiled Game
 # (arena/native.py) takes no weak references.
-_PUBLIC: "OrderedDict[int, list]" = OrderedDict()
+_PUBLIC: OrderedDict[int, list] = OrderedDict()
 _PUBLIC_GAMES = 16
 
 
@@ -63,7 +63,7 @@ def public_log(game: Game) -> list[dict]:
 class WorkerPlayer:
     """A sandboxed seat, as the referee drives it (the :class:`~arena.referee.Player` protocol)."""
 
-    def __init__(self, factory: "SandboxFactory", game_seed: Any, seat: int) -> None:
+    def __init__(self, factory: SandboxFactory, game_seed: Any, seat: int) -> None:
         self.factory = factory
         self.limits = factory.limits
         self.name = factory.src.name

@@ -7,8 +7,9 @@ guards RestrictedPython's transformed code calls:
 
 ``_getattr_``
     :func:`guarded_getattr`: ``_`` names, frame/generator/traceback/code
-    attributes, ``str.format``/``format_map``, ``type.mro`` and
-    ``AttributeError.obj`` refused; a module value that is not one the bot
+    attributes, ``type.mro`` and ``AttributeError.obj`` refused;
+    ``format``/``format_map`` only through :mod:`.formatting` (plain fields
+    on an exact ``str``, whatever the receiver or the name it is fetched by); a module value that is not one the bot
     imported is refused (``statistics.sys`` would be the real ``sys``).
 ``_write_``
     assignment to attributes or items only on plain containers
@@ -34,13 +35,13 @@ import warnings
 from typing import Any, Callable
 
 from RestrictedPython import compile_restricted_exec
-from RestrictedPython.Guards import (guarded_iter_unpack_sequence, guarded_unpack_sequence, safe_builtins,
-                                     safer_getattr_raise)
+from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safe_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTransformer
 
 from ..botenv import ALLOWED_IMPORTS, PLAIN_MODULES, make_arena_module, make_functools_module, make_random_module
 from ..errors import BotLoadError
-from ..loader import MAX_SOURCE_BYTES, BotSource
+from ..loader import BotSource, parse_source
+from .formatting import FORMAT_NAMES, format_attribute, is_str_formatter
 
 __all__ = ["BotNamespace", "check_source", "compile_bot", "instantiate", "ARENA_NAMES", "OutputSink"]
 
@@ -50,8 +51,11 @@ ARENA_NAMES = frozenset({"Card", "IllegalMove", "SUITS", "RANKS"})
 ModuleType = types.ModuleType
 
 #: Attribute names that need a closer look whatever the object (see :func:`guarded_getattr`).
-_SPECIAL = frozenset({"format", "format_map", "mro", "obj", "Formatter", "get_field", "get_value", "vformat"})
+_SPECIAL = frozenset({"mro", "obj", "Formatter", "get_field", "get_value", "vformat"})
 _FORBIDDEN_ATTRS = frozenset(INSPECT_ATTRIBUTES)
+#: Types a ``str.format`` value can have (bound or unbound): values of these types are looked at closer.
+_BUILTIN_KINDS = frozenset({types.BuiltinMethodType, types.MethodDescriptorType, types.MethodWrapperType,
+                            types.WrapperDescriptorType, types.ClassMethodDescriptorType})
 
 #: Types whose instances any bot may change (it can only hold ones it made or got as copies).
 WRITABLE_TYPES = frozenset({list, dict, set, collections.deque, collections.defaultdict,
@@ -144,8 +148,6 @@ def _print_factory(sink: OutputSink) -> Callable[..., Any]:
 
 def _special(ob: Any, name: str) -> None:
     """Refuse the dangerous uses of the names in :data:`_SPECIAL`."""
-    safer_getattr_raise(ob, name) if name in ("format", "format_map") and (
-        isinstance(ob, str) or (isinstance(ob, type) and issubclass(ob, str))) else None
     if name == "mro" and isinstance(ob, type):
         raise AttributeError('"mro" is not available to bots')
     if name == "obj" and isinstance(ob, BaseException):
@@ -177,6 +179,7 @@ class BotNamespace:
     # -- the guards ------------------------------------------------------------------------
     def _fast_getattr(self) -> Callable[[Any, str], Any]:
         special, forbidden, module_ids = _SPECIAL, _FORBIDDEN_ATTRS, self.module_set
+        format_names, builtin_kinds = FORMAT_NAMES, _BUILTIN_KINDS
         real_getattr = getattr
 
         def guarded_getattr(ob: Any, name: Any, *default: Any) -> Any:
@@ -186,14 +189,19 @@ class BotNamespace:
             if name[:1] == "_" or name in forbidden:
                 raise AttributeError(f'"{name}" is not available to bots (names starting with "_" and '
                                      'frame/code attributes are refused)')
+            if name in format_names:
+                return format_attribute(ob, name, real_getattr)
             if name in special:
                 _special(ob, name)
             if default:
                 value = real_getattr(ob, name, default[0])
             else:
                 value = real_getattr(ob, name)
-            if type(value) is ModuleType and id(value) not in module_ids:
+            t = type(value)
+            if t is ModuleType and id(value) not in module_ids:
                 raise AttributeError(f'"{name}" is a module bots may not use')
+            if t in builtin_kinds and is_str_formatter(value):
+                raise AttributeError(f'"{name}" is str.format, which bots may use only as "...".format')
             return value
 
         return guarded_getattr
@@ -202,14 +210,20 @@ class BotNamespace:
         """``_getattr_`` for ``a.b`` in compiled bot code: the compiler has already refused ``_``
         and frame/code names (the name is a literal), so only the closer looks remain."""
         special, module_ids = _SPECIAL, self.module_set
+        format_names, builtin_kinds = FORMAT_NAMES, _BUILTIN_KINDS
         real_getattr = getattr
 
         def attr(ob: Any, name: str) -> Any:
+            if name in format_names:
+                return format_attribute(ob, name, real_getattr)
             if name in special:
                 _special(ob, name)
             value = real_getattr(ob, name)
-            if type(value) is ModuleType and id(value) not in module_ids:
+            t = type(value)
+            if t is ModuleType and id(value) not in module_ids:
                 raise AttributeError(f'"{name}" is a module bots may not use')
+            if t in builtin_kinds and is_str_formatter(value):
+                raise AttributeError(f'"{name}" is str.format, which bots may use only as "...".format')
             return value
 
         return attr
@@ -426,7 +440,7 @@ _LINE = re.compile(r"^Line (\d+): (.*)$", re.S)
 
 
 def _where(src: BotSource) -> str:
-    return src.path or src.name
+    return src.label
 
 
 def compile_bot(src: BotSource) -> types.CodeType:
@@ -440,20 +454,14 @@ def compile_bot(src: BotSource) -> types.CodeType:
 
 
 def _compile_bot(src: BotSource) -> types.CodeType:
-    text = src.source
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
-        raise BotLoadError(f"bot source is over {MAX_SOURCE_BYTES} bytes", path=_where(src))
-    try:
-        tree = ast.parse(text, filename="<bot>")
-    except SyntaxError as exc:
-        raise BotLoadError(f"syntax error: {exc.msg}", path=_where(src), line=exc.lineno) from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise BotLoadError(f"cannot parse: {type(exc).__name__}", path=_where(src)) from None
+    if src.problem:
+        raise BotLoadError(src.problem, path=_where(src))
+    tree = parse_source(src.source, _where(src))  # size, text, syntax and nesting checked here
     _check_imports(tree, src)
-    tree = ast.fix_missing_locations(_AugmentedAssignment().visit(tree))
     try:
+        tree = ast.fix_missing_locations(_AugmentedAssignment().visit(tree))
         result = compile_restricted_exec(tree, filename="<bot>", policy=BotPolicy)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError, OverflowError) as exc:
         raise BotLoadError(f"cannot compile: {type(exc).__name__}: {exc}"[:200], path=_where(src)) from None
     if result.errors or result.code is None:
         first = result.errors[0] if result.errors else "refused by the code policy"
@@ -505,7 +513,7 @@ def check_source(src: BotSource) -> None:
     compile_bot(src)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tree = ast.parse(src.source)
+        tree = parse_source(src.source, _where(src))
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     bot = classes.get("Bot")
     if bot is None:

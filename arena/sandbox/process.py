@@ -84,7 +84,7 @@ class ProtocolViolation(WorkerError):
     pass
 
 
-_live: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_live: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 @atexit.register
@@ -240,7 +240,7 @@ class Template(_Endpoint):
                 if self.timed_out:
                     self.kill()
 
-    def spawn(self) -> "WorkerProcess":
+    def spawn(self) -> WorkerProcess:
         """A fresh game process (forked from the template, hardened, not yet given a game)."""
         child_in, ours_w = os.pipe()
         ours_r, child_out = os.pipe()

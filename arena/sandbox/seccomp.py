@@ -179,7 +179,7 @@ class PreparedFilter:
             raise ValueError("the placeholder pid is not in the compiled filter")
 
     @classmethod
-    def build(cls, sc: ModuleType) -> "PreparedFilter":
+    def build(cls, sc: ModuleType) -> PreparedFilter:
         """Compile the filter once (call before files can no longer be made)."""
         flt = build_filter(sc, _PID_PLACEHOLDER)
         read, write = os.pipe()

@@ -113,7 +113,7 @@ class WorkerTable:
 
     __slots__ = ("w", "move", "counts", "open", "prefetch")
 
-    def __init__(self, worker: "Worker", move: Move, counts: Any, prefetch: str | None) -> None:
+    def __init__(self, worker: Worker, move: Move, counts: Any, prefetch: str | None) -> None:
         self.w = worker
         self.move = move
         self.counts = counts

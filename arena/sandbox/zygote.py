@@ -128,7 +128,7 @@ def _game_process(fds: list[int], config: dict, code: Any, report: HardenReport,
     os.dup2(fd_err, 1)
     os.dup2(fd_err, 2)
     keep = sorted({0, 1, 2, fd_in, fd_out})
-    for low, high in zip(keep, keep[1:] + [1 << 16]):
+    for low, high in zip(keep, keep[1:] + [1 << 16], strict=True):
         if high > low + 1:
             os.closerange(low + 1, high)
     uid = UID_BASE + os.getpid() if config.get("uid") and os.geteuid() == 0 else None
@@ -167,7 +167,7 @@ def main(fd: int) -> None:
     config = hello[1]
     escaped = bool(config.get("raw_ok") and config.get("escaped"))
     if escaped:
-        import ctypes, subprocess  # noqa: E401,F401 - tests: an escaped bot's tools at hand
+        import ctypes  # noqa: E401,F401 - tests: an escaped bot's tools at hand
     report = harden_template(network=bool(config.get("network", True)))
     prepared = prepare(bool(config.get("seccomp", True)))
     src = BotSource(config["name"], config["source"], config.get("path"))

@@ -9,8 +9,12 @@ import shlex
 import sys
 from typing import Any
 
-from ..cli import UsageError, add_limit_options, add_rules_options, limits_from_args, parse_seed, positive, rules_from_args
-from .schedule import DEFAULT_MAX_TABLES, parse_sizes
+from ..cli import (add_limit_options, add_rules_options, at_most, limits_from_args, parse_seed, positive,
+                   rules_from_args)
+from ..errors import UsageError
+from ..interrupts import exit_status, signal_word
+from ..safetext import escape
+from .schedule import DEFAULT_MAX_TABLES, MAX_DEALS, MAX_TABLES, parse_sizes
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -33,7 +37,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     workers = args.workers or cpus
     try:
         p = plan(args.bots, sizes=args.players, deals=args.games, seed=args.seed, rules=rules,
-                 trusted=args.trusted, max_tables=args.max_tables, limits=limits)
+                 trusted=args.trusted, max_tables=args.max_tables, allow_unverified=args.allow_unverified,
+                 limits=limits)
         for warning in preflight(p):
             print(f"arena: warning: {warning}", file=sys.stderr)
     except SetupError as exc:
@@ -48,6 +53,13 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             import ray  # noqa: F401
         except ImportError:
             raise UsageError("the ray backend needs Ray: pip install 'yard-bridge-arena[ray]'") from None
+        if args.ray_address:
+            from .ray_backend import probe
+
+            try:
+                probe(args.ray_address)  # seconds, not Ray's minutes of retries, and before the database
+            except HarnessError as exc:
+                raise UsageError(str(exc)) from None
         backend = ray_backend(workers, args.ray_address)
     else:
         if args.ray_address:
@@ -62,18 +74,20 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
     try:
         result = run(p, args.db, backend, replays=args.replays, progress=not args.quiet, on_start=started,
-                     sandbox=sandbox)
+                     force=args.force, sandbox=sandbox)
     except (TournamentDBError, SetupError) as exc:
         raise UsageError(str(exc)) from None
     except HarnessError as exc:
-        print(f"arena: error: {exc}; the games stored in {args.db} are kept", file=sys.stderr)
+        print(f"arena: error: {escape(exc, 400)}; the games stored in {escape(args.db)} are kept", file=sys.stderr)
         return 1
     if result.interrupted:
         command = shlex.join(["arena", *sys.argv[1:]]) if sys.argv[1:2] == ["tournament"] else "the same command"
-        print(f"arena: interrupted: {result.done} of {result.total} games are stored in {args.db}. "
+        print(f"arena: {signal_word(result.signum)}: {result.done} of {result.total} games are stored in {args.db}. "
               f"Resume with:\n  {command}\n(`arena standings --db {shlex.quote(args.db)}` shows the standings so far)",
               file=sys.stderr)
-        return 130
+        if result.done:  # the standings so far, as `arena play` prints its results so far
+            show_standings(args.db, as_json=args.json, h2h=args.h2h)
+        return exit_status(signum=result.signum)
     if not args.quiet and result.played:
         print(f"played {result.played} games in {result.elapsed:.1f} s ({result.rate:.1f} games/s)", file=sys.stderr)
     return show_standings(args.db, as_json=args.json, h2h=args.h2h)
@@ -104,8 +118,8 @@ def check_sandbox(p: Any, limits: Any, *, allow_weak: bool, quiet: bool) -> dict
 
 def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
     """Print a database's standings (a table, or JSON with the settings and bots too)."""
-    from .db import TournamentDBError, open_readonly, read_bots, read_games, scheduled_games
-    from .standings import format_standings, standings_doc
+    from .db import TournamentDBError, open_readonly, read_authors, read_bots, read_games, scheduled_games
+    from .standings import format_standings, kind_of, standings_doc
 
     try:
         conn, meta = open_readonly(db_path)
@@ -116,13 +130,15 @@ def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
             total = scheduled_games(conn, int(settings.get("games", 0)))
         finally:
             conn.close()
-        doc = standings_doc([b.label for b in bots], games)
+        authors = read_authors(meta)
+        doc = standings_doc([b.label for b in bots], games, [kind_of(b.origin) for b in bots], authors)
     except TournamentDBError as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:  # sqlite3.Error, damaged rows or settings: one line, no traceback
         raise UsageError(f"{db_path}: damaged tournament database ({type(exc).__name__}: {exc})") from None
     if as_json:
-        out = {"db": db_path, "settings": settings, "bots": [vars(b) for b in bots],
+        out = {"db": db_path, "settings": settings,
+               "bots": [{**vars(b), **({"author": authors.get(b.label)} if authors else {})} for b in bots],
                "games": len(games), "total": total, **doc}
         print(json.dumps(out, indent=2))
     else:
@@ -147,7 +163,7 @@ def register(sub: Any) -> None:
                    help="registered bot name, bot file, or folder of bot files (its *.py)")
     p.add_argument("--players", "-k", type=_sizes, metavar="K",
                    help="table sizes: 4, 2,4,6 or 2-6 (default 4, or all bots when fewer)")
-    p.add_argument("--games", "-n", type=positive, default=10, metavar="N",
+    p.add_argument("--games", "-n", type=at_most(MAX_DEALS), default=10, metavar="N",
                    help="deals per table, each played once per seat rotation (default 10)")
     p.add_argument("--seed", type=parse_seed, default=0, metavar="S", help="tournament seed (default 0); same seed, same games")
     p.add_argument("--workers", "-j", type=positive, default=None, metavar="W",
@@ -157,12 +173,19 @@ def register(sub: Any) -> None:
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local worker processes (default) or a Ray cluster")
     p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
-    p.add_argument("--replays", metavar="DIR", help="write each game's record to DIR/<game>.jsonl")
-    p.add_argument("--max-tables", type=positive, default=DEFAULT_MAX_TABLES, metavar="N",
+    p.add_argument("--replays", metavar="DIR",
+                   help="write each game's record to DIR/<game>.jsonl; DIR must be new, empty or this "
+                        "tournament's own (a resumed run keeps writing into it)")
+    p.add_argument("--force", action="store_true",
+                   help="let --replays write into a folder that holds other files or another tournament's records")
+    p.add_argument("--max-tables", type=at_most(MAX_TABLES), default=DEFAULT_MAX_TABLES, metavar="N",
                    help=f"per table size, beyond this many combinations play a balanced schedule of about "
                         f"this many tables (default {DEFAULT_MAX_TABLES})")
     p.add_argument("--trusted", action="store_true",
                    help="run bot files in-process without the sandbox (fast; only for code you trust)")
+    p.add_argument("--allow-unverified", action="store_true",
+                   help="play bot files of a submissions folder that have no manifest or changed since "
+                        "`arena submit` (refused by default)")
     p.add_argument("--allow-weak-sandbox", action="store_true",
                    help="run bot files even when a hardening layer is missing on this machine")
     p.add_argument("--json", action="store_true", help="standings as JSON")

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
+from ..loader import source_bytes
 from .schedule import GameKey, Schedule
 from .worker import GameRecord
 
@@ -73,6 +75,16 @@ CREATE TABLE faults (
 CREATE INDEX results_bot ON results (bot);
 CREATE INDEX faults_game ON faults (game_id);
 """
+
+#: Tables added after version 1 came out: made in new databases and in old ones a run
+#: resumes, so a reader finds them in a database of any age or not at all.
+LATER_TABLES = (
+    # every bot's source, by the sha256 in ``bots``: a game can be re-played from its key
+    "sources (sha256 TEXT PRIMARY KEY, source BLOB NOT NULL)",  # the bytes as read (loader.source_bytes)
+    # per seat of a game: the bot's moves, their total and worst time in seconds
+    "seat_times (game_id INTEGER NOT NULL REFERENCES games(id), seat INTEGER NOT NULL, "
+    "moves INTEGER NOT NULL, seconds REAL NOT NULL, worst REAL NOT NULL, PRIMARY KEY (game_id, seat))",
+)
 
 
 class TournamentDBError(Exception):
@@ -140,16 +152,38 @@ def _sniff(path: Path) -> None:
 
 
 def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dict[str, str]]:
-    """Open an existing tournament database for reading (``arena standings``)."""
+    """Open an existing tournament database for reading (``arena standings``), leaving no file behind.
+
+    A database with no ``-wal`` or ``-journal`` file beside it holds everything in its one
+    file: it is opened ``immutable``, so SQLite creates no ``-wal``/``-shm`` file and needs no
+    write access (read-only media work). With a ``-wal`` file (a run is writing, or was killed),
+    games may still be only in it: it is read through SQLite's read-only mode, which uses the
+    ``-wal`` and ``-shm`` files already there.
+    """
     p = Path(path)
     if not p.exists():
         raise TournamentDBError(f"{p}: no such file")
     _sniff(p)
+    live = any(Path(f"{p}{suffix}").exists() for suffix in ("-wal", "-journal"))
+    uri = p.resolve().as_uri() + ("?mode=ro" if live else "?immutable=1")
     try:
-        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        conn.execute("PRAGMA query_only = ON")
     except sqlite3.Error as exc:
         raise TournamentDBError(f"{p}: cannot open: {exc}") from None
-    meta = _check_format(conn, p)
+    if live and not Path(f"{p}-shm").exists():
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.OperationalError:
+            conn.close()
+            raise TournamentDBError(f"{p}: its {p.name}-wal file (games of a run still writing, or killed) "
+                                    f"cannot be read without a {p.name}-shm file on read-only media; copy both "
+                                    "files to a writable folder and read them there") from None
+    try:
+        meta = _check_format(conn, p)
+    except BaseException:
+        conn.close()
+        raise
     if meta is None:
         conn.close()
         raise TournamentDBError(f"{p}: an empty database, not a tournament")
@@ -171,8 +205,10 @@ class TournamentDB:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], settings: dict[str, Any], bots: Sequence[BotRow],
-             schedule: Schedule) -> "TournamentDB":
-        """Create the database, or reopen it to resume the same tournament.
+             schedule: Schedule, sources: Mapping[str, str] | None = None,
+             authors: dict[str, str] | None = None) -> "TournamentDB":
+        """Create the database, or reopen it to resume the same tournament. ``authors`` (bot label
+        -> author, from submission manifests) is stored when the database is made.
 
         :raises TournamentDBError: a foreign or damaged file (left untouched), or a
             database of a tournament with other bots, settings or schedule.
@@ -191,11 +227,16 @@ class TournamentDB:
             lock_fd = _lock(p)
             meta = _check_format(conn, p)
             if meta is None:
-                cls._create(conn, settings, bots, schedule)
+                cls._create(conn, settings, bots, schedule, authors or {})
             else:
                 cls._check_same(conn, p, meta, settings, bots, schedule)
+            _add_later_tables(conn, sources or {})
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
+        except sqlite3.Error as exc:  # read-only media, a full disk...: one line, the file as it was
+            conn.close()
+            _unlock(lock_fd)
+            raise TournamentDBError(f"{p}: cannot write to it: {exc}") from None
         except BaseException:
             conn.close()
             _unlock(lock_fd)
@@ -204,7 +245,7 @@ class TournamentDB:
 
     @staticmethod
     def _create(conn: sqlite3.Connection, settings: dict[str, Any], bots: Sequence[BotRow],
-                schedule: Schedule) -> None:
+                schedule: Schedule, authors: dict[str, str]) -> None:
         from .. import __version__
 
         conn.execute("PRAGMA journal_mode = WAL")
@@ -212,7 +253,8 @@ class TournamentDB:
         with Transaction(conn, begun=True):
             conn.executemany("INSERT INTO meta VALUES (?, ?)", [
                 ("format", FORMAT), ("version", str(VERSION)), ("settings", canonical(settings)),
-                ("arena_version", __version__), ("created", _now())])
+                ("arena_version", __version__), ("created", _now()), ("tournament_id", secrets.token_hex(16)),
+                ("authors", canonical(authors))])
             conn.executemany("INSERT INTO bots VALUES (?, ?, ?, ?, ?, ?)",
                              [(b.bot, b.label, b.name, b.path, b.origin, b.sha256) for b in bots])
             conn.executemany("INSERT INTO tables VALUES (?, ?, ?)",
@@ -260,6 +302,10 @@ class TournamentDB:
         with Transaction(self.conn):
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, canonical(value)))
 
+    def meta(self) -> dict[str, str]:
+        """The ``meta`` table (format, settings, created, tournament_id...)."""
+        return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+
     def finished(self) -> set[GameKey]:
         """Keys of the games already stored."""
         return {GameKey(*row) for row in self.conn.execute("SELECT size, tbl, deal, rotation FROM games")}
@@ -291,12 +337,44 @@ class TournamentDB:
             conn.executemany("INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", games)
             conn.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", results)
             conn.executemany("INSERT INTO faults VALUES (?, ?, ?, ?, ?, ?)", faults)
+            conn.executemany("INSERT INTO seat_times VALUES (?, ?, ?, ?, ?)",
+                             [(gid, s, moves, round(total, 6), round(worst, 6)) for gid, r in fresh.items()
+                              for s, (moves, total, worst) in enumerate(r.seat_times)])
         return len(fresh)
 
     def close(self) -> None:
         self.conn.close()
         _unlock(self.lock_fd)  # after SQLite: closing a descriptor drops the process's POSIX locks
         self.lock_fd = -1
+
+
+def _add_later_tables(conn: sqlite3.Connection, sources: Mapping[str, str]) -> None:
+    """Make the :data:`LATER_TABLES` a database lacks and store the bots' sources."""
+    with Transaction(conn):
+        for table in LATER_TABLES:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {table}")
+        conn.executemany("INSERT OR IGNORE INTO sources VALUES (?, ?)",
+                         [(sha, source_bytes(text)) for sha, text in sorted(sources.items())])
+
+
+def read_sources(conn: sqlite3.Connection) -> dict[str, str]:
+    """Bot sources by sha256 (as the loader holds them: undecodable bytes as surrogate
+    escapes); empty for a database made before sources were stored."""
+    if not has_table(conn, "sources"):
+        return {}
+    out = {}
+    for sha, data in conn.execute("SELECT sha256, source FROM sources"):
+        data = data.encode() if isinstance(data, str) else bytes(data)
+        for errors in ("surrogateescape", "surrogatepass"):
+            text = data.decode("utf-8", errors)
+            if source_bytes(text) == data:
+                out[sha] = text
+                break
+    return out
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
 
 
 def _lock(path: Path) -> int:
@@ -338,6 +416,15 @@ class Transaction:
 
     def __exit__(self, exc_type: Any, *_: Any) -> None:
         self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def read_authors(meta: dict[str, str]) -> dict[str, str]:
+    """Bot label -> author (from submission manifests); {} for databases made without any."""
+    try:
+        data = json.loads(meta.get("authors", "{}"))
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def read_bots(conn: sqlite3.Connection) -> list[BotRow]:

@@ -18,6 +18,64 @@ from .schedule import GameKey
 from .worker import Job, play_chunk
 
 
+#: Seconds to wait for a TCP connection to a Ray cluster's address before giving up.
+CONNECT_SECONDS = 5.0
+#: The port of a Ray head (GCS) and of a Ray Client server when the address names none.
+DEFAULT_PORTS = {"": 6379, "ray": 10001}
+
+
+def parse_address(address: str) -> tuple[str, int] | None:
+    """``host:port``, ``ray://host:port``, ``[v6]:port`` or ``host`` -> (host, port);
+    None for ``auto`` (Ray finds a cluster on this machine itself).
+
+    :raises HarnessError: not an address.
+    """
+    text = address.strip()
+    if text in ("auto", "local"):
+        return None
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "", text
+    if scheme not in DEFAULT_PORTS:
+        raise HarnessError(f"--ray-address {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+    rest = rest.rstrip("/")
+    if rest.startswith("["):
+        host, _, tail = rest[1:].partition("]")
+        port_text = tail[1:] if tail.startswith(":") else ""
+    else:
+        host, _, port_text = rest.rpartition(":") if ":" in rest else (rest, "", "")
+    try:
+        port = int(port_text) if port_text else DEFAULT_PORTS[scheme]
+    except ValueError:
+        port = -1
+    if not host or not 0 < port < 65536:
+        raise HarnessError(f"--ray-address {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+    return host, port
+
+
+def probe(address: str, timeout: float = CONNECT_SECONDS) -> None:
+    """Fail fast, before any database is made, when nothing answers at a cluster's address
+    (``ray.init`` itself retries for minutes).
+
+    :raises HarnessError: not an address, an unknown host, or no connection within ``timeout``.
+    """
+    import socket
+
+    target = parse_address(address)
+    if target is None:
+        return
+    host, port = target
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except socket.gaierror as exc:
+        raise HarnessError(f"cannot reach the Ray cluster at {address}: unknown host {host!r} ({exc.strerror})") from None
+    except TimeoutError:
+        raise HarnessError(f"cannot reach the Ray cluster at {address}: no answer within {timeout:g} s") from None
+    except OSError as exc:
+        raise HarnessError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+
+
 def chunk_size(games: int, workers: int) -> int:
     """Smaller than the local chunks: a task's results are stored only when it ends."""
     return max(1, min(16, games // (workers * 8)))
@@ -36,7 +94,12 @@ def run(job: Job, keys: Sequence[GameKey], *, workers: int, address: str | None,
             options["address"] = address
         else:
             options["num_cpus"] = workers
-        ray.init(**options)
+        try:
+            ray.init(**options)
+        except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; one line for each
+            lines = str(exc).strip().splitlines() or [type(exc).__name__]
+            where = f"join the Ray cluster at {address}" if address else "start a local Ray instance"
+            raise HarnessError(f"cannot {where}: {lines[-1]}") from None
     try:
         task = ray.remote(num_cpus=1, max_retries=2)(play_chunk)
         job_ref = ray.put(job)

@@ -9,22 +9,26 @@ game as it comes back; the parent process is the only database writer.
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import sqlite3
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .. import submissions
 from ..loader import BotSource, resolve_bot
 from ..match import entrant_labels
 from ..rules import Rules
+from ..safetext import clean_name, escape, storable
 from .db import BotRow, TournamentDB, canonical
+from . import replays as replay_folder
 from .local import Batches, HarnessError
-from .schedule import DEFAULT_MAX_TABLES, GameKey, Schedule, default_sizes
+from .schedule import DEFAULT_MAX_TABLES, MAX_GAMES, GameKey, Schedule, default_sizes
 from .worker import GameRecord, Job
 
 
@@ -37,17 +41,22 @@ class Entrant:
     src: BotSource
     label: str
     trusted: bool
+    author: str | None = None   # from the submission manifest, when the file was verified against one
 
     def row(self, index: int) -> BotRow:
         src = self.src
-        return BotRow(index, self.label, src.name, src.path if src.origin == "file" else None, src.origin, src.sha256)
+        path = storable(src.path) if src.origin == "file" and src.path else None
+        return BotRow(index, self.label, src.name, path, src.origin, src.sha256)
 
 
 def collect(specs: Sequence[str]) -> list[BotSource]:
     """Bots from registered names, bot files and folders of bot files (their ``*.py``,
     in name order; other files such as submission manifests are ignored).
 
-    :raises BotLoadError: an unknown name or an unreadable file.
+    A file that exists but cannot be loaded (not UTF-8, too large, unreadable) is still
+    entered: it is recorded as crashed in each of its games (see :func:`preflight`).
+
+    :raises BotLoadError: an unknown name or a path that is no file.
     :raises SetupError: a folder without bot files.
     """
     found: list[BotSource] = []
@@ -58,17 +67,19 @@ def collect(specs: Sequence[str]) -> list[BotSource]:
                            if f.suffix == ".py" and f.is_file() and not f.name.startswith(("_", ".")))
             if not files:
                 raise SetupError(f"{spec}: a folder with no bot files (*.py)")
-            found.extend(resolve_bot(str(f)) for f in files)
+            found.extend(resolve_bot(str(f), lenient=True) for f in files)
         else:
-            found.append(resolve_bot(spec))
+            found.append(resolve_bot(spec, lenient=True))
     return found
 
 
 def entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entrant]:
-    """Entrants in command-line order; a file's label is its file name without ``.py``,
+    """Entrants in command-line order; a file's label is its file name without ``.py``
+    (cleaned; ``NAME (file)`` when it is a reserved name, see :func:`~arena.match.entrant_labels`),
     a registered bot's its name; repeats get ``#2``, ``#3``..."""
     sources = collect(specs)
-    labels = entrant_labels([s.name if s.origin == "registry" else Path(s.path or s.name).stem for s in sources])
+    labels = entrant_labels([s.name if s.origin == "registry" else clean_name(Path(s.path or s.name).stem)
+                             for s in sources], [s.origin for s in sources])
     return [Entrant(src, label, trusted or src.origin == "registry") for src, label in zip(sources, labels)]
 
 
@@ -80,6 +91,8 @@ class Plan:
     rules: Rules
     schedule: Schedule
     trusted: bool
+    #: Bot files of submissions folders played without matching their manifests (--allow-unverified).
+    unverified: tuple[str, ...] = ()
     #: The sandbox's time limits (CPU seconds per move and per game).
     move_time: float = 1.0
     game_time: float = 30.0
@@ -87,6 +100,11 @@ class Plan:
     @property
     def labels(self) -> tuple[str, ...]:
         return tuple(e.label for e in self.entrants)
+
+    @property
+    def authors(self) -> dict[str, str]:
+        """Entrant label -> author, for the entrants whose submission manifest names one."""
+        return {e.label: e.author for e in self.entrants if e.author}
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -116,10 +134,16 @@ class Plan:
 
 
 def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed: int, rules: Rules,
-         trusted: bool = False, max_tables: int = DEFAULT_MAX_TABLES, limits: Any = None) -> Plan:
-    """Resolve bots and build the schedule. :raises SetupError:, :raises BotLoadError:.
-    ``limits``: the sandbox's :class:`~arena.sandbox.Limits` (its move and game times are settings)."""
+         trusted: bool = False, max_tables: int = DEFAULT_MAX_TABLES, allow_unverified: bool = False,
+         limits: Any = None) -> Plan:
+    """Resolve bots, verify the files of submissions folders against their manifests, and build
+    the schedule. :raises SetupError:, :raises BotLoadError:. ``limits``: the sandbox's
+    :class:`~arena.sandbox.Limits` (its move and game times are settings)."""
     people = entrants(specs, trusted=trusted)
+    check = submissions.verify([(e.src.path if e.src.origin == "file" else None, e.src.sha256) for e in people])
+    if check.refused and not allow_unverified:
+        raise SetupError(submissions.refusal(check.refused))
+    people = [replace(e, author=author) for e, author in zip(people, check.authors)]
     n = len(people)
     if n < 2:
         raise SetupError(f"a tournament needs at least 2 bots; {n} given")
@@ -131,27 +155,42 @@ def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed:
             rules.check_players(k)
         except ValueError as exc:
             raise SetupError(str(exc)) from None
+    games = sum(min(math.comb(n, k), max_tables) * deals * k for k in set(sizes))
+    if games > MAX_GAMES:
+        raise SetupError(f"this schedule would be about {games:,} games; at most {MAX_GAMES:,} are played in one "
+                         "tournament (fewer --games, --players or --max-tables)")
     schedule = Schedule.build(n, sizes, deals=deals, seed=seed, max_tables=max_tables)
     times = {} if limits is None else {"move_time": limits.move_seconds, "game_time": limits.game_seconds}
-    return Plan(tuple(people), rules, schedule, trusted, **times)
+    return Plan(tuple(people), rules, schedule, trusted, tuple(check.refused), **times)
 
 
 def preflight(p: Plan) -> list[str]:
-    """Warnings about bots that will crash in every game (syntax errors), and a check
-    that the sandbox exists when bot files need it. :raises SetupError:."""
-    warnings = []
-    for e in p.entrants:
-        try:
-            compile(e.src.source, e.src.path or e.label, "exec")
-        except SyntaxError as exc:
-            warnings.append(f"{e.src.path or e.label}:{exc.lineno}: syntax error ({exc.msg}); "
-                            f"{e.label} will be recorded as crashed in each of its games")
+    """One warning line per bot that will crash in every game (unreadable, refused by the
+    code policy, a syntax error...): it stays entered, so the schedule and a resume are
+    the same, and loses each of its games as crashed; and one for the files played with
+    --allow-unverified. Also checks that the sandbox exists when bot files need it.
+    :raises SetupError:."""
+    from ..errors import BotLoadError
+    from ..loader import compile_trusted
+
+    check: Callable[[BotSource], object] = compile_trusted
     if not all(e.trusted for e in p.entrants):
         try:
-            from ..sandbox import sandboxed_factory  # noqa: F401
+            from ..sandbox import check_source, sandboxed_factory  # noqa: F401
         except ImportError:
             raise SetupError("bot files run in the sandbox, which this installation lacks; "
                              "--trusted runs them in-process (only for code you trust)") from None
+        check = check_source
+    warnings = []
+    if p.unverified:
+        warnings.append(f"--allow-unverified: playing {len(p.unverified)} bot file"
+                        f"{'s' if len(p.unverified) != 1 else ''} that do not match a submission: "
+                        + escape("; ".join(p.unverified), 600))
+    for e in p.entrants:
+        try:
+            (compile_trusted if e.trusted else check)(e.src)
+        except BotLoadError as exc:
+            warnings.append(f"{escape(exc, 300)}; {escape(e.label)} will be recorded as crashed in each of its games")
     return warnings
 
 
@@ -164,6 +203,7 @@ class RunResult:
     played: int               # games played by this run
     elapsed: float            # seconds this run spent playing
     interrupted: bool = False
+    signum: int = int(signal.SIGINT)  # what interrupted it: Ctrl-C or SIGTERM
 
     @property
     def rate(self) -> float:
@@ -194,29 +234,37 @@ def ray_backend(workers: int, address: str | None) -> Backend:
 
 
 class StopFlag:
-    """Ctrl-C sets the flag (the run stops after storing what has finished); a second
-    Ctrl-C raises ``KeyboardInterrupt`` at once."""
+    """Ctrl-C or SIGTERM sets the flag (the run stops after storing what has finished); a second
+    one raises ``KeyboardInterrupt`` at once. ``signum`` says which signal stopped the run."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.stopped = False
-        self._old: Any = None
+        self.signum = int(signal.SIGINT)
+        self._old: dict[int, Any] = {}
 
     def __call__(self) -> bool:
         return self.stopped
 
     def _handle(self, signum: int, frame: Any) -> None:
+        if self.stopped:
+            raise KeyboardInterrupt
         self.stopped = True
+        self.signum = signum
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def __enter__(self) -> "StopFlag":
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN):  # nohup, background jobs
-            self._old = signal.signal(signal.SIGINT, self._handle)
+        if threading.current_thread() is threading.main_thread():
+            for sig in self.SIGNALS:
+                if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup, background jobs
+                    self._old[sig] = signal.signal(sig, self._handle)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old.clear()
 
 
 def write_replay(folder: Path, record: GameRecord) -> None:
@@ -230,21 +278,34 @@ def write_replay(folder: Path, record: GameRecord) -> None:
 
 def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: str | None = None,
         progress: bool = False, on_start: Callable[[int, int], None] | None = None,
-        sandbox: dict[str, Any] | None = None) -> RunResult:
+        force: bool = False, sandbox: dict[str, Any] | None = None) -> RunResult:
     """Play every game of ``p`` not yet in the database at ``db_path``, storing each as it ends.
+
+    ``replays`` is a folder for the records, refused when it holds files this tournament did not
+    write (see :mod:`.replays`) unless ``force``.
 
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.
     """
     folder = Path(replays) if replays else None
     if folder:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            replay_folder.check(folder, db_path, force=force)
+        except replay_folder.ReplaysFolderError as exc:
+            raise SetupError(str(exc)) from None
+        try:
+            folder.parent.mkdir(parents=True, exist_ok=True)  # the folder itself is made once the database is
         except OSError as exc:
             raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
-    db = TournamentDB.open(db_path, p.settings, [e.row(i) for i, e in enumerate(p.entrants)], p.schedule)
+    db = TournamentDB.open(db_path, p.settings, [e.row(i) for i, e in enumerate(p.entrants)], p.schedule,
+                           sources={e.src.sha256: e.src.source for e in p.entrants}, authors=p.authors)
     try:
         if sandbox is not None:  # the hardening layers this run's bot files play under
             db.note("sandbox", sandbox)
+        if folder:
+            try:
+                replay_folder.claim(folder, db.meta(), db_path)
+            except OSError as exc:
+                raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
         finished = db.finished()
         keys = [k for k in p.schedule.keys() if k not in finished]
         total = p.schedule.total_games
@@ -282,6 +343,6 @@ def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: 
                     bar.close()
         elapsed = time.perf_counter() - started
         done = len(db.finished())
-        return RunResult(total, done, played, elapsed, interrupted=stop.stopped and done < total)
+        return RunResult(total, done, played, elapsed, interrupted=stop.stopped and done < total, signum=stop.signum)
     finally:
         db.close()

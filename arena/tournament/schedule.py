@@ -20,6 +20,9 @@ from ..engine import derive_seed
 
 #: Beyond this many tables per table size the full round robin is replaced by a balanced schedule.
 DEFAULT_MAX_TABLES = 2000
+#: The most games a tournament schedules (days of play; the schedule alone would fill memory beyond it),
+#: and the largest ``--games`` (deals per table) and ``--max-tables`` accepted.
+MAX_GAMES, MAX_DEALS, MAX_TABLES = 10_000_000, 100_000, 100_000
 MIN_SIZE, MAX_SIZE = 2, 6
 
 
@@ -285,11 +288,3 @@ class Schedule:
         order = self.deal_order(key)
         k = key.size
         return tuple(order[(s + key.rotation) % k] for s in range(k))
-
-    def check(self, key: GameKey) -> bool:
-        """True when ``key`` names a game of this schedule."""
-        try:
-            s = self.by_size(key.size)
-        except KeyError:
-            return False
-        return 0 <= key.table < len(s.tables) and 0 <= key.deal < self.deals and 0 <= key.rotation < key.size

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 from tabulate import tabulate
 
+from ..safetext import escape
 from .db import GameRow
 
 # two-sided 95% quantiles of Student's t for 1..30 degrees of freedom
@@ -65,8 +66,9 @@ class _Tally:
     blocks: dict[tuple[int, int, int], list[float]] = field(default_factory=dict)
 
 
-def compute(labels: Sequence[str], games: Sequence[GameRow]) -> dict[str, Any]:
-    """Standings of one scope (the games given) as plain data."""
+def compute(labels: Sequence[str], games: Sequence[GameRow], kinds: Sequence[str] | None = None) -> dict[str, Any]:
+    """Standings of one scope (the games given) as plain data; ``kinds`` says per bot
+    whether it is ``built-in`` or a ``file`` (a column of its own in the tables)."""
     from openskill.models import PlackettLuce
 
     n = len(labels)
@@ -108,7 +110,8 @@ def compute(labels: Sequence[str], games: Sequence[GameRow]) -> dict[str, Any]:
         score, half = mean_ci([math.fsum(v) / len(v) for _, v in sorted(t.blocks.items())])
         r = ratings[i]
         rows.append({
-            "rank": 0, "bot": labels[i], "games": t.games, "wins": t.wins, "losses": t.losses,
+            "rank": 0, "bot": labels[i], "kind": kinds[i] if kinds else "",
+            "games": t.games, "wins": t.wins, "losses": t.losses,
             "avg_place": _r(t.place_sum / t.games) if t.games else None,
             "score": _r(score), "score_ci": _r(half),
             "blocks": len(t.blocks),
@@ -127,32 +130,49 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def standings_doc(labels: Sequence[str], games: Sequence[GameRow]) -> dict[str, Any]:
-    """Overall standings and standings per table size."""
+def standings_doc(labels: Sequence[str], games: Sequence[GameRow],
+                  kinds: Sequence[str] | None = None, authors: dict[str, str] | None = None) -> dict[str, Any]:
+    """Overall standings and standings per table size; with ``authors`` (label -> author, from
+    submission manifests) each row also names its bot's ``author`` (None when unknown)."""
     sizes = sorted({g.key.size for g in games})
-    overall = compute(labels, games)
+    overall = compute(labels, games, kinds)
     if len(sizes) == 1:  # the same games: the same standings
-        return {"overall": overall, "by_size": {str(sizes[0]): overall}}
-    return {"overall": overall,
-            "by_size": {str(k): compute(labels, [g for g in games if g.key.size == k]) for k in sizes}}
+        doc = {"overall": overall, "by_size": {str(sizes[0]): overall}}
+    else:
+        doc = {"overall": overall,
+               "by_size": {str(k): compute(labels, [g for g in games if g.key.size == k], kinds) for k in sizes}}
+    if authors:
+        for scope in [overall, *doc["by_size"].values()]:
+            for row in scope["standings"]:
+                row["author"] = authors.get(row["bot"])
+    return doc
+
+
+def kind_of(origin: str) -> str:
+    """How tables name a bot's origin: ``built-in`` (registered) or ``file``."""
+    return "built-in" if origin == "registry" else "file"
 
 
 # -- printing -------------------------------------------------------------------
 
-COLUMNS = ("rank", "bot", "games", "wins", "losses", "avg place", "score", "±95%", "rating mu", "sigma",
+COLUMNS = ("rank", "bot", "kind", "games", "wins", "losses", "avg place", "score", "±95%", "rating mu", "sigma",
            "ordinal", "faults")
 
 
 def format_scope(scope: dict[str, Any], title: str) -> str:
     """One scope's standings table, with a title line."""
     rows = []
+    by = any(r.get("author") for r in scope["standings"])  # an author column only when a manifest named one
     for r in scope["standings"]:
-        rows.append([r["rank"], r["bot"], r["games"], r["wins"], r["losses"], _f(r["avg_place"], 2),
+        rows.append([r["rank"], escape(r["bot"]), r.get("kind", ""),
+                     *([escape(r.get("author") or "-")] if by else []), r["games"], r["wins"], r["losses"],
+                     _f(r["avg_place"], 2),
                      _f(r["score"], 3), _f(r["score_ci"], 3), _f(r["mu"], 2), _f(r["sigma"], 2),
                      _f(r["ordinal"], 2), str(r["faults"]) + (f" ({r['retired']} retired)" if r["retired"] else "")])
     head = f"{title}: {scope['games']} games in {scope['blocks']} duplicate deals"
-    return head + "\n" + tabulate(rows, headers=COLUMNS, disable_numparse=True,
-                                  colalign=("right", "left") + ("right",) * (len(COLUMNS) - 2))
+    headers = COLUMNS[:3] + (("author",) if by else ()) + COLUMNS[3:]
+    return head + "\n" + tabulate(rows, headers=headers, disable_numparse=True,
+                                  colalign=("right", "left", "left") + ("left",) * by + ("right",) * (len(COLUMNS) - 3))
 
 
 def format_h2h(scope: dict[str, Any], title: str) -> str:
@@ -165,7 +185,7 @@ def format_h2h(scope: dict[str, Any], title: str) -> str:
         for b in order:
             cell = scope["head_to_head"].get(a, {}).get(b)
             cells.append("" if a == b else "-" if cell is None else f"{cell['above']:.2f}")
-        rows.append([f"{i + 1} {a}", *cells])
+        rows.append([f"{i + 1} {escape(a)}", *cells])
     head = (f"{title} head-to-head: share of shared games in which the row bot placed above the "
             f"column bot (equal places count half)")
     return head + "\n" + tabulate(rows, headers=["", *short], disable_numparse=True,

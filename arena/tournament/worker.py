@@ -20,6 +20,7 @@ from ..loader import BotSource
 from ..players import make_factory
 from ..referee import BotFault, Referee
 from ..rules import Rules
+from ..safetext import storable
 from .schedule import GameKey, Schedule
 
 
@@ -56,6 +57,8 @@ class GameRecord:
     moves: int = 0
     duration: float = 0.0
     log: list[dict] | None = None
+    #: per seat: (moves, total seconds, worst seconds) of the bot's own moves
+    seat_times: tuple[tuple[int, float, float], ...] = ()
 
 
 class CrashedPlayer:
@@ -136,6 +139,7 @@ class GameRunner:
         try:
             for seat, bot in enumerate(seating):
                 players.append(self._player(bot, seed, seat))
+                players[-1].name = self.job.labels[bot]  # clean, distinct, never a reserved name
             outcome = self.referee.play(players, seed=seed, game_id=str(key),
                                         bots=[self.job.labels[b] for b in seating])
         finally:
@@ -145,9 +149,10 @@ class GameRunner:
         return GameRecord(
             key=key, seed=seed, seating=seating, places=tuple(result.places), scores=tuple(result.scores),
             losers=tuple(result.losers), faults=tuple(outcome.fault_counts()), retired=tuple(sorted(outcome.retired)),
-            fault_list=[(f.seat, f.kind, f.detail, f.round) for f in outcome.faults],
+            fault_list=[(f.seat, f.kind, storable(f.detail), f.round) for f in outcome.faults],
             rounds=result.rounds, moves=outcome.moves, duration=time.perf_counter() - started,
-            log=outcome.log if self.job.keep_logs else None)
+            log=outcome.log if self.job.keep_logs else None,
+            seat_times=tuple((len(t), sum(t), max(t, default=0.0)) for t in outcome.move_times))
 
 
 _RUNNERS: dict[str, GameRunner] = {}

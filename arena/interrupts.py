@@ -1,0 +1,83 @@
+"""SIGTERM handled as Ctrl-C, and a closed stdout handled as the reader's choice.
+
+``kill PID`` (SIGTERM, what service managers, ``timeout`` and batch systems send) must
+not lose work that Ctrl-C would keep: while a command runs, SIGTERM raises
+:class:`Terminated`, a ``KeyboardInterrupt``, so every path that keeps partial results on
+Ctrl-C keeps them on SIGTERM too. The exit status is ``128 + signal number`` (130 for
+Ctrl-C, 143 for SIGTERM), as a shell reports a process stopped by that signal.
+
+A closed stdout (``arena play ... | head -1``) is not an error of the user's input:
+:func:`stdout_closed` tells it apart from other broken pipes, and :func:`quiet_stdout`
+points stdout at ``/dev/null`` so that Python's final flush stays quiet.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+#: Exit status after stdout was closed by its reader: that of a process stopped by SIGPIPE.
+SIGPIPE_STATUS = 128 + 13
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived; handled wherever Ctrl-C is."""
+
+    signum = signal.SIGTERM
+
+
+def exit_status(exc: BaseException | None = None, signum: int | None = None) -> int:
+    """``128 + signal number`` for an interruption (``KeyboardInterrupt`` alone: Ctrl-C, 130)."""
+    if signum is None:
+        signum = getattr(exc, "signum", signal.SIGINT)
+    return 128 + int(signum)
+
+
+def signal_word(signum: int) -> str:
+    """``interrupted`` (Ctrl-C) or ``terminated`` (SIGTERM), for messages."""
+    return "terminated" if signum == signal.SIGTERM else "interrupted"
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated("terminated")
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """While the block runs, SIGTERM raises :class:`Terminated` (main thread only; a SIGTERM
+    that was ignored when we started, as under ``nohup``-like launchers, stays ignored)."""
+    old: Any = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        old = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+def stdout_closed() -> bool:
+    """True when stdout is a pipe or socket whose reader has gone."""
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def quiet_stdout() -> None:
+    """Point stdout at ``/dev/null``: what is still buffered is dropped without a second error."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

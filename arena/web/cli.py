@@ -1,0 +1,137 @@
+"""The ``arena view`` and ``arena report`` commands, and ``arena replay --db``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..cli import positive
+from ..errors import UsageError
+
+
+def read_record(path: str) -> list[list[dict[str, Any]]]:
+    """Every game of a record file. :raises UsageError: unreadable or not a record."""
+    from ..record import RecordError, read_games
+
+    try:
+        games = list(read_games(path))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a folder, not a record file") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not a game record (not UTF-8 text)") from None
+    except RecordError as exc:
+        raise UsageError(f"{path}: not a game record: {exc}") from None
+    if not games:
+        raise UsageError(f"{path}: no game in this record file")
+    return games
+
+
+def replay_from_db(db: str, key: str) -> list[dict[str, Any]]:
+    """Re-play one tournament game from its key; its record, checked against the stored result.
+
+    :raises UsageError: a bad database or key, or a game that came out otherwise (stderr says how).
+    """
+    from ..tournament.db import TournamentDBError
+    from ..tournament.replay import ReplayError, open_db, replay_one
+
+    try:
+        conn, meta = open_db(db)
+        try:
+            record, diffs = replay_one(conn, meta, key)
+        finally:
+            conn.close()
+    except (TournamentDBError, ReplayError) as exc:
+        raise UsageError(str(exc)) from None
+    if diffs:
+        raise UsageError(f"{key}: the re-played game differs from the stored result ({'; '.join(diffs)})")
+    assert record.log is not None
+    return record.log
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from .view import OutputError, check_seat, render_viewer, viewer_game, write_page
+
+    if args.db:
+        if not args.game:
+            raise UsageError("--db needs --game KEY (a game key like 4p-t0-d3-r1)")
+        if args.record:
+            raise UsageError("give a record file or --db, not both")
+        games = [replay_from_db(args.db, args.game)]
+        out = Path(args.out or f"{args.game}.html")
+        title = f"Yard bridge: game {args.game}"
+    else:
+        if not args.record:
+            raise UsageError("give a record file (written by --replay), or --db FILE --game KEY")
+        games = read_record(args.record)
+        if args.game is not None:
+            games = [g for g in games if str(g[0].get("game")) == args.game]
+            if not games:
+                raise UsageError(f"{args.record}: no game with id {args.game!r}")
+        out = Path(args.out) if args.out else Path(args.record).with_suffix(".html")
+        title = f"Yard bridge: {Path(args.record).name}"
+    try:
+        check_seat(games, args.seat)
+        shown = [viewer_game(g, seat=args.seat) for g in games]
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    except (KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise UsageError(f"{args.record}: not a game record: {exc!r}") from None
+    try:
+        write_page(out, render_viewer(shown, title=title, seat=args.seat))
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot write: {exc.strerror or exc}") from None
+    print(f"wrote {out} ({len(shown)} game{'s' if len(shown) != 1 else ''}); open it in a browser")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ..tournament.db import TournamentDBError
+    from ..tournament.replay import ReplayError
+    from .report import ReportError, build_report
+
+    try:
+        result = build_report(args.db, args.out, replays=args.replays, workers=args.workers or os.cpu_count() or 1,
+                              quiet=args.quiet)
+    except (TournamentDBError, ReplayError, ReportError) as exc:
+        raise UsageError(str(exc)) from None
+    for line in result.warnings:
+        print(f"arena: warning: {line}", file=sys.stderr)
+    print(f"wrote {result.index} ({result.games} games, {result.replayed} re-played); "
+          f"publish the folder {args.out} as it is")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``view`` and ``report`` to the ``arena`` command."""
+    p = sub.add_parser("view", help="write a game record as an HTML replay viewer",
+                       description="Write one self-contained HTML page (no network, works from a file) that "
+                                   "replays every game of a record on a drawn table. Open a moment directly with "
+                                   "PAGE.html#game=ID&step=N (step=end for the last one).")
+    p.add_argument("record", nargs="?", help="record file written by --replay")
+    p.add_argument("--out", "-o", metavar="FILE", help="the page to write (default: RECORD with .html)")
+    p.add_argument("--seat", type=int, metavar="N", help="show (and put in the page) only what seat N saw (R10)")
+    p.add_argument("--game", metavar="ID", help="only this game (with --db: a game key like 4p-t0-d3-r1)")
+    p.add_argument("--db", metavar="FILE", help="re-play the game --game from a tournament database")
+    p.set_defaults(func=cmd_view)
+
+    p = sub.add_parser("report", help="write a tournament's results as a static web site",
+                       description="Write a static site from a tournament database: standings overall and per "
+                                   "table size with charts, head-to-head heat map, one page per bot, and every "
+                                   "game in a replay viewer (games whose record was not kept are re-played from "
+                                   "the database and checked against the stored result).")
+    p.add_argument("--db", default="tournament.sqlite", metavar="FILE", help="tournament database")
+    p.add_argument("--out", "-o", required=True, metavar="DIR",
+                   help="folder to write (new, or a report written before)")
+    p.add_argument("--replays", metavar="DIR", help="records kept by `arena tournament --replays DIR`")
+    p.add_argument("--workers", "-j", type=positive, metavar="W", help="parallel re-plays (default: all cores)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_report)

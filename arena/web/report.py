@@ -1,0 +1,224 @@
+"""``arena report``: a tournament database as a static web site an organiser can publish.
+
+The site is a folder: ``index.html`` (standings overall and per table size,
+the same numbers and order as ``arena standings``, charts, head-to-head),
+``games.html`` (every game, each linked to the viewer), ``bots/bot-N.html``
+(one page per bot), ``viewer.html`` and ``games/<key>.js`` (each game's
+record, loaded by the viewer when opened). Records come from the folder kept
+by ``arena tournament --replays`` when given, else each game is re-played
+from the database (:mod:`arena.tournament.replay`) and checked against its
+stored result; a game that comes out otherwise is shown with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..record import RecordError
+from ..record import read_games as read_record
+from ..tournament.db import BotRow, has_table, read_bots, read_games, scheduled_games
+from ..tournament.replay import ReplayError, StoredGame, differences, load_plan, replay_many, stored_games
+from ..tournament.schedule import GameKey
+from ..tournament.standings import standings_doc
+from .pages import bot_page, games_page, index_page
+from .view import game_script, render_viewer, viewer_game
+from .view import write_page as _write_page
+
+#: A report folder holds this file; only such a folder (or an empty or new one) is written.
+MARKER = ".arena-report"
+
+
+class ReportError(Exception):
+    """The report cannot be written where asked."""
+
+
+@dataclass
+class ReportResult:
+    index: Path
+    games: int
+    replayed: int
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BotStats:
+    """What a bot's page shows, gathered from the database."""
+
+    bot: BotRow
+    author: str | None = None
+    games: list[dict[str, Any]] = field(default_factory=list)     # one per game it played
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    moves: int = 0
+    seconds: float = 0.0
+    worst: float = 0.0
+    timed: bool = False
+
+
+def author_of(bot: BotRow) -> str | None:
+    """The author named in the bot's submission manifest (``NAME.json`` beside the file)."""
+    if not bot.path:
+        return None
+    manifest = Path(bot.path).with_suffix(".json")
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    author = data.get("author") if isinstance(data, dict) else None
+    return str(author)[:200] if author else None
+
+
+def prepare(out: Path) -> None:
+    """Make ``out`` (new, empty, or a report written before). :raises ReportError:."""
+    if out.exists() and not out.is_dir():
+        raise ReportError(f"{out}: is a file; --out takes a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).exists():
+        raise ReportError(f"{out}: a folder that holds other files; give a new or empty folder for the report")
+    try:
+        (out / "games").mkdir(parents=True, exist_ok=True)
+        (out / "bots").mkdir(exist_ok=True)
+        (out / MARKER).write_text("written by arena report; arena may rewrite this folder\n", encoding="utf-8")
+    except OSError as exc:
+        raise ReportError(f"{out}: cannot write: {exc.strerror or exc}") from None
+
+
+def gather(conn: sqlite3.Connection, bots: list[BotRow]) -> list[BotStats]:
+    """Per-bot games, faults and move times."""
+    stats = [BotStats(b, author_of(b)) for b in bots]
+    keys = {gid: GameKey(size, tbl, deal, rot) for gid, size, tbl, deal, rot in
+            conn.execute("SELECT id, size, tbl, deal, rotation FROM games")}
+    for gid, seat, bot, place, score, loser, faults, retired in conn.execute(
+            "SELECT game_id, seat, bot, place, score, loser, faults, retired FROM results ORDER BY game_id, seat"):
+        stats[bot].games.append({"key": keys[gid], "seat": seat, "place": place, "score": score,
+                                 "loser": bool(loser), "faults": faults, "retired": bool(retired)})
+    for gid, seat, bot, rnd, kind, detail in conn.execute(
+            "SELECT game_id, seat, bot, round, kind, detail FROM faults ORDER BY game_id, rowid"):
+        stats[bot].faults.append({"key": keys[gid], "seat": seat, "round": rnd, "kind": kind, "detail": detail})
+    if has_table(conn, "seat_times"):
+        for bot, moves, seconds, worst in conn.execute(
+                "SELECT r.bot, SUM(t.moves), SUM(t.seconds), MAX(t.worst) FROM seat_times t JOIN results r "
+                "ON r.game_id = t.game_id AND r.seat = t.seat GROUP BY r.bot"):
+            s = stats[bot]
+            s.moves, s.seconds, s.worst, s.timed = int(moves or 0), float(seconds or 0), float(worst or 0), True
+    for s in stats:
+        s.games.sort(key=lambda g: g["key"])
+    return stats
+
+
+def kept_record(folder: Path, stored: StoredGame) -> list[dict[str, Any]] | None:
+    """The game's record from a ``--replays`` folder, when it is there and ends as stored."""
+    path = folder / f"{stored.key}.jsonl"
+    if not path.is_file():
+        return None
+    try:
+        games = list(read_record(path))
+    except (OSError, UnicodeDecodeError, RecordError):
+        return None
+    if len(games) != 1:
+        return None
+    end = games[0][-1]
+    if end.get("event") != "end" or tuple(end.get("places", ())) != stored.places \
+            or tuple(end.get("scores", ())) != stored.scores:
+        return None
+    return games[0]
+
+
+def records(conn: sqlite3.Connection, meta: dict[str, str], stored: list[StoredGame], replays: str | None,
+            workers: int, quiet: bool, warnings: list[str]) -> tuple[dict[GameKey, list[dict[str, Any]]], int,
+                                                                     dict[GameKey, str]]:
+    """Every game's record: kept ones first, the rest re-played and checked.
+    Returns (records by key, how many were re-played, notes for games that differ)."""
+    found: dict[GameKey, list[dict[str, Any]]] = {}
+    folder = Path(replays) if replays else None
+    if folder is not None:
+        if not folder.is_dir():
+            raise ReportError(f"{folder}: no such folder of kept records")
+        for g in stored:
+            events = kept_record(folder, g)
+            if events is not None:
+                found[g.key] = events
+    todo = [g for g in stored if g.key not in found]
+    notes: dict[GameKey, str] = {}
+    if not todo:
+        return found, 0, notes
+    try:
+        plan = load_plan(conn, meta)
+    except ReplayError as exc:
+        warnings.append(f"{len(todo)} games have no viewer: {exc}")
+        return found, 0, notes
+    by_key = {g.key: g for g in todo}
+    bar = None
+    if not quiet and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), unit="game", desc="re-playing", file=sys.stderr, leave=False)
+    count = 0
+    for record in replay_many(plan, [g.key for g in todo], workers=min(workers, max(1, len(todo) // 8))):
+        diffs = differences(by_key[record.key], record)
+        if diffs:
+            notes[record.key] = "; ".join(diffs)
+            warnings.append(f"game {record.key} re-played otherwise than stored ({notes[record.key]})")
+        assert record.log is not None
+        found[record.key] = record.log
+        count += 1
+        if bar:
+            bar.update(1)
+    if bar:
+        bar.close()
+    return found, count, notes
+
+
+def write_page(path: Path, text: str) -> None:
+    """Inside a report folder (checked by :func:`prepare`) arena's own files are rewritten."""
+    _write_page(path, text, mine=True)
+
+
+def build_report(db: str, out_dir: str, *, replays: str | None = None, workers: int = 1,
+                 quiet: bool = False) -> ReportResult:
+    """Write the report for the database ``db`` into ``out_dir``.
+
+    :raises TournamentDBError:, :raises ReportError:.
+    """
+    from ..tournament.replay import open_db
+
+    out = Path(out_dir)
+    conn, meta = open_db(db)
+    warnings: list[str] = []
+    try:
+        settings = json.loads(meta.get("settings", "{}"))
+        bots = read_bots(conn)
+        rows = read_games(conn)
+        total = scheduled_games(conn, int(settings.get("games", 0)))
+        doc = standings_doc([b.label for b in bots], rows)
+        stats = gather(conn, bots)
+        stored = stored_games(conn)
+        prepare(out)
+        found, replayed, notes = records(conn, meta, stored, replays, workers, quiet, warnings)
+    finally:
+        conn.close()
+    labels = [b.label for b in bots]
+    listed = []
+    for g in stored:
+        events = found.get(g.key)
+        if events is None:
+            continue
+        game = viewer_game(events)
+        game["id"] = game["label"] = str(g.key)
+        write_page(out / "games" / f"{g.key}.js", game_script(game))
+        names = [labels[b] for b in g.seating]
+        winners = [names[s] for s, p in enumerate(g.places) if p == 1]
+        listed.append({"id": str(g.key), "label": str(g.key), "summary": ", ".join(winners) + " first"})
+    context = {"db": os.path.basename(db), "settings": settings, "total": total, "played": len(rows),
+               "created": meta.get("created", ""), "arena_version": meta.get("arena_version", "")}
+    write_page(out / "viewer.html", render_viewer(listed, title="Yard bridge tournament: games", src="games/",
+                                                  back=("index.html", "\u2190 standings")))
+    write_page(out / "index.html", index_page(doc, stats, context))
+    write_page(out / "games.html", games_page(stored, labels, set(found), notes, context))
+    for s in stats:
+        write_page(out / "bots" / f"bot-{s.bot.bot}.html", bot_page(s, doc, labels, set(found), context))
+    return ReportResult(out / "index.html", len(stored), replayed, warnings)

@@ -1,0 +1,144 @@
+"""``arena view``: game records as one self-contained HTML replay viewer.
+
+The page is a template with the viewer's CSS and JavaScript inlined (no CDN,
+works from ``file://``) and the games embedded as JSON in a
+``<script type="application/json">`` element. Everything a contestant
+controls (names, ``say`` text, fault details) reaches the page only inside
+that JSON, escaped so that no text can end the element (:func:`embed_json`),
+and the script puts it into the page as text, never as HTML.
+
+With a seat, the embedded data itself is cut down to what that seat saw
+(R10): the other hands become counts, the stock its size, the seed and the
+other seats' fault details are left out, so the file can be shared.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..turn import public_data
+
+#: Marks a file an arena command wrote, so it may write it again (and no other file).
+GENERATOR = '<meta name="generator" content="arena view">'
+
+
+class OutputError(Exception):
+    """An output path that would overwrite a file arena did not write."""
+
+
+def asset(name: str) -> str:
+    """The text of one of the viewer's static files (package data)."""
+    return resources.files("arena.web").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def embed_json(data: Any) -> str:
+    """JSON safe to put inside a ``<script>`` element or a JS file: ``<``, ``>``, ``&``
+    and the JS line separators are written as ``\\uXXXX`` escapes, so no string in
+    the data can close the element (``</script>``) or open a comment (``<!--``)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def seat_view(events: Sequence[Mapping[str, Any]], seat: int) -> list[dict[str, Any]]:
+    """The events as ``seat`` saw them (R10): its own cards, everyone's public facts."""
+    out: list[dict[str, Any]] = []
+    for e in events:
+        kind = e.get("event")
+        data = public_data(e)
+        if kind == "deal":
+            data["hands"] = [list(h) if s == seat else len(h) for s, h in enumerate(e["hands"])]
+            data["scores"] = list(data["scores"])
+        elif kind in ("draw", "penalty") and e.get("seat") == seat:
+            data["card"] = e["card"]
+        elif kind == "fault" and e.get("seat") != seat:
+            data.pop("detail", None)
+        out.append(data)
+    return out
+
+
+def viewer_game(events: Sequence[Mapping[str, Any]], *, seat: int | None = None) -> dict[str, Any]:
+    """One game as the viewer's script reads it: id, list label, summary, events."""
+    shown = seat_view(events, seat) if seat is not None else [dict(e) for e in events]
+    header = dict(shown[0])
+    if "seed" in header:
+        header["seed"] = str(header["seed"])  # beyond 2**53: JavaScript numbers would round it
+    shown[0] = header
+    return {"id": str(header.get("game")), "label": f"game {header.get('game')}",
+            "summary": summary(events), "events": shown}
+
+
+def summary(events: Sequence[Mapping[str, Any]]) -> str:
+    """``"3 players, 12 rounds, greedy first"`` for the game list."""
+    header = events[0]
+    names = [p.get("name", "?") for p in header.get("players", [])]
+    end = next((e for e in reversed(events) if e.get("event") == "end"), None)
+    parts = [f"{len(names)} players"]
+    if end:
+        parts.append(f"{end.get('rounds')} rounds")
+        winners = [names[s] for s, place in enumerate(end.get("places", [])) if place == 1 and s < len(names)]
+        if winners:
+            parts.append(", ".join(winners) + " first")
+    else:
+        parts.append("unfinished")
+    return ", ".join(parts)
+
+
+def check_seat(games: Iterable[Sequence[Mapping[str, Any]]], seat: int | None) -> None:
+    """:raises ValueError: ``seat`` is not a seat of some game."""
+    if seat is None:
+        return
+    for events in games:
+        n = len(events[0].get("players", []))
+        if not 0 <= seat < n:
+            raise ValueError(f"--seat {seat}: game {events[0].get('game')} has seats 0 to {n - 1}")
+
+
+def render_viewer(games: Sequence[Mapping[str, Any]], *, title: str = "Yard bridge replay",
+                  seat: int | None = None, src: str | None = None, back: tuple[str, str] | None = None) -> str:
+    """The viewer page for ``games`` (from :func:`viewer_game`). With ``src``, games carry no
+    events and the page loads ``src + id + ".js"`` when one is opened (the report's viewer)."""
+    data = {"title": title, "seat": seat, "src": src, "games": list(games)}
+    link = f'<a class="back" href="{html.escape(back[0])}">{html.escape(back[1])}</a>' if back else ""
+    page = asset("viewer.html")
+    parts = {"{{TITLE}}": html.escape(title), "{{BACK}}": link,
+             "{{CSS}}": asset("table.css") + "\n" + asset("viewer.css"),
+             "{{JS}}": asset("table.js") + "\n" + asset("viewer.js"), "{{DATA}}": embed_json(data)}
+    # one pass: a placeholder inside an inserted text (a title, the data) is not read again
+    return re.sub(r"\{\{[A-Z]+\}\}", lambda m: parts.get(m.group(0), m.group(0)), page)
+
+
+def game_script(game: Mapping[str, Any]) -> str:
+    """A game's events as a script for the report's viewer: ``arenaLoad(id, events)``."""
+    return f"arenaLoad({embed_json(game['id'])},{embed_json(game['events'])});\n"
+
+
+def ours(path: Path) -> bool:
+    """Whether ``path`` is a page an arena command wrote (it carries :data:`GENERATOR`)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return GENERATOR in f.read(4096)
+    except OSError:
+        return False
+
+
+def write_page(path: Path, text: str, *, mine: bool = False) -> None:
+    """Write ``path``: a new file, or one arena wrote before (``mine``: the caller knows
+    it is, as inside a report folder); never another file.
+
+    :raises OutputError: ``path`` is a folder or a file arena did not write.
+    """
+    if path.is_dir():
+        raise OutputError(f"{path}: is a folder; give a file name for the page")
+    if path.exists() and not mine and not ours(path):
+        raise OutputError(f"{path}: exists and was not written by arena; choose another --out")
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    tmp.replace(path)
