@@ -9,7 +9,7 @@ import shlex
 import sys
 from typing import Any
 
-from ..cli import add_rules_options, at_most, parse_seed, positive, rules_from_args
+from ..cli import add_rules_options, at_most, parse_seed, positive, rules_from_args, show_seed
 from ..errors import UsageError
 from ..interrupts import exit_status, signal_word
 from ..safetext import escape
@@ -24,19 +24,26 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
-    from .db import TournamentDBError
+    from ..seeds import fresh_seed, warn_if_guessable
+    from .db import TournamentDBError, stored_seed
     from .local import HarnessError
     from .runner import SetupError, local_backend, plan, preflight, ray_backend, run
 
     rules = rules_from_args(args)
     workers = args.workers or os.cpu_count() or 1
+    seed = args.seed
+    if seed is None:  # a resume plays on with the database's seed; a new tournament gets a secret one
+        seed = stored_seed(args.db)
+        if seed is None:
+            seed = fresh_seed()
     try:
-        p = plan(args.bots, sizes=args.players, deals=args.games, seed=args.seed, rules=rules,
+        p = plan(args.bots, sizes=args.players, deals=args.games, seed=seed, rules=rules,
                  trusted=args.trusted, max_tables=args.max_tables, allow_unverified=args.allow_unverified)
         for warning in preflight(p):
             print(f"arena: warning: {warning}", file=sys.stderr)
     except SetupError as exc:
         raise UsageError(str(exc)) from None
+    warn_if_guessable(seed, untrusted=p.untrusted)
     if args.backend == "ray":
         try:
             import ray  # noqa: F401
@@ -79,7 +86,10 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         return exit_status(signum=result.signum)
     if not args.quiet and result.played:
         print(f"played {result.played} games in {result.elapsed:.1f} s ({result.rate:.1f} games/s)", file=sys.stderr)
-    return show_standings(args.db, as_json=args.json, h2h=args.h2h)
+    code = show_standings(args.db, as_json=args.json, h2h=args.h2h)
+    if args.seed is None and not args.json:  # the JSON document holds the seed
+        show_seed(seed, "and a new --db plays this tournament again")
+    return code
 
 
 def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
@@ -102,6 +112,9 @@ def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
         raise UsageError(str(exc)) from None
     except Exception as exc:  # sqlite3.Error, damaged rows or settings: one line, no traceback
         raise UsageError(f"{db_path}: damaged tournament database ({type(exc).__name__}: {exc})") from None
+    if len(games) < total and "seed" in settings:
+        # Shown once all games are played: partial standings may be posted while bots still play.
+        settings = dict(settings, seed="hidden until every game is played")
     if as_json:
         out = {"db": db_path, "settings": settings,
                "bots": [{**vars(b), **({"author": authors.get(b.label)} if authors else {})} for b in bots],
@@ -131,7 +144,9 @@ def register(sub: Any) -> None:
                    help="table sizes: 4, 2,4,6 or 2-6 (default 4, or all bots when fewer)")
     p.add_argument("--games", "-n", type=at_most(MAX_DEALS), default=10, metavar="N",
                    help="deals per table, each played once per seat rotation (default 10)")
-    p.add_argument("--seed", type=parse_seed, default=0, metavar="S", help="tournament seed (default 0); same seed, same games")
+    p.add_argument("--seed", type=parse_seed, default=None, metavar="S",
+                   help="tournament seed; same seed, same games (default: a fresh secret seed, kept in the "
+                        "database for resuming and shown after the run)")
     p.add_argument("--workers", "-j", type=positive, default=None, metavar="W",
                    help=f"parallel games (default: all {os.cpu_count()} cores)")
     p.add_argument("--db", default="tournament.sqlite", metavar="FILE",

@@ -25,6 +25,7 @@ from ..loader import BotSource, resolve_bot
 from ..match import entrant_labels
 from ..rules import Rules
 from ..safetext import clean_name, escape, storable
+from ..seeds import guessable
 from .db import BotRow, TournamentDB, canonical
 from . import replays as replay_folder
 from .local import Batches, HarnessError
@@ -95,6 +96,11 @@ class Plan:
     unverified: tuple[str, ...] = ()
 
     @property
+    def untrusted(self) -> bool:
+        """Whether any entrant runs in the sandbox (and so might search for a guessable seed)."""
+        return not all(e.trusted for e in self.entrants)
+
+    @property
     def labels(self) -> tuple[str, ...]:
         return tuple(e.label for e in self.entrants)
 
@@ -120,7 +126,8 @@ class Plan:
         """Lines for people: the schedule that runs and its size."""
         n = len(self.entrants)
         s = self.schedule
-        lines = [f"tournament: {n} bots, seed {s.seed}, rules {self.rules.name}"
+        seed = f"seed {s.seed}" if guessable(s.seed) else "a secret seed (shown after the run)"
+        lines = [f"tournament: {n} bots, {seed}, rules {self.rules.name}"
                  + (f" ({', '.join(f'{k}={v}' for k, v in self.rules.changed().items())})" if self.rules.changed() else "")]
         for x in s.sizes:
             games = len(x.tables) * s.deals * x.size

@@ -273,7 +273,12 @@ class Schedule:
 
     def game_seed(self, key: GameKey) -> int:
         """The deal seed: the same for every rotation of one deal (duplicate seating)."""
-        return derive_seed(self.seed, "tournament", key.size, key.table, key.deal) >> 1  # fits SQLite INTEGER
+        return derive_seed(self.seed, "deal", "tournament", key.size, key.table, key.deal) >> 1  # fits SQLite INTEGER
+
+    def bot_key(self, key: GameKey) -> int:
+        """The key the seats' bot seeds derive from (arena/seeds.py): keyed by the tournament
+        seed in its own domain, so a bot's ``random`` tells nothing about any deal."""
+        return derive_seed(self.seed, "bots", "tournament", key.size, key.table, key.deal, key.rotation)
 
     def deal_order(self, key: GameKey) -> tuple[int, ...]:
         """The table's bots in the cyclic order used for this deal (shuffled per deal,
