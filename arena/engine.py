@@ -33,11 +33,11 @@ _EFFECT_RANKS = frozenset(("7", "8", "a"))
 
 #: Bytes of game record a whole table may fill with ``say`` lines in one game, and with
 #: printed output (sandboxed bots' ``print``): each seat gets ``1/n`` of each. With every
-#: seat at both caps a record grows by at most 9 KiB (plus two marker lines a seat), about
-#: half the median record of 2 to 6 reference bots (17.7 to 22.5 KB; docs/SECURITY.md,
-#: "Bounded records").
-TABLE_SAY_BYTES = 6144
-TABLE_OUTPUT_BYTES = 3072
+#: seat at both caps a record grows by at most 12 KiB (plus two marker lines a seat), under
+#: the median record of 2 to 6 reference bots (17.7 to 22.5 KB), so at most about twice a
+#: normal game's size (docs/SECURITY.md, "Bounded records").
+TABLE_SAY_BYTES = 8192
+TABLE_OUTPUT_BYTES = 4096
 _SAY_MARK = "[say cap reached]"
 _OUTPUT_MARK = "[output cap reached]"
 
