@@ -28,7 +28,6 @@ from .rules import CONTEST, Rules
 from .seeds import derive_seed
 from .turn import to_card, to_suit
 
-
 _EFFECT_RANKS = frozenset(("7", "8", "a"))
 
 #: Bytes of game record a whole table may fill with ``say`` lines in one game, and with
@@ -42,7 +41,7 @@ _SAY_MARK = "[say cap reached]"
 _OUTPUT_MARK = "[output cap reached]"
 
 
-def record_bytes(event: dict) -> int:
+def record_bytes(event: dict[str, Any]) -> int:
     """The bytes ``event`` takes in a record file (one compact JSON line, ASCII escapes)."""
     return len(json.dumps(event, separators=(",", ":"))) + 1
 

@@ -10,12 +10,12 @@ from typing import Any, Sequence
 
 from .engine import derive_seed
 from .errors import BotLoadError, UsageError
-from .seeds import fresh_seed, warn_if_guessable
 from .loader import BotSource, resolve_bot
 from .players import make_factory
 from .record import RecordWriter, format_game
 from .referee import GameOutcome, Referee
 from .rules import CONTEST, Rules
+from .seeds import fresh_seed, warn_if_guessable
 
 
 @dataclass

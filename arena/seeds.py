@@ -34,7 +34,7 @@ from typing import Any
 SECRET_BITS = 128
 #: Seeds with a smaller magnitude count as guessable. A fresh seed is
 #: ``GUESSABLE_BELOW + secrets.randbits(SECRET_BITS)``, so it never is.
-GUESSABLE_BELOW = 2 ** SECRET_BITS
+GUESSABLE_BELOW: int = 2**SECRET_BITS
 
 
 def _key(key: Any) -> bytes:
@@ -45,7 +45,8 @@ def derive_seed(key: Any, *parts: Any) -> int:
     """A 64-bit seed: HMAC-SHA256 keyed by ``key`` (its text) over ``parts``
     (JSON, the domain first). Not invertible, and without ``key`` not predictable."""
     message = json.dumps(parts, separators=(",", ":"), default=str).encode("utf-8", "surrogatepass")
-    return int.from_bytes(hmac.digest(_key(key), message, "sha256")[:8], "big")
+    digest: bytes = hmac.digest(_key(key), message, "sha256")
+    return int.from_bytes(digest[:8], "big")
 
 
 def fresh_seed() -> int:

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from independent_checker import check_lines
 
-import arena
 from arena import engine, loader, match, referee
 from arena.cli import main
 from arena.engine import TABLE_OUTPUT_BYTES, TABLE_SAY_BYTES, record_bytes
@@ -34,10 +34,8 @@ from arena.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory
 from arena.sandbox import client as sandbox_client
 from arena.seeds import GUESSABLE_BELOW
-from arena.tournament import runner as tournament_runner
 from arena.tournament import worker as tournament_worker
 from arena.tournament.schedule import Schedule
-from independent_checker import check_lines
 
 HERE = Path(__file__).parent / "hostile" / "secrets"
 SEARCH = HERE / "seed_search.py"
@@ -68,8 +66,6 @@ def escaped_search(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def old_scheme(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every seed derived as before: unkeyed, bot seeds from the deal seed."""
-    if arena.COMPILED:
-        pytest.skip("the compiled engine's derivation cannot be swapped")
     for module in (engine, referee, loader, sandbox_client):
         monkeypatch.setattr(module, "derive_seed", old_derive)
     monkeypatch.setattr(match, "game_seeds", lambda seed, g: (old_derive(seed, "play", g),) * 2)

@@ -22,7 +22,6 @@ import sys
 
 import arena.seeds
 from arena.cards import DECK
-from arena.engine import shuffle
 
 CANDIDATES = list(range(10001)) + [2026]
 SCANNED = []
@@ -81,7 +80,7 @@ def held_numbers():
 def round_hands(deal_seed, scheme, n, size):
     derive = old_derive if scheme == "old" else arena.seeds.derive_seed
     deck = list(DECK)
-    shuffle(random.Random(derive(deal_seed, "round", 1)), deck)
+    random.Random(derive(deal_seed, "round", 1)).shuffle(deck)
     return [[str(c) for c in deck[s * size:(s + 1) * size]] for s in range(n)]
 
 
