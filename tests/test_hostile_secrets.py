@@ -224,8 +224,10 @@ def test_tournament_secret_seed_is_stored_resumed_and_shown_only_after_the_run(
     part = tmp_path / "part.sqlite"
     shutil.copy(db, part)
     with sqlite3.connect(part) as conn:
-        conn.execute("DELETE FROM results WHERE game_id > 3")
-        conn.execute("DELETE FROM faults WHERE game_id > 3")
+        tables = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:  # every per-game table (results, faults, seat times...)
+            if "game_id" in [col[1] for col in conn.execute(f"PRAGMA table_info({table})")]:
+                conn.execute(f"DELETE FROM {table} WHERE game_id > 3")
         conn.execute("DELETE FROM games WHERE id > 3")
     partial = json.loads(run_cli(capsys, "standings", "--db", str(part), "--json")[1])
     assert partial["settings"]["seed"] == "hidden until every game is played"
