@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from independent_checker import check_lines
 
 from arena import engine, loader, match, referee
 from arena.cli import main
@@ -36,6 +35,7 @@ from arena.sandbox import client as sandbox_client
 from arena.seeds import GUESSABLE_BELOW
 from arena.tournament import worker as tournament_worker
 from arena.tournament.schedule import Schedule
+from arena.verify import check_lines
 
 HERE = Path(__file__).parent / "hostile" / "secrets"
 SEARCH = HERE / "seed_search.py"
