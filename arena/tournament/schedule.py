@@ -112,6 +112,8 @@ class SizeSchedule:
             if n == 1:
                 return f"{self.size} players: one table of all {bots} bots"
             return f"{self.size} players: round robin, all {n} tables of {self.size} of {bots} bots"
+        if self.kind == "gauntlet":
+            return f"{self.size} players: gauntlet, {n} tables of the new bot and {self.size - 1} of the {bots - 1} others"
         pairs = self.pair_counts(bots).values()
         seats = self.seat_counts(bots)
         return (f"{self.size} players: balanced schedule of {n} of {math.comb(bots, self.size)} possible tables; "
