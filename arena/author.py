@@ -287,11 +287,12 @@ def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rule
             names = [opponents[(g + i) % len(opponents)] for i in range(n - 1)]
             names.insert(seat, "")
             game_id = f"{n}p-{g + 1}"
-            game_seed = derive_seed(seed, "check", n, g)
+            game_seed = derive_seed(seed, "deal", "check", n, g)
+            bot_key = derive_seed(seed, "bots", "check", n, g)
             players = []
             try:
                 for s, name in enumerate(names):
-                    players.append(factory(game_seed, s) if s == seat else reference[name](game_seed, s))
+                    players.append(factory(bot_key, s) if s == seat else reference[name](bot_key, s))
                 outcome = referee.play(players, seed=game_seed, game_id=game_id,
                                        bots=[src.label if s == seat else name for s, name in enumerate(names)])
             except BotLoadError as exc:

@@ -141,10 +141,19 @@ def cmd_play(args: argparse.Namespace) -> int:
                     verbose=args.verbose, trusted=args.trusted, progress=not (args.quiet or human),
                     limits=limits_from_args(args))
     status = exit_status(signum=doc.pop("stopped_by", None))
+    secret = doc.pop("secret_seed", False)
     if doc.get("interrupted") and not doc["games"]:
         return status
-    emit_results(doc, "json" if args.json else args.format)
+    fmt = "json" if args.json else args.format
+    emit_results(doc, fmt)
+    if secret and fmt != "json":  # the JSON document holds the seed
+        show_seed(doc["seed"], "plays these games again")
     return status if doc.get("interrupted") else 0
+
+
+def show_seed(seed: int, what: str) -> None:
+    """After a run with a fresh secret seed: the seed, on stderr, to reproduce the run."""
+    print(f"seed {seed} (--seed {seed} {what})", file=sys.stderr)
 
 
 def emit_results(doc: dict[str, Any], fmt: str) -> None:
@@ -245,7 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bots", nargs="+", metavar="BOT", help="registered bot name or path to a bot file; `human` seats you")
     p.add_argument("--games", "-n", type=at_most(MAX_PLAY_GAMES), default=None,
                    help=f"games to play (default 100; 1 with a human seat; at most {MAX_PLAY_GAMES:,})")
-    p.add_argument("--seed", type=parse_seed, default=0, help="master seed (default 0); same seed, same output")
+    p.add_argument("--seed", type=parse_seed, default=None,
+                   help="master seed; same seed, same output (default: a fresh secret seed, shown after the games)")
     p.add_argument("--replay", metavar="FILE",
                    help="write every game record to FILE (JSON Lines); an existing FILE is refused")
     p.add_argument("--force", action="store_true", help="let --replay replace an existing FILE")

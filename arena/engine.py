@@ -16,7 +16,7 @@ allowed. The engine has no other way in.
 
 from __future__ import annotations
 
-import hashlib
+import json
 import random
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -25,17 +25,25 @@ from .cards import DECK, SUITS, Card
 from .errors import IllegalMove
 from .moves import Move
 from .rules import CONTEST, Rules
+from .seeds import derive_seed
 from .turn import to_card, to_suit
-
 
 _EFFECT_RANKS = frozenset(("7", "8", "a"))
 
+#: Bytes of game record a whole table may fill with ``say`` lines in one game, and with
+#: printed output (sandboxed bots' ``print``): each seat gets ``1/n`` of each. With every
+#: seat at both caps a record grows by at most 12 KiB (plus two marker lines a seat), under
+#: the median record of 2 to 6 reference bots (17.7 to 22.5 KB), so at most about twice a
+#: normal game's size (docs/SECURITY.md, "Bounded records").
+TABLE_SAY_BYTES = 8192
+TABLE_OUTPUT_BYTES = 4096
+_SAY_MARK = "[say cap reached]"
+_OUTPUT_MARK = "[output cap reached]"
 
-def derive_seed(seed: Any, *parts: Any) -> int:
-    """A 64-bit seed derived from ``seed`` and ``parts``; not invertible, so a
-    bot that learns its own seed learns nothing about the deal."""
-    text = "/".join(str(p) for p in (seed, *parts))
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+def record_bytes(event: dict[str, Any]) -> int:
+    """The bytes ``event`` takes in a record file (one compact JSON line, ASCII escapes)."""
+    return len(json.dumps(event, separators=(",", ":"))) + 1
 
 
 @dataclass(frozen=True)
@@ -118,11 +126,50 @@ class Game:
         # skips Random()'s read of os.urandom, a measurable cost per game.
         self.rng = random.Random(0)
         self.round_results: list[RoundResult] = []
+        #: Record bytes left per seat for say lines (index 2s) and printed output (2s + 1).
+        self.text_left: list[int] = [TABLE_SAY_BYTES // n, TABLE_OUTPUT_BYTES // n] * n
 
     # -- records -------------------------------------------------------------
     def _emit_and_call(self, event: dict) -> None:
         self.log.append(event)
         self.on_event(event)  # type: ignore[misc]
+
+    def say(self, seat: int, text: str, output: bool = False) -> None:
+        """Record ``seat``'s ``say`` text (with ``output``: its printed output) within the seat's
+        share of :data:`TABLE_SAY_BYTES` (:data:`TABLE_OUTPUT_BYTES`) for this game. Past it,
+        one marker line is recorded, then nothing: the say that does not fit is left out (a
+        say is short), output that does not fit is cut to what does. The one way bot text
+        enters a record, in-process and sandboxed alike."""
+        i = 2 * seat + (1 if output else 0)
+        left = self.text_left[i]
+        if left <= 0:
+            return
+        event: dict[str, Any] = {"event": "say", "seat": seat, "text": text}
+        if output:
+            event["output"] = True
+        cost = record_bytes(event)
+        mark: dict[str, Any] = {"event": "say", "seat": seat, "text": _OUTPUT_MARK if output else _SAY_MARK}
+        if output:
+            mark["output"] = True
+        mark["capped"] = True
+        room = left - record_bytes(mark)
+        if cost <= room:
+            self.text_left[i] = left - cost
+            self._emit(event)
+            return
+        lo, hi = 0, len(text) if output else 0  # the longest prefix of the output that fits
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            event["text"] = text[:mid]
+            if record_bytes(event) <= room:
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo:
+            event["text"] = text[:lo]
+            self._emit(event)
+        self._emit(mark)
+        self.text_left[i] = 0
 
     # -- R3 dealing ----------------------------------------------------------
     def first_player(self) -> int:
@@ -383,4 +430,5 @@ class Game:
         return out
 
 
-__all__ = ["Game", "GameResult", "RoundResult", "derive_seed", "place_seats", "SUITS"]
+__all__ = ["Game", "GameResult", "RoundResult", "TABLE_OUTPUT_BYTES", "TABLE_SAY_BYTES", "derive_seed",
+           "place_seats", "record_bytes", "SUITS"]

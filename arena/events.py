@@ -95,6 +95,7 @@ class SayEvent(TypedDict):
     seat: int
     text: str
     output: NotRequired[bool]  #: captured ``print`` output rather than ``turn.say``
+    capped: NotRequired[bool]  #: the one marker line of a seat's say or output cap (``Game.say``)
 
 
 class RoundEvent(TypedDict):

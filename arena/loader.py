@@ -332,8 +332,9 @@ class TrustedFactory:
         self.code = compile_trusted(src)
         self.name = src.name
 
-    def __call__(self, game_seed: Any, seat: int) -> InProcessPlayer:
-        seed = derive_seed(game_seed, "bot", seat)
+    def __call__(self, bot_key: Any, seat: int) -> InProcessPlayer:
+        """A player for ``seat``; its ``random`` is seeded from the game's bot key (arena/seeds.py)."""
+        seed = derive_seed(bot_key, "bot", seat)
         return InProcessPlayer(instantiate(self.code, self.src, seed), self.name)
 
 

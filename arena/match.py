@@ -15,6 +15,7 @@ from .players import make_factory
 from .record import RecordWriter, format_game
 from .referee import GameOutcome, Referee
 from .rules import CONTEST, Rules
+from .seeds import fresh_seed, warn_if_guessable
 
 
 @dataclass
@@ -113,7 +114,13 @@ def build_entrants(specs: Sequence[str], *, trusted: bool = False, human: Any = 
     return entrants
 
 
-def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: Rules = CONTEST,
+def game_seeds(seed: Any, g: int) -> tuple[int, int]:
+    """Game ``g``'s (deal seed, bot key): keyed by the master seed, in separate domains,
+    so neither tells anything about the other or about the master seed."""
+    return derive_seed(seed, "deal", "play", g), derive_seed(seed, "bots", "play", g)
+
+
+def run_match(specs: Sequence[str], *, games: int = 100, seed: int | None = None, rules: Rules = CONTEST,
               replay: str | None = None, verbose: bool = False, trusted: bool = False,
               progress: bool = True, human: Any = None, force: bool = False,
               limits: Any = None) -> dict[str, Any]:
@@ -121,8 +128,18 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
     ``human`` is the player factory for the ``human`` seat (default: the terminal);
     ``replay`` names a record file (see :class:`ReplayFile`; ``force`` replaces an existing one);
     ``limits``: the sandbox's :class:`~arena.sandbox.Limits` for bot files (default ones when None).
+
+    Without ``seed`` a fresh secret one is drawn; the result holds it (``seed``,
+    and ``secret_seed``), for the caller to show once the games are over. A guessable
+    ``seed`` with sandboxed bots at the table gets a warning on stderr.
     """
     entrants = build_entrants(specs, trusted=trusted, human=human, limits=limits)
+    secret = seed is None
+    if seed is None:
+        seed = fresh_seed()
+    else:
+        warn_if_guessable(seed, untrusted=any(e.src is not None and not (trusted or e.src.origin == "registry")
+                                              for e in entrants))
     n = len(entrants)
     tallies = [Tally(e.label, KINDS.get(e.kind, e.kind)) for e in entrants]
     writer = open_writer(replay, force=force, bots=[e.src for e in entrants if e.src]) if replay else None
@@ -139,8 +156,8 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
     try:
         for g in range(games):
             order = [(s + g) % n for s in range(n)]
-            game_seed = derive_seed(seed, "play", g)
-            players = [entrants[i].factory(game_seed, s) for s, i in enumerate(order)]
+            game_seed, bot_key = game_seeds(seed, g)
+            players = [entrants[i].factory(bot_key, s) for s, i in enumerate(order)]
             for p, i in zip(players, order, strict=True):
                 p.name = entrants[i].label  # the table shows the entrant's label: clean, distinct, not reserved
             try:
@@ -172,6 +189,8 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int = 0, rules: R
             writer.close()
     doc: dict[str, Any] = {"games": played, "seed": seed, "rules": rules.name,
                            "standings": [t.row() for t in tallies]}
+    if secret:
+        doc["secret_seed"] = True
     if interrupted:
         doc["interrupted"] = True
         if stopped_by is not None:

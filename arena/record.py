@@ -77,7 +77,8 @@ def sym(card: str) -> str:
 def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Iterator[str]:
     """A game as a readable log: one move a line, then round results.
 
-    With ``seat``, cards that seat could not see are hidden (R10).
+    With ``seat``, what that seat could not see is left out (R10): other hands and
+    draws, the seed, other seats' fault details and printed output.
     """
     header = events[0]
     names = {p["seat"]: p["name"] for p in header.get("players", [])}
@@ -85,7 +86,8 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
     def who(s: int) -> str:
         return f"{escape(names.get(s, '?'), 60)}#{s}"
 
-    yield f"game {header.get('game')}  seed {header.get('seed')}  rules {header.get('rules', {}).get('name', 'contest')}"
+    shown_seed = f"  seed {header.get('seed')}" if seat is None else ""
+    yield f"game {header.get('game')}{shown_seed}  rules {header.get('rules', {}).get('name', 'contest')}"
     yield "players: " + ", ".join(who(s) for s in sorted(names))
     line: list[str] = []
     mover: int | None = None
@@ -133,8 +135,11 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
         elif kind == "reshuffle":
             yield f"    pile reshuffled into a stock of {len(e['stock'])}"
         elif kind == "fault":
-            yield f"    FAULT {who(e['seat'])} {escape(e['kind'], 40)}: {escape(e.get('detail', ''), 400)}"
+            detail = f": {escape(e.get('detail', ''), 400)}" if seat in (None, e["seat"]) else ""
+            yield f"    FAULT {who(e['seat'])} {escape(e['kind'], 40)}{detail}"
         elif kind == "say":
+            if e.get("output") and seat not in (None, e["seat"]):
+                continue  # printed output is the organiser's, not the table's
             if mover != e["seat"]:   # said or printed outside the speaker's own move
                 yield from flush()
                 mover = e["seat"]

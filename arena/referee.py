@@ -9,6 +9,7 @@ implements the same methods, so the engine does not change.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 import traceback
@@ -19,7 +20,7 @@ from .cards import Card
 from .engine import Game, GameResult, RoundResult, derive_seed
 from .errors import IllegalMove
 from .rules import CONTEST, Rules
-from .turn import PlayerInfo, Turn, public_event
+from .turn import PlayerInfo, PublicFeed, Turn
 
 FAULT_KINDS = ("exception", "illegal-finish", "timeout", "crash", "retired")
 
@@ -96,12 +97,13 @@ class EngineTable:
 
     __slots__ = ("game", "seat", "names", "rules", "shared")
 
-    def __init__(self, game: Game, seat: int, names: Sequence[str], shared: list) -> None:
+    def __init__(self, game: Game, seat: int, names: Sequence[str], shared: PublicFeed | None = None) -> None:
         self.game = game
         self.seat = seat
         self.names = tuple(names)
         self.rules = game.rules
-        self.shared = shared  # public history cache, shared by the seats of one game
+        #: The public history, shared by the seats of one game (a table of its own when not given).
+        self.shared = shared if isinstance(shared, PublicFeed) else PublicFeed()
 
     def players(self) -> tuple[PlayerInfo, ...]:
         g = self.game
@@ -111,10 +113,7 @@ class EngineTable:
         return tuple(self.game.round_pile)
 
     def history(self) -> tuple[Mapping[str, Any], ...]:
-        log, cache = self.game.log, self.shared
-        if len(cache) < len(log):
-            cache.extend(public_event(e) for e in log[len(cache):])
-        return tuple(cache)
+        return self.shared.update(self.game.log)
 
     # The Turn has checked each action against the move in progress, which
     # for an in-process bot is the engine's own Move: apply it unchecked.
@@ -137,7 +136,7 @@ class EngineTable:
         game._finish()
 
     def act_say(self, text: str) -> None:
-        self.game._emit({"event": "say", "seat": self.seat, "text": text})
+        self.game.say(self.seat, text)  # capped per seat and game there, as for sandboxed bots
 
 
 def fallback_move(game: Game, rng: random.Random) -> None:
@@ -159,6 +158,26 @@ def fallback_move(game: Game, rng: random.Random) -> None:
         else:
             game.draw()
     game.finish()
+
+
+#: Record bytes of a fault's detail at most (3 faults retire a bot, so a seat adds at most
+#: about 1 KiB of fault lines to a game's record, whatever its exceptions' messages hold).
+DETAIL_BYTES = 200
+
+
+def clip_detail(detail: str, limit: int = DETAIL_BYTES) -> str:
+    """``detail`` cut so that its JSON text in a record takes at most ``limit`` bytes."""
+    if len(detail) * 12 + 2 <= limit:  # no character takes more than 12 (a surrogate pair escaped)
+        return detail
+    encode = json.dumps
+    lo, hi = 0, min(len(detail), limit)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(encode(detail[:mid])) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return detail[:lo]
 
 
 def _detail(exc: BaseException, limit: int = 300) -> str:
@@ -209,10 +228,11 @@ class Referee:
                 fallback_rng.append(random.Random(derive_seed(seed, "fallback")))
             fallback_move(game, fallback_rng[0])
 
-        shared: list = []
+        shared = PublicFeed()
         tables = [EngineTable(game, s, names, shared) for s in range(n)]
 
         def fault(seat: int, kind: str, detail: str, retire: bool = False) -> None:
+            detail = clip_detail(detail)
             faults.append(Fault(seat, kind, detail, game.round))
             game._emit({"event": "fault", "seat": seat, "kind": kind, "detail": detail})
             if kind == "retired":

@@ -210,7 +210,9 @@ def public_data(event: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a record event everyone may see (R10), as fresh plain data.
 
     Drawn cards become counts, a deal shows hand sizes and the stock size,
-    a reshuffle the new stock's size; the seed is never shown.
+    a reshuffle the new stock's size, a fault its seat and kind (its detail may
+    name a card the faulting seat holds); the seed is never shown. Printed
+    output is not public at all (see :func:`is_public`).
     """
     kind = event["event"]
     if kind == "draw":
@@ -225,9 +227,37 @@ def public_data(event: Mapping[str, Any]) -> dict[str, Any]:
         data = {"event": "reshuffle", "stock": len(event["stock"])}
     elif kind == "game":
         data = {k: v for k, v in event.items() if k not in ("seed",)}
+    elif kind == "fault":
+        data = {"event": "fault", "seat": event["seat"], "kind": event["kind"]}
     else:
         data = dict(event)
     return copy.deepcopy(data)
+
+
+def is_public(event: Mapping[str, Any]) -> bool:
+    """Whether any part of a record event is public: all but a bot's printed output
+    (``say`` lines marked ``output``), which only the organiser's record keeps."""
+    return not (event["event"] == "say" and event.get("output"))
+
+
+class PublicFeed:
+    """The public part of one game's log (R10), built once and shared by its in-process seats."""
+
+    __slots__ = ("events", "seen")
+
+    def __init__(self) -> None:
+        self.events: list[Mapping[str, Any]] = []
+        self.seen = 0
+
+    def update(self, log: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+        """The public events of ``log`` (which only grows), oldest first."""
+        if self.seen < len(log):
+            events = self.events
+            for e in log[self.seen:]:
+                if is_public(e):
+                    events.append(public_event(e))
+            self.seen = len(log)
+        return tuple(self.events)
 
 
 def freeze(value: Any) -> Any:
@@ -241,4 +271,4 @@ def freeze(value: Any) -> Any:
 
 def public_history(log: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
     """Every public event of ``log``."""
-    return tuple(public_event(e) for e in log)
+    return tuple(public_event(e) for e in log if is_public(e))

@@ -26,8 +26,9 @@ def matchup(a: str, b: str, games: int, seed: int) -> None:
     places: dict[str, list[int]] = {a: [], b: []}
     for g in range(games):
         order = [(s + g) % 4 for s in range(4)]
-        game_seed = derive_seed(seed, "strength", g)
-        players = [lineup[i][1](game_seed, s) for s, i in enumerate(order)]
+        game_seed = derive_seed(seed, "deal", "strength", g)
+        bot_key = derive_seed(seed, "bots", "strength", g)
+        players = [lineup[i][1](bot_key, s) for s, i in enumerate(order)]
         result = referee.play(players, seed=game_seed).result
         per = {a: [], b: []}
         for s, i in enumerate(order):

@@ -37,7 +37,7 @@ def seat_human(game, answers, names=("human", "greedy", "random")):
     names = tuple(names[:game.n])
     player = HumanPlayer(game.mover, ask=Script(answers), show=out.append, symbols=False)
     player.start_game(GameInfo(game.mover, names, CONTEST, "1"))
-    turn = Turn(game.move, EngineTable(game, game.mover, names, []))
+    turn = Turn(game.move, EngineTable(game, game.mover, names))
     return player, turn, out
 
 
@@ -193,7 +193,7 @@ def test_suit_symbols_when_the_terminal_can_print_them(scripted_game):
     out: list[str] = []
     player = HumanPlayer(0, ask=Script(["1"]), show=out.append, symbols=True)
     player.start_game(GameInfo(0, ("human", "greedy"), CONTEST, "1"))
-    player.move(Turn(game.move, EngineTable(game, 0, ("human", "greedy"), [])))
+    player.move(Turn(game.move, EngineTable(game, 0, ("human", "greedy"))))
     assert "Your hand: 1) 9\u2660  2) 7\u2666" in "\n".join(out)
 
 

@@ -143,7 +143,8 @@ def test_verified_files_play_and_the_standings_show_their_authors(submitted: Pat
     code, out, err = run(capsys, "tournament", str(submitted), "greedy", "-n", "1", "-q", "--workers", "1",
                          "--db", str(db), "--no-h2h")
     assert code == 0, err
-    header, *rows = [line.split() for line in out.splitlines()[1:] if line.strip() and not line.startswith("-")]
+    table = out.split("\n\n")[0].splitlines()[1:]  # the standings table (notes and more tables follow)
+    header, *rows = [line.split() for line in table if line.strip() and not line.startswith(("-", "Ranked by"))]
     assert header[:4] == ["rank", "bot", "kind", "author"]
     authors = {row[1]: " ".join(row[3:-10]) for row in rows}
     assert authors == {"ann": "Ann Lee", "bo": "Bo Chen", "greedy": "-"}

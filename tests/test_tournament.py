@@ -222,7 +222,7 @@ def test_changed_bot_or_settings_refused(tmp_path: Path, capsys: pytest.CaptureF
     assert run_cli(capsys, *base)[0] == 0
     before = db.read_bytes()
     checks = [
-        (base + ["--seed", "1"], "other settings (seed was 0, now 1)"),
+        (base + ["--seed", "1"], "other settings (seed was a secret one, now 1)"),  # never shown
         (base + ["--rule", "limit=101"], "rules.limit was 125, now 101"),
         (base + ["--players", "2"], "other settings"),
         (base[:1] + ["greedy", "random", "random"] + base[4:], "other bots (missing plain; new random#2)"),

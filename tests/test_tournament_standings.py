@@ -80,8 +80,9 @@ def test_score_interval_over_duplicate_blocks(db_path: Path) -> None:
     blocks = [statistics.mean([1, 0, 1]), statistics.mean([0.5, 1, 1])]
     a = row(doc, "a")
     assert a["score"] == pytest.approx(statistics.mean(blocks), abs=1e-6)
-    half = 12.706 * statistics.stdev(blocks) / math.sqrt(2)
-    assert a["score_ci"] == pytest.approx(half, abs=1e-5)
+    # bootstrap over the two blocks: inside [0, 1], and within the range of the block means
+    assert (a["score_lo"], a["score_hi"]) == (pytest.approx(min(blocks)), pytest.approx(max(blocks)))
+    assert a["score_ci"] == pytest.approx(max(a["score"] - a["score_lo"], a["score_hi"] - a["score"]), abs=1e-5)
     assert a["blocks"] == 2
     assert [r["bot"] for r in doc["overall"]["standings"]] == ["a", "b", "c"]
 

@@ -20,7 +20,7 @@ API_NAMES = ["first", "seat", "hand", "top", "suit", "pile", "stock", "players",
 
 def turn_for(game, names=None):
     names = names or [f"p{s}" for s in range(game.n)]
-    return Turn(game.move, EngineTable(game, game.mover, names, []))
+    return Turn(game.move, EngineTable(game, game.mover, names))
 
 
 class Scripted:
@@ -160,7 +160,7 @@ def test_a_stale_turn_cannot_act_in_a_later_move(scripted_game, snapshot):
 
 def test_another_seats_table_cannot_act(scripted_game, snapshot):
     game = scripted_game(["9s", "9c"], stock="qs", opening="9h", first_move=False)
-    table1 = EngineTable(game, 1, ["a", "b"], [])
+    table1 = EngineTable(game, 1, ["a", "b"])
     before = snapshot(game)
     for action in (lambda: table1.act_put(C("9c"), None), table1.act_draw, table1.act_finish):
         with pytest.raises(IllegalMove) as info:

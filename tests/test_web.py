@@ -186,3 +186,15 @@ def test_sources_with_undecodable_bytes_come_back_as_read(tmp_path):
     conn, _ = open_readonly(tmp_path / "t.sqlite")
     assert read_sources(conn) == {s.sha256: s.source for s in srcs}
     conn.close()
+
+
+def test_report_names_the_authors_of_submitted_bots(tmp_path):
+    bot = tmp_path / "counter.py"
+    bot.write_text((Path(__file__).parent.parent / "examples" / "counter.py").read_text())
+    done = arena("submit", str(bot), "--to", "subs", "--author", "Ada <b>L</b>", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert arena("tournament", "subs", "greedy", "-k", "2", "-n", "1", "-j", "1", "--db", "t.sqlite", "-q",
+                 cwd=tmp_path).returncode == 0
+    assert arena("report", "--db", "t.sqlite", "--out", "site", "-q", "-j", "1", cwd=tmp_path).returncode == 0
+    page = (tmp_path / "site" / "bots" / "bot-0.html").read_text()
+    assert "Ada &lt;b&gt;L&lt;/b&gt;" in page

@@ -134,7 +134,7 @@ class WorkerPlayer:
 
     def _flush_output(self, game: Game, seat: int) -> None:
         for text in self.pending_output:
-            game._emit({"event": "say", "seat": seat, "text": text, "output": True})
+            game.say(seat, text, output=True)
         self.pending_output.clear()
 
     # -- the Player protocol ---------------------------------------------------------------
@@ -261,7 +261,7 @@ class WorkerPlayer:
                     raise ProtocolViolation("bad output action")
                 text = self._cap_output(action[1])
                 if text:
-                    game._emit({"event": "say", "seat": seat, "text": text, "output": True})
+                    game.say(seat, text, output=True)
                 continue
             if move.finished or game.move is not move or not game.in_round:
                 raise ProtocolViolation("action after the move ended")
@@ -282,7 +282,7 @@ class WorkerPlayer:
                     self.said += 1
                     if self.said > 20:
                         raise ProtocolViolation("more than 20 says in a move")
-                    game._emit({"event": "say", "seat": seat, "text": clean(action[1], 200)})
+                    game.say(seat, clean(action[1], 200))
                 else:
                     raise ProtocolViolation(f"unknown action {str(kind)[:10]!r}")
             except (IllegalMove, ValueError) as exc:

@@ -25,7 +25,6 @@ children and exits.
 
 from __future__ import annotations
 
-import gc
 import marshal
 import os
 import signal
@@ -176,7 +175,6 @@ def main(fd: int) -> None:
     if error is not None and not config.get("raw_ok"):
         _quit(0)
     doomed: set[int] = set()
-    gc.freeze()  # what the template made stays out of the children's collections: fewer copied pages
     while True:
         msg, fds = ctl.recv()
         kind = msg[0] if type(msg) is tuple and msg else None

@@ -10,11 +10,14 @@ import sys
 from typing import Any
 
 from ..cli import (add_limit_options, add_rules_options, at_most, limits_from_args, parse_seed, positive,
-                   rules_from_args)
+                   rules_from_args, show_seed)
 from ..errors import UsageError
 from ..interrupts import exit_status, signal_word
 from ..safetext import escape
+from .adaptive_cli import add_adaptive_options, check_adaptive_options, gauntlet_plan, run_until_separated
 from .schedule import DEFAULT_MAX_TABLES, MAX_DEALS, MAX_TABLES, parse_sizes
+
+FORMATS = ("table", "markdown", "csv", "json")
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -25,29 +28,40 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
-    from .db import TournamentDBError
+    from ..seeds import fresh_seed, warn_if_guessable
+    from .db import TournamentDBError, stored_seed
     from .local import HarnessError
-    from .runner import SetupError, local_backend, plan, preflight, ray_backend, run
-
     from ..sandbox.limits import usable_cpus
+    from .runner import SetupError, local_backend, plan, preflight, ray_backend, run
 
     rules = rules_from_args(args)
     limits = limits_from_args(args)
     cpus = usable_cpus()
     workers = args.workers or cpus
+    seed = args.seed
+    if seed is None:  # a resume plays on with the database's seed; a new tournament gets a secret one
+        seed = stored_seed(args.db)
+        if seed is None:
+            seed = fresh_seed()
+    fmt = "json" if args.json else args.format
+    adaptive_opts = check_adaptive_options(args)
+    deals = args.games if args.games is not None else 1 if args.until_separated else 10
     try:
-        p = plan(args.bots, sizes=args.players, deals=args.games, seed=args.seed, rules=rules,
-                 trusted=args.trusted, max_tables=args.max_tables, allow_unverified=args.allow_unverified,
-                 limits=limits)
+        p = plan([*args.bots, *(args.gauntlet or [])], sizes=args.players, deals=deals, seed=seed,
+                 rules=rules, trusted=args.trusted, max_tables=args.max_tables,
+                 allow_unverified=args.allow_unverified, limits=limits)
+        if args.gauntlet:
+            p = gauntlet_plan(p, args.max_tables)
         for warning in preflight(p):
             print(f"arena: warning: {warning}", file=sys.stderr)
     except SetupError as exc:
         raise UsageError(str(exc)) from None
+    warn_if_guessable(seed, untrusted=p.untrusted)
     if args.backend == "local" and workers > cpus:
         print(f"arena: warning: --workers {workers} is more than the {cpus} CPUs this machine gives; games will "
               f"share CPUs and run no faster (time limits count CPU time, so no bot is faulted for it)",
               file=sys.stderr)
-    sandbox = check_sandbox(p, limits, allow_weak=args.allow_weak_sandbox, quiet=args.quiet or args.json)
+    sandbox = check_sandbox(p, limits, allow_weak=args.allow_weak_sandbox, quiet=args.quiet or fmt != "table")
     if args.backend == "ray":
         try:
             import ray  # noqa: F401
@@ -66,12 +80,14 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             raise UsageError("--ray-address goes with --backend ray")
         backend = local_backend(workers)
     def started(done: int, total: int) -> None:  # the database accepted this tournament
-        if not args.quiet and not args.json:
+        if not args.quiet and fmt == "table":
             for line in p.describe():
                 print(line, file=sys.stderr)
         if done and not args.quiet:
             print(f"resuming: {done} of {total} games already in {args.db}", file=sys.stderr)
 
+    if adaptive_opts is not None:
+        return run_until_separated(args, p, backend, fmt)
     try:
         result = run(p, args.db, backend, replays=args.replays, progress=not args.quiet, on_start=started,
                      force=args.force, sandbox=sandbox)
@@ -86,11 +102,14 @@ def cmd_tournament(args: argparse.Namespace) -> int:
               f"Resume with:\n  {command}\n(`arena standings --db {shlex.quote(args.db)}` shows the standings so far)",
               file=sys.stderr)
         if result.done:  # the standings so far, as `arena play` prints its results so far
-            show_standings(args.db, as_json=args.json, h2h=args.h2h)
+            show_standings(args.db, fmt=fmt, h2h=args.h2h)
         return exit_status(signum=result.signum)
     if not args.quiet and result.played:
         print(f"played {result.played} games in {result.elapsed:.1f} s ({result.rate:.1f} games/s)", file=sys.stderr)
-    return show_standings(args.db, as_json=args.json, h2h=args.h2h)
+    code = show_standings(args.db, fmt=fmt, h2h=args.h2h)
+    if args.seed is None and fmt != "json":  # the JSON document holds the seed
+        show_seed(seed, "and a new --db plays this tournament again")
+    return code
 
 
 def check_sandbox(p: Any, limits: Any, *, allow_weak: bool, quiet: bool) -> dict[str, Any] | None:
@@ -116,10 +135,14 @@ def check_sandbox(p: Any, limits: Any, *, allow_weak: bool, quiet: bool) -> dict
     return {"layers": layers, "missing": missing, "allowed_weak": bool(missing and allow_weak)}
 
 
-def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
-    """Print a database's standings (a table, or JSON with the settings and bots too)."""
+def show_standings(db_path: str, *, fmt: str = "table", h2h: bool | None = None, as_json: bool = False) -> int:
+    """Print a database's standings: ``table`` (terminal), ``markdown``, ``csv`` (one row per
+    bot and scope) or ``json`` (with the settings and bots too)."""
+    from .adaptive_cli import separation_of
     from .db import TournamentDBError, open_readonly, read_authors, read_bots, read_games, scheduled_games
-    from .standings import format_standings, kind_of, standings_doc
+    from .standings import format_standings, kind_of, standings_csv, standings_doc
+
+    fmt = "json" if as_json else fmt
 
     try:
         conn, meta = open_readonly(db_path)
@@ -128,28 +151,38 @@ def show_standings(db_path: str, *, as_json: bool, h2h: bool | None) -> int:
             bots = read_bots(conn)
             games = read_games(conn)
             total = scheduled_games(conn, int(settings.get("games", 0)))
+            authors = read_authors(meta)
+            labels = [b.label for b in bots]
+            doc = standings_doc(labels, games, [kind_of(b.origin) for b in bots], authors)
+            doc["separation"] = separation_of(conn, settings, labels, games, doc)
         finally:
             conn.close()
-        authors = read_authors(meta)
-        doc = standings_doc([b.label for b in bots], games, [kind_of(b.origin) for b in bots], authors)
+        if "adaptive" in settings:
+            total = len(games)  # an adaptive schedule has no fixed size
     except TournamentDBError as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:  # sqlite3.Error, damaged rows or settings: one line, no traceback
         raise UsageError(f"{db_path}: damaged tournament database ({type(exc).__name__}: {exc})") from None
-    if as_json:
+    finished = doc["separation"].get("status") == "separated" if "adaptive" in settings else len(games) >= total
+    if not finished and "seed" in settings:
+        # Shown once all games are played: partial standings may be posted while bots still play.
+        settings = dict(settings, seed="hidden until every game is played")
+    if fmt == "json":
         out = {"db": db_path, "settings": settings,
                "bots": [{**vars(b), **({"author": authors.get(b.label)} if authors else {})} for b in bots],
                "games": len(games), "total": total, **doc}
         print(json.dumps(out, indent=2))
+    elif fmt == "csv":
+        print(standings_csv(doc))
     else:
         if len(games) < total:
             print(f"(partial: {len(games)} of {total} games played)")
-        print(format_standings(doc, h2h=h2h))
+        print(format_standings(doc, h2h=h2h, tablefmt="github" if fmt == "markdown" else "simple"))
     return 0
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
-    return show_standings(args.db, as_json=args.json, h2h=args.h2h)
+    return show_standings(args.db, fmt="json" if args.json else args.format, h2h=args.h2h)
 
 
 def register(sub: Any) -> None:
@@ -163,9 +196,12 @@ def register(sub: Any) -> None:
                    help="registered bot name, bot file, or folder of bot files (its *.py)")
     p.add_argument("--players", "-k", type=_sizes, metavar="K",
                    help="table sizes: 4, 2,4,6 or 2-6 (default 4, or all bots when fewer)")
-    p.add_argument("--games", "-n", type=at_most(MAX_DEALS), default=10, metavar="N",
-                   help="deals per table, each played once per seat rotation (default 10)")
-    p.add_argument("--seed", type=parse_seed, default=0, metavar="S", help="tournament seed (default 0); same seed, same games")
+    p.add_argument("--games", "-n", type=at_most(MAX_DEALS), default=None, metavar="N",
+                   help="deals per table, each played once per seat rotation (default 10; with "
+                        "--until-separated the first round's, default 1)")
+    p.add_argument("--seed", type=parse_seed, default=None, metavar="S",
+                   help="tournament seed; same seed, same games (default: a fresh secret seed, kept in the "
+                        "database for resuming and shown after the run)")
     p.add_argument("--workers", "-j", type=positive, default=None, metavar="W",
                    help=f"parallel games (default: all {os.cpu_count()} cores; more is warned about)")
     p.add_argument("--db", default="tournament.sqlite", metavar="FILE",
@@ -188,10 +224,12 @@ def register(sub: Any) -> None:
                         "`arena submit` (refused by default)")
     p.add_argument("--allow-weak-sandbox", action="store_true",
                    help="run bot files even when a hardening layer is missing on this machine")
-    p.add_argument("--json", action="store_true", help="standings as JSON")
+    p.add_argument("--json", action="store_true", help="standings as JSON (as --format json)")
+    p.add_argument("--format", choices=FORMATS, default="table", help="standings output (default table)")
     p.add_argument("--h2h", action=argparse.BooleanOptionalAction, default=None,
                    help="print the head-to-head table (default: when 16 bots or fewer)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or schedule lines")
+    add_adaptive_options(p)
     add_limit_options(p)
     add_rules_options(p)
     p.set_defaults(func=cmd_tournament)
@@ -200,7 +238,9 @@ def register(sub: Any) -> None:
                        description="Print the standings of a tournament database (finished or not).")
     p.add_argument("--db", default="tournament.sqlite", metavar="FILE",
                    help="results database (default tournament.sqlite)")
-    p.add_argument("--json", action="store_true", help="standings as JSON")
+    p.add_argument("--json", action="store_true", help="standings as JSON (as --format json)")
+    p.add_argument("--format", choices=FORMATS, default="table",
+                   help="table (terminal), markdown, csv (one row per bot and scope) or json")
     p.add_argument("--h2h", action=argparse.BooleanOptionalAction, default=None,
                    help="print the head-to-head table (default: when 16 bots or fewer)")
     p.set_defaults(func=cmd_standings)

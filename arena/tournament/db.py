@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..loader import source_bytes
+from ..seeds import guessable
 from .schedule import GameKey, Schedule
 from .worker import GameRecord
 
@@ -444,6 +445,24 @@ def read_games(conn: sqlite3.Connection) -> list[GameRow]:
     return sorted((GameRow(key, tuple(seats[gid])) for gid, key in games.items()), key=lambda g: g.key)
 
 
+def stored_seed(path: str | os.PathLike[str]) -> int | None:
+    """The seed in the settings of the tournament database at ``path`` (a resume without
+    ``--seed`` plays on with it); None when there is no such database or seed."""
+    p = Path(path)
+    if not p.is_file():
+        return None
+    try:
+        conn, meta = open_readonly(p)
+    except TournamentDBError:
+        return None
+    try:
+        conn.close()
+        seed = json.loads(meta.get("settings", "{}")).get("seed")
+    except (ValueError, AttributeError, sqlite3.Error):
+        return None
+    return seed if type(seed) is int else None
+
+
 def scheduled_games(conn: sqlite3.Connection, deals: int) -> int:
     """Games in the whole schedule: tables x size x deals (each deal once per seat rotation)."""
     return sum(size * count * deals for size, count in conn.execute("SELECT size, COUNT(*) FROM tables GROUP BY size"))
@@ -462,6 +481,8 @@ def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> 
             continue
         if isinstance(a, dict) and isinstance(b, dict):
             out += _differences(a, b, f"{prefix}{k}.")
+        elif f"{prefix}{k}" == "seed" and not guessable(a):
+            out.append(f"seed was a secret one, now {_short(b)}")  # the organiser's: the db holds it
         else:
             out.append(f"{prefix}{k} was {_short(a)}, now {_short(b)}")
     return out

@@ -36,22 +36,29 @@ def chunk_size(games: int, workers: int) -> int:
     return max(1, min(32, games // (workers * 8)))
 
 
-def in_process(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Batches:
+#: Asked for the next keys once every key handed out so far has come back (and been
+#: stored by the consumer); an empty answer ends the run (adaptive tournaments).
+More = Callable[[], Sequence[GameKey]]
+
+
+def in_process(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool], more: More | None = None) -> Batches:
     """Play every game here, one after another (``--workers 1``), and hand them over
     every :data:`FLUSH_SECONDS` like a worker does."""
     runner = GameRunner(job)
-    done: list[GameRecord] = []
     sent = time.monotonic()
     try:
-        for key in keys:
-            if stop():
-                break
-            done.append(runner.play(key))
-            if time.monotonic() - sent >= FLUSH_SECONDS:
+        while keys and not stop():
+            done: list[GameRecord] = []
+            for key in keys:
+                if stop():
+                    break
+                done.append(runner.play(key))
+                if time.monotonic() - sent >= FLUSH_SECONDS:
+                    yield done
+                    done, sent = [], time.monotonic()
+            if done:
                 yield done
-                done, sent = [], time.monotonic()
-        if done:
-            yield done
+            keys = more() if more is not None and not stop() else ()
     finally:
         runner.close()
 
@@ -143,7 +150,7 @@ class _Worker:
 
 
 def in_pool(job: Job, keys: Sequence[GameKey], workers: int, stop: Callable[[], bool], *,
-            start_method: str = "spawn") -> Batches:
+            start_method: str = "spawn", more: More | None = None) -> Batches:
     """Play ``keys`` on ``workers`` processes; yield the games that have ended, a batch at a time."""
     ctx = multiprocessing.get_context(start_method)
     if start_method != "fork":
@@ -153,10 +160,16 @@ def in_pool(job: Job, keys: Sequence[GameKey], workers: int, stop: Callable[[], 
         resource_tracker.ensure_running()
     size = chunk_size(len(keys), workers)
     todo: deque[list[GameKey]] = deque(list(keys[i:i + size]) for i in range(0, len(keys), size))
-    pool = [_Worker(ctx, job, i) for i in range(min(workers, len(todo)))]
+    pool = [_Worker(ctx, job, i) for i in range(workers if more is not None else min(workers, len(todo)))]
     deaths = 0
     try:
-        while (todo or any(w.pending for w in pool)) and not stop():
+        while not stop():
+            if not todo and not any(w.pending for w in pool):
+                nxt = list(more()) if more is not None else []
+                if not nxt:
+                    break
+                size = chunk_size(len(nxt), workers)
+                todo.extend(nxt[i:i + size] for i in range(0, len(nxt), size))
             for w in pool:
                 while todo and len(w.pending) <= size:  # one chunk playing, the next one waiting
                     w.send(todo.popleft())

@@ -82,7 +82,7 @@ def chunk_size(games: int, workers: int) -> int:
 
 
 def run(job: Job, keys: Sequence[GameKey], *, workers: int, address: str | None,
-        stop: Callable[[], bool]) -> Batches:
+        stop: Callable[[], bool], more: Callable[[], Sequence[GameKey]] | None = None) -> Batches:
     """Play ``keys`` as Ray tasks, at most ``2 * workers`` at a time; yield each task's games."""
     import ray
 
@@ -108,7 +108,14 @@ def run(job: Job, keys: Sequence[GameKey], *, workers: int, address: str | None,
         todo.reverse()
         in_flight: dict[Any, list[GameKey]] = {}
         limit = 2 * workers if not address else max(2 * workers, 2 * int(ray.cluster_resources().get("CPU", 1)))
-        while (todo or in_flight) and not stop():
+        while not stop():
+            if not todo and not in_flight:
+                nxt = list(more()) if more is not None else []
+                if not nxt:
+                    break
+                size = chunk_size(len(nxt), workers)
+                todo = [list(nxt[i:i + size]) for i in range(0, len(nxt), size)]
+                todo.reverse()
             while todo and len(in_flight) < limit:
                 chunk = todo.pop()
                 in_flight[task.remote(job_ref, [tuple(k) for k in chunk])] = chunk  # type: ignore[misc]

@@ -25,6 +25,7 @@ from ..loader import BotSource, resolve_bot
 from ..match import entrant_labels
 from ..rules import Rules
 from ..safetext import clean_name, escape, storable
+from ..seeds import guessable
 from .db import BotRow, TournamentDB, canonical
 from . import replays as replay_folder
 from .local import Batches, HarnessError
@@ -98,6 +99,11 @@ class Plan:
     game_time: float = 30.0
 
     @property
+    def untrusted(self) -> bool:
+        """Whether any entrant runs in the sandbox (and so might search for a guessable seed)."""
+        return not all(e.trusted for e in self.entrants)
+
+    @property
     def labels(self) -> tuple[str, ...]:
         return tuple(e.label for e in self.entrants)
 
@@ -124,7 +130,8 @@ class Plan:
         """Lines for people: the schedule that runs and its size."""
         n = len(self.entrants)
         s = self.schedule
-        lines = [f"tournament: {n} bots, seed {s.seed}, rules {self.rules.name}"
+        seed = f"seed {s.seed}" if guessable(s.seed) else "a secret seed (shown after the run)"
+        lines = [f"tournament: {n} bots, {seed}, rules {self.rules.name}"
                  + (f" ({', '.join(f'{k}={v}' for k, v in self.rules.changed().items())})" if self.rules.changed() else "")]
         for x in s.sizes:
             games = len(x.tables) * s.deals * x.size
@@ -210,16 +217,18 @@ class RunResult:
         return self.played / self.elapsed if self.elapsed > 0 else 0.0
 
 
-Backend = Callable[[Job, Sequence[GameKey], Callable[[], bool]], Batches]
+#: ``backend(job, keys, stop, more=None)``: plays ``keys``, then (adaptive runs) whatever
+#: ``more()`` hands out once they are all back, until it hands out nothing.
+Backend = Callable[..., Batches]
 
 
 def local_backend(workers: int) -> Backend:
-    from .local import in_pool, in_process
+    from .local import More, in_pool, in_process
 
-    def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Batches:
+    def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool], more: More | None = None) -> Batches:
         if workers == 1:
-            return in_process(job, keys, stop)
-        return in_pool(job, keys, workers, stop)
+            return in_process(job, keys, stop, more)
+        return in_pool(job, keys, workers, stop, more=more)
 
     return run
 
@@ -227,8 +236,9 @@ def local_backend(workers: int) -> Backend:
 def ray_backend(workers: int, address: str | None) -> Backend:
     from . import ray_backend as rb
 
-    def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool]) -> Batches:
-        return rb.run(job, keys, workers=workers, address=address, stop=stop)
+    def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool],
+            more: Callable[[], Sequence[GameKey]] | None = None) -> Batches:
+        return rb.run(job, keys, workers=workers, address=address, stop=stop, more=more)
 
     return run
 
@@ -276,15 +286,12 @@ def write_replay(folder: Path, record: GameRecord) -> None:
     os.replace(tmp, path)
 
 
-def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: str | None = None,
-        progress: bool = False, on_start: Callable[[int, int], None] | None = None,
-        force: bool = False, sandbox: dict[str, Any] | None = None) -> RunResult:
-    """Play every game of ``p`` not yet in the database at ``db_path``, storing each as it ends.
+def open_tournament(p: Plan, db_path: str | os.PathLike[str], *, replays: str | None, force: bool,
+                    settings: dict[str, Any] | None = None) -> tuple[TournamentDB, Path | None]:
+    """Check the replays folder, open (or make) the database with ``settings`` (default the
+    plan's), then claim the folder; the database and the folder (None without ``replays``).
 
-    ``replays`` is a folder for the records, refused when it holds files this tournament did not
-    write (see :mod:`.replays`) unless ``force``.
-
-    :raises TournamentDBError: the database is foreign, damaged or of another tournament.
+    :raises SetupError:, :raises TournamentDBError:.
     """
     folder = Path(replays) if replays else None
     if folder:
@@ -296,16 +303,32 @@ def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: 
             folder.parent.mkdir(parents=True, exist_ok=True)  # the folder itself is made once the database is
         except OSError as exc:
             raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
-    db = TournamentDB.open(db_path, p.settings, [e.row(i) for i, e in enumerate(p.entrants)], p.schedule,
+    db = TournamentDB.open(db_path, p.settings if settings is None else settings,
+                           [e.row(i) for i, e in enumerate(p.entrants)], p.schedule,
                            sources={e.src.sha256: e.src.source for e in p.entrants}, authors=p.authors)
+    if folder:
+        try:
+            replay_folder.claim(folder, db.meta(), db_path)
+        except OSError as exc:
+            db.close()
+            raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
+    return db, folder
+
+
+def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: str | None = None,
+        progress: bool = False, on_start: Callable[[int, int], None] | None = None,
+        force: bool = False, sandbox: dict[str, Any] | None = None) -> RunResult:
+    """Play every game of ``p`` not yet in the database at ``db_path``, storing each as it ends.
+
+    ``replays`` is a folder for the records, refused when it holds files this tournament did not
+    write (see :mod:`.replays`) unless ``force``.
+
+    :raises TournamentDBError: the database is foreign, damaged or of another tournament.
+    """
+    db, folder = open_tournament(p, db_path, replays=replays, force=force)
     try:
         if sandbox is not None:  # the hardening layers this run's bot files play under
             db.note("sandbox", sandbox)
-        if folder:
-            try:
-                replay_folder.claim(folder, db.meta(), db_path)
-            except OSError as exc:
-                raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
         finished = db.finished()
         keys = [k for k in p.schedule.keys() if k not in finished]
         total = p.schedule.total_games

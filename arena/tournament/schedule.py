@@ -112,6 +112,8 @@ class SizeSchedule:
             if n == 1:
                 return f"{self.size} players: one table of all {bots} bots"
             return f"{self.size} players: round robin, all {n} tables of {self.size} of {bots} bots"
+        if self.kind == "gauntlet":
+            return f"{self.size} players: gauntlet, {n} tables of the new bot and {self.size - 1} of the {bots - 1} others"
         pairs = self.pair_counts(bots).values()
         seats = self.seat_counts(bots)
         return (f"{self.size} players: balanced schedule of {n} of {math.comb(bots, self.size)} possible tables; "
@@ -273,7 +275,12 @@ class Schedule:
 
     def game_seed(self, key: GameKey) -> int:
         """The deal seed: the same for every rotation of one deal (duplicate seating)."""
-        return derive_seed(self.seed, "tournament", key.size, key.table, key.deal) >> 1  # fits SQLite INTEGER
+        return derive_seed(self.seed, "deal", "tournament", key.size, key.table, key.deal) >> 1  # fits SQLite INTEGER
+
+    def bot_key(self, key: GameKey) -> int:
+        """The key the seats' bot seeds derive from (arena/seeds.py): keyed by the tournament
+        seed in its own domain, so a bot's ``random`` tells nothing about any deal."""
+        return derive_seed(self.seed, "bots", "tournament", key.size, key.table, key.deal, key.rotation)
 
     def deal_order(self, key: GameKey) -> tuple[int, ...]:
         """The table's bots in the cyclic order used for this deal (shuffled per deal,

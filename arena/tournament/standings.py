@@ -6,8 +6,10 @@ finished, so the same games always give the same standings.
 
 * **score**: the normalised placement ``(K - place) / (K - 1)`` (1 first, 0
   last), averaged per *duplicate block* (the ``K`` seatings of one deal),
-  then over blocks; the 95% interval is a t-interval over the block means,
-  which are independent where single games are not.
+  then over blocks; the 95% interval is a percentile bootstrap over the block
+  means (independent where single games are not), so it stays inside [0, 1]
+  however few blocks there are (:func:`.stats.bootstrap_interval`). The
+  standings are ranked by this score.
 * **rating**: OpenSkill Plackett-Luce ``mu``, ``sigma`` and ``ordinal``
   (``mu - 3 sigma``), updated one game at a time in key order.
 * **head-to-head**: among the games two bots shared, the share in which the
@@ -24,6 +26,7 @@ from tabulate import tabulate
 
 from ..safetext import escape
 from .db import GameRow
+from .stats import bootstrap_interval
 
 # two-sided 95% quantiles of Student's t for 1..30 degrees of freedom
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
@@ -107,13 +110,17 @@ def compute(labels: Sequence[str], games: Sequence[GameRow], kinds: Sequence[str
             ratings[bot] = team[0]
     rows: list[dict[str, Any]] = []
     for i, t in enumerate(tallies):
-        score, half = mean_ci([math.fsum(v) / len(v) for _, v in sorted(t.blocks.items())])
+        block_means = [math.fsum(v) / len(v) for _, v in sorted(t.blocks.items())]
+        score, _ = mean_ci(block_means)
+        ci = bootstrap_interval(block_means)
+        half = None if ci is None or score is None else max(score - ci[0], ci[1] - score)
         r = ratings[i]
         rows.append({
             "rank": 0, "bot": labels[i], "kind": kinds[i] if kinds else "",
             "games": t.games, "wins": t.wins, "losses": t.losses,
             "avg_place": _r(t.place_sum / t.games) if t.games else None,
             "score": _r(score), "score_ci": _r(half),
+            "score_lo": _r(ci[0]) if ci else None, "score_hi": _r(ci[1]) if ci else None,
             "blocks": len(t.blocks),
             "mu": _r(r.mu), "sigma": _r(r.sigma), "ordinal": _r(r.ordinal()),
             "faults": t.faults, "retired": t.retired})
@@ -155,27 +162,39 @@ def kind_of(origin: str) -> str:
 
 # -- printing -------------------------------------------------------------------
 
-COLUMNS = ("rank", "bot", "kind", "games", "wins", "losses", "avg place", "score", "±95%", "rating mu", "sigma",
+COLUMNS = ("rank", "bot", "kind", "games", "wins", "losses", "avg place", "score", "95% interval", "rating mu", "sigma",
            "ordinal", "faults")
 
+#: Printed under each standings table: which column ranks, and why the rating may disagree.
+RANK_NOTE = ("Ranked by score (mean normalised placement over duplicate blocks, 1 = always first); the "
+             "95% interval is a bootstrap over blocks. The rating (OpenSkill, updated game by game) weighs "
+             "whom each game was against and may order close bots differently; it does not rank.")
 
-def format_scope(scope: dict[str, Any], title: str) -> str:
-    """One scope's standings table, with a title line."""
+
+def standings_rows(scope: dict[str, Any]) -> list[list[Any]]:
+    """One scope's standings as table cells (the columns of :data:`COLUMNS`)."""
     rows = []
     by = any(r.get("author") for r in scope["standings"])  # an author column only when a manifest named one
     for r in scope["standings"]:
+        interval = "-" if r.get("score_lo") is None else f"{r['score_lo']:.3f}-{r['score_hi']:.3f}"
         rows.append([r["rank"], escape(r["bot"]), r.get("kind", ""),
                      *([escape(r.get("author") or "-")] if by else []), r["games"], r["wins"], r["losses"],
                      _f(r["avg_place"], 2),
-                     _f(r["score"], 3), _f(r["score_ci"], 3), _f(r["mu"], 2), _f(r["sigma"], 2),
+                     _f(r["score"], 3), interval, _f(r["mu"], 2), _f(r["sigma"], 2),
                      _f(r["ordinal"], 2), str(r["faults"]) + (f" ({r['retired']} retired)" if r["retired"] else "")])
+    return rows
+
+
+def format_scope(scope: dict[str, Any], title: str, tablefmt: str = "simple") -> str:
+    """One scope's standings table, with a title line."""
     head = f"{title}: {scope['games']} games in {scope['blocks']} duplicate deals"
+    by = any(r.get("author") for r in scope["standings"])
     headers = COLUMNS[:3] + (("author",) if by else ()) + COLUMNS[3:]
-    return head + "\n" + tabulate(rows, headers=headers, disable_numparse=True,
+    return head + "\n" + tabulate(standings_rows(scope), headers=headers, disable_numparse=True, tablefmt=tablefmt,
                                   colalign=("right", "left", "left") + ("left",) * by + ("right",) * (len(COLUMNS) - 3))
 
 
-def format_h2h(scope: dict[str, Any], title: str) -> str:
+def format_h2h(scope: dict[str, Any], title: str, tablefmt: str = "simple") -> str:
     """The head-to-head matrix in standings order: row bot above column bot."""
     order = [r["bot"] for r in scope["standings"]]
     short = [f"{i + 1}" for i in range(len(order))]
@@ -188,23 +207,30 @@ def format_h2h(scope: dict[str, Any], title: str) -> str:
         rows.append([f"{i + 1} {escape(a)}", *cells])
     head = (f"{title} head-to-head: share of shared games in which the row bot placed above the "
             f"column bot (equal places count half)")
-    return head + "\n" + tabulate(rows, headers=["", *short], disable_numparse=True,
+    return head + "\n" + tabulate(rows, headers=["", *short], disable_numparse=True, tablefmt=tablefmt,
                                   colalign=("left",) + ("right",) * len(order))
 
 
-def format_standings(doc: dict[str, Any], *, h2h: bool | None = None) -> str:
+def format_standings(doc: dict[str, Any], *, h2h: bool | None = None, tablefmt: str = "simple") -> str:
     """Overall standings, per-size standings when there are several sizes, and
-    head-to-head (by default only up to 16 bots)."""
-    parts = [format_scope(doc["overall"], "Overall")]
+    head-to-head (by default only up to 16 bots). ``tablefmt``: ``simple`` for a
+    terminal, ``github`` for markdown."""
+    from .separation import format_separation
+
+    md = tablefmt == "github"
+    title = (lambda t: f"## {t}") if md else (lambda t: t)
+    parts = [format_scope(doc["overall"], title("Overall"), tablefmt) + "\n" + ("\n" if md else "") + RANK_NOTE]
+    if doc.get("separation"):
+        parts.append(format_separation(doc["separation"], tablefmt))
     bots = len(doc["overall"]["standings"])
     show_h2h = bots <= 16 if h2h is None else h2h
     if show_h2h:
-        parts.append(format_h2h(doc["overall"], "Overall"))
+        parts.append(format_h2h(doc["overall"], title("Overall"), tablefmt))
     if len(doc["by_size"]) > 1:
         for size, scope in doc["by_size"].items():
-            parts.append(format_scope(scope, f"{size} players"))
+            parts.append(format_scope(scope, title(f"{size} players"), tablefmt))
             if show_h2h:
-                parts.append(format_h2h(scope, f"{size} players"))
+                parts.append(format_h2h(scope, title(f"{size} players"), tablefmt))
     if h2h is None and not show_h2h:
         parts.append(f"(head-to-head of {bots} bots left out; --h2h prints it, --json has it)")
     return "\n\n".join(parts)
@@ -212,3 +238,24 @@ def format_standings(doc: dict[str, Any], *, h2h: bool | None = None) -> str:
 
 def _f(x: float | None, digits: int) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
+
+
+CSV_FIELDS = ("scope", "rank", "bot", "kind", "author", "games", "wins", "losses", "avg_place", "score", "score_lo", "score_hi",
+              "blocks", "mu", "sigma", "ordinal", "faults", "retired")
+
+
+def standings_csv(doc: dict[str, Any]) -> str:
+    """Every scope's standings as CSV, one row per bot and scope (``overall`` or a table size)."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    scopes = [("overall", doc["overall"])]
+    if len(doc["by_size"]) > 1:
+        scopes += list(doc["by_size"].items())
+    for name, scope in scopes:
+        for r in scope["standings"]:
+            writer.writerow({**r, "bot": escape(r["bot"]), "author": escape(r.get("author") or ""), "scope": name})
+    return out.getvalue().rstrip("\n")

@@ -111,13 +111,13 @@ class GameRunner:
             self._factories.pop(old).close()
         return factory
 
-    def _player(self, bot: int, game_seed: int, seat: int) -> Any:
+    def _player(self, bot: int, bot_key: int, seat: int) -> Any:
         factory = self._factory(bot)
         name = self.job.sources[bot].name
         if isinstance(factory, BotLoadError):
             return CrashedPlayer(name, str(factory))
         try:
-            return factory(game_seed, seat)
+            return factory(bot_key, seat)
         except (BotLoadError, BotFault) as exc:
             return CrashedPlayer(name, str(exc))
 
@@ -133,12 +133,13 @@ class GameRunner:
         """Play the game ``key`` and return its record."""
         schedule = self.job.schedule
         seed = schedule.game_seed(key)
+        bot_key = schedule.bot_key(key)
         seating = schedule.seating(key)
         started = time.perf_counter()
         players = []
         try:
             for seat, bot in enumerate(seating):
-                players.append(self._player(bot, seed, seat))
+                players.append(self._player(bot, bot_key, seat))
                 players[-1].name = self.job.labels[bot]  # clean, distinct, never a reserved name
             outcome = self.referee.play(players, seed=seed, game_id=str(key),
                                         bots=[self.job.labels[b] for b in seating])

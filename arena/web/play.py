@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli import emit_results, limits_from_args
+from ..cli import emit_results, limits_from_args, show_seed
 from ..errors import UsageError
 from ..interrupts import exit_status
 from ..rules import Rules
@@ -54,7 +54,11 @@ def play_web(args: argparse.Namespace, rules: Rules, games: int) -> int:
     if doc["games"]:
         print(f"arena: the record is in {replay}", file=sys.stderr)
     status = exit_status(signum=doc.pop("stopped_by", None))  # 130 for Ctrl-C, 143 for SIGTERM
+    secret = doc.pop("secret_seed", False)
     if doc.get("interrupted") and not doc["games"]:
         return status
-    emit_results(doc, "json" if args.json else args.format)
+    fmt = "json" if args.json else args.format
+    emit_results(doc, fmt)
+    if secret and fmt != "json":  # the JSON document holds the seed
+        show_seed(doc["seed"], "plays these games again")
     return status if doc.get("interrupted") else 0

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..record import RecordError
 from ..record import read_games as read_record
-from ..tournament.db import BotRow, has_table, read_bots, read_games, scheduled_games
+from ..tournament.db import BotRow, has_table, read_authors, read_bots, read_games, scheduled_games
 from ..tournament.replay import ReplayError, StoredGame, differences, load_plan, replay_many, stored_games
 from ..tournament.schedule import GameKey
 from ..tournament.standings import standings_doc
@@ -60,8 +60,11 @@ class BotStats:
     timed: bool = False
 
 
-def author_of(bot: BotRow) -> str | None:
-    """The author named in the bot's submission manifest (``NAME.json`` beside the file)."""
+def author_of(bot: BotRow, stored: dict[str, str]) -> str | None:
+    """The bot's author: as the database stored it from the verified submission manifest,
+    else as the manifest beside the file says (``NAME.json``), if there is one."""
+    if stored.get(bot.label):
+        return stored[bot.label]
     if not bot.path:
         return None
     manifest = Path(bot.path).with_suffix(".json")
@@ -87,9 +90,9 @@ def prepare(out: Path) -> None:
         raise ReportError(f"{out}: cannot write: {exc.strerror or exc}") from None
 
 
-def gather(conn: sqlite3.Connection, bots: list[BotRow]) -> list[BotStats]:
+def gather(conn: sqlite3.Connection, bots: list[BotRow], authors: dict[str, str]) -> list[BotStats]:
     """Per-bot games, faults and move times."""
-    stats = [BotStats(b, author_of(b)) for b in bots]
+    stats = [BotStats(b, author_of(b, authors)) for b in bots]
     keys = {gid: GameKey(size, tbl, deal, rot) for gid, size, tbl, deal, rot in
             conn.execute("SELECT id, size, tbl, deal, rotation FROM games")}
     for gid, seat, bot, place, score, loser, faults, retired in conn.execute(
@@ -195,7 +198,7 @@ def build_report(db: str, out_dir: str, *, replays: str | None = None, workers: 
         rows = read_games(conn)
         total = scheduled_games(conn, int(settings.get("games", 0)))
         doc = standings_doc([b.label for b in bots], rows)
-        stats = gather(conn, bots)
+        stats = gather(conn, bots, read_authors(meta))
         stored = stored_games(conn)
         prepare(out)
         found, replayed, notes = records(conn, meta, stored, replays, workers, quiet, warnings)

@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..turn import public_data
+from ..turn import is_public, public_data
 
 #: Marks a file an arena command wrote, so it may write it again (and no other file).
 GENERATOR = '<meta name="generator" content="arena view">'
@@ -51,14 +51,16 @@ def seat_view(events: Sequence[Mapping[str, Any]], seat: int) -> list[dict[str, 
     out: list[dict[str, Any]] = []
     for e in events:
         kind = e.get("event")
+        if not is_public(e) and e.get("seat") != seat:
+            continue  # another seat's printed output
         data = public_data(e)
         if kind == "deal":
             data["hands"] = [list(h) if s == seat else len(h) for s, h in enumerate(e["hands"])]
             data["scores"] = list(data["scores"])
         elif kind in ("draw", "penalty") and e.get("seat") == seat:
             data["card"] = e["card"]
-        elif kind == "fault" and e.get("seat") != seat:
-            data.pop("detail", None)
+        elif kind == "fault" and e.get("seat") == seat:
+            data["detail"] = e.get("detail", "")  # its own fault's detail; others' are not public
         out.append(data)
     return out
 

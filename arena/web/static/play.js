@@ -24,7 +24,9 @@
     $("draw").disabled = !(moving && st.can_draw);
     $("finish").disabled = !(moving && st.can_finish);
     $("suits").hidden = !(moving && (st.prompt === "suit" || pendingJack));
-    $("hint").textContent = !st ? "" : st.phase === "over" ? "Game over." : moving ?
+    const done = !!st && (st.phase === "over" || st.phase === "closed");
+    $("leave").hidden = done;
+    $("hint").textContent = !st ? "" : done ? "Game over: the result is on the table." : moving ?
       (st.prompt === "suit" || pendingJack ? "Choose the suit your jack orders (R6.4)." : st.hint) :
       "The others are playing\u2026";
   }

@@ -180,7 +180,7 @@ function applyEvent(state, ev, header, step) {
     case "end": {
       state.scores = ev.scores.slice();
       state.end = ev;
-      return "game over after " + ev.rounds + " rounds";
+      return "game over after " + ev.rounds + (ev.rounds === 1 ? " round" : " rounds");
     }
     default:
       return ev.event;
@@ -335,7 +335,8 @@ function resultBox(header, state) {
   const box = el("div", "result");
   const r = state.roundResult;
   const n = state.n;
-  if (state.end) box.appendChild(el("h3", "", "Game over after " + state.end.rounds + " rounds"));
+  if (state.end) box.appendChild(el("h3", "", "Game over after " + state.end.rounds +
+    (state.end.rounds === 1 ? " round" : " rounds")));
   else if (r) box.appendChild(el("h3", "", "Round " + r.round + ": " + (r.winner === null || r.winner === undefined ?
     "nobody went out" : (header.players[r.winner] || {}).name + " went out")));
   const t = el("table");

@@ -1,0 +1,78 @@
+"""Seeds: the keyed derivation every seed comes from, fresh secret master seeds, guessable ones.
+
+Every deal seed and every bot's ``random`` seed is an output of
+:func:`derive_seed`, an HMAC-SHA256 keyed by the secret it derives from (the
+master seed of a ``play``, ``tournament`` or ``check`` run, or a game's deal
+seed), with the purpose as the first part of the message (domain
+separation). Outputs of a keyed hash tell nothing about the key or about
+other outputs: a bot that recovers its own seed from its ``random`` state
+learns neither the master seed nor any deal.
+
+That holds only while the master seed is secret. A run without ``--seed``
+draws one (:func:`fresh_seed`, 128 random bits from :mod:`secrets`) and
+shows it only after the run; a ``--seed`` below :data:`GUESSABLE_BELOW`
+(the docs' 7 and 2026, any seed a person would type) is allowed for
+reproducibility, but a bot can search for it, so it is warned about
+(:func:`guessable_warning`) when sandboxed bots play.
+
+Domains in use: ``deal``, ``bots`` (keyed by the master seed: a game's deal
+seed and the key its seats' bot seeds come from), ``bot`` (a seat's seed,
+keyed by the game's bot key), ``round`` and ``fallback`` (keyed by a deal
+seed: each round's shuffle and the fallback's random choices), ``order`` and
+``balanced`` (a tournament's seating orders and balanced schedule).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import sys
+from typing import Any
+
+#: Random bits in a fresh master seed.
+SECRET_BITS = 128
+#: Seeds with a smaller magnitude count as guessable. A fresh seed is
+#: ``GUESSABLE_BELOW + secrets.randbits(SECRET_BITS)``, so it never is.
+GUESSABLE_BELOW: int = 2**SECRET_BITS
+
+
+def _key(key: Any) -> bytes:
+    return str(key).encode("utf-8", "surrogatepass")
+
+
+def derive_seed(key: Any, *parts: Any) -> int:
+    """A 64-bit seed: HMAC-SHA256 keyed by ``key`` (its text) over ``parts``
+    (JSON, the domain first). Not invertible, and without ``key`` not predictable."""
+    message = json.dumps(parts, separators=(",", ":"), default=str).encode("utf-8", "surrogatepass")
+    digest: bytes = hmac.digest(_key(key), message, "sha256")
+    return int.from_bytes(digest[:8], "big")
+
+
+def fresh_seed() -> int:
+    """A new secret master seed: 128 random bits (above :data:`GUESSABLE_BELOW`)."""
+    return GUESSABLE_BELOW + secrets.randbits(SECRET_BITS)
+
+
+def guessable(seed: Any) -> bool:
+    """Whether a bot could find ``seed`` by search (a small number, or not a number)."""
+    return not isinstance(seed, int) or abs(seed) < GUESSABLE_BELOW
+
+
+def guessable_warning(seed: Any) -> str:
+    """The one-line warning for a guessable ``--seed`` given while sandboxed bots play."""
+    return (f"arena: warning: --seed {seed} is guessable (below 2**{SECRET_BITS}): a sandboxed bot can search "
+            "for it and compute every deal; leave out --seed for a secret seed (shown after the run)")
+
+
+def warn_if_guessable(seed: Any, *, untrusted: bool) -> bool:
+    """Print :func:`guessable_warning` to stderr when ``seed`` is guessable and ``untrusted``
+    bots play (trusted ones run in the referee's process and could read the seed anyway)."""
+    if untrusted and guessable(seed):
+        print(guessable_warning(seed), file=sys.stderr)
+        return True
+    return False
+
+
+__all__ = ["GUESSABLE_BELOW", "SECRET_BITS", "derive_seed", "fresh_seed", "guessable", "guessable_warning",
+           "warn_if_guessable"]

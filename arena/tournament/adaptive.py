@@ -1,0 +1,413 @@
+"""Adaptive tournaments: play rounds of duplicate blocks until the order is settled.
+
+``arena tournament ... --until-separated`` plays a first round (every table of
+the schedule, ``--games`` deals each, default 1), then rounds of a few
+duplicate blocks at tables chosen where they help most, until every adjacent
+pair of the standings (or each of the top K places, or each NEW-vs-field
+pair of a gauntlet) is *separated*, or ``--budget`` games are spent.
+
+**The sequential method.** Two bots at one table in a block got the same
+cards and opponents; the difference of their block scores (mean normalised
+placement over the block's rotations) lies in [-1, 1]. Per pair of bots, a
+:class:`~.stats.SignTest` bets on the sign of the mean of those differences,
+block after block; a pair is separated when one side's wealth reaches
+``2 / alpha_pair``. That wealth is a nonnegative supermartingale while its
+null holds, so by Ville's inequality the chance it *ever* gets there is at
+most ``alpha_pair / 2`` - whatever the number of looks, the stopping time, or
+the way later tables were chosen from earlier results (each block's table is
+fixed before its games are played). ``alpha_pair`` is ``1 - confidence``
+divided by the number of pairs that could be claimed: every pair of bots for
+an order (the adjacent pairs are themselves picked from the data, so a union
+bound over all of them is needed), one per field bot in a gauntlet. So at
+``--confidence 0.95`` the chance that the tournament stops claiming an order
+that is wrong anywhere is at most 5%.
+
+**Determinism.** Every decision is a function of the stored results alone:
+round ``r`` is planned from the games of rounds ``< r``, and a game's seed
+and seating follow from its key. A resumed run (after Ctrl-C or kill -9)
+rebuilds the same rounds from the database and plays what is missing; any
+backend gives the same games. ``--budget`` only says how much of the plan is
+played (whole blocks, in order), so it may change between runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .db import GameRow
+from .local import HarnessError
+from .schedule import GameKey, Schedule
+from .stats import SignTest, pair_alpha
+from .worker import GameRecord
+
+#: Deals one table may get; game ids are ``(table * DEAL_CAP + deal) * size + rotation + 1``.
+DEAL_CAP = 1_000_000
+#: Without ``--budget``: this many times the first round's games.
+DEFAULT_BUDGET_ROUNDS = 200
+METHOD = "betting-sign-test/ons/bonferroni"
+
+
+@dataclass(frozen=True)
+class Design:
+    """What decides an adaptive tournament's rounds (stored with its settings)."""
+
+    bots: int
+    size: int
+    tables: tuple[tuple[int, ...], ...]   # the tables rounds may use (the schedule's)
+    first_deals: int = 1
+    confidence: float = 0.95
+    top: int | None = None
+    gauntlet: bool = False
+
+    @property
+    def round_blocks(self) -> int:
+        """Duplicate blocks per round after the first."""
+        return max(4, math.ceil(self.bots / self.size))
+
+    @property
+    def family(self) -> int:
+        """Comparisons the error rate is shared among (Bonferroni)."""
+        return self.bots - 1 if self.gauntlet else math.comb(self.bots, 2)
+
+    @property
+    def alpha(self) -> float:
+        return pair_alpha(self.confidence, self.family)
+
+    @property
+    def first_round_games(self) -> int:
+        return len(self.tables) * self.first_deals * self.size
+
+    def settings(self) -> dict[str, Any]:
+        return {"method": METHOD, "confidence": self.confidence, "top": self.top, "gauntlet": self.gauntlet,
+                "first_deals": self.first_deals, "round_blocks": self.round_blocks}
+
+    def default_budget(self) -> int:
+        return DEFAULT_BUDGET_ROUNDS * self.first_round_games
+
+
+def game_id(key: GameKey) -> int:
+    """The database row id of an adaptive tournament's game (one table size)."""
+    return (key.table * DEAL_CAP + key.deal) * key.size + key.rotation
+
+
+class IdSchedule:
+    """What :meth:`TournamentDB.add` needs of a schedule: the game's id less 1."""
+
+    @staticmethod
+    def index(key: GameKey) -> int:
+        return game_id(key)
+
+
+Block = tuple[int, int]  # (table, deal)
+
+
+@dataclass
+class PairReport:
+    """One comparison as reported: ``upper`` placed above ``lower`` in the order."""
+
+    upper: int
+    lower: int
+    blocks: int
+    mean: float | None        # upper's mean paired block-score difference
+    p_value: float            # anytime-valid
+    separated: bool
+    verdict: str              # "separated" ("better"/"worse" in a gauntlet), "not yet", "reversed", "no shared table"
+
+
+@dataclass
+class State:
+    """The decisions of an adaptive tournament, replayed from stored results."""
+
+    design: Design
+    rounds: list[list[Block]] = field(default_factory=list)
+    deals: list[int] = field(default_factory=list)           # deals used per table
+    seats: list[int] = field(default_factory=list)           # blocks each bot sat in
+    score_sum: list[float] = field(default_factory=list)
+    tests: dict[tuple[int, int], SignTest] = field(default_factory=dict)
+    sums: dict[tuple[int, int], float] = field(default_factory=dict)
+    absorbed: int = 0                                         # blocks absorbed, in plan order
+    status: str = "playing"                                   # "playing", "separated", "budget"
+
+    def __post_init__(self) -> None:
+        d = self.design
+        self.deals = [0] * len(d.tables)
+        self.seats = [0] * d.bots
+        self.score_sum = [0.0] * d.bots
+        for pair in itertools.combinations(range(d.bots), 2):
+            self.tests[pair] = SignTest(d.alpha, cap=0.75)
+            self.sums[pair] = 0.0
+        first = [(t, deal) for t in range(len(d.tables)) for deal in range(d.first_deals)]
+        self._add_round(first)
+
+    # -- the plan ---------------------------------------------------------------
+    def _add_round(self, blocks: list[Block]) -> None:
+        for t, deal in blocks:
+            self.deals[t] = max(self.deals[t], deal + 1)
+        self.rounds.append(blocks)
+
+    def plan(self) -> list[Block]:
+        """Every block planned so far, in order."""
+        return [b for r in self.rounds for b in r]
+
+    def keys(self, block: Block) -> list[GameKey]:
+        return [GameKey(self.design.size, block[0], block[1], r) for r in range(self.design.size)]
+
+    # -- absorbing results ------------------------------------------------------
+    def absorb(self, block: Block, games: Sequence[GameRow]) -> None:
+        """One finished block's games (all rotations)."""
+        k = self.design.size
+        per: dict[int, list[float]] = {}
+        for g in games:
+            for bot, place, *_ in g.seats:
+                per.setdefault(bot, []).append((k - place) / (k - 1))
+        scores = {bot: math.fsum(v) / len(v) for bot, v in per.items()}
+        for bot, s in scores.items():
+            self.seats[bot] += 1
+            self.score_sum[bot] += s
+        for a, b in itertools.combinations(sorted(scores), 2):
+            diff = scores[a] - scores[b]
+            self.tests[(a, b)].add(diff)
+            self.sums[(a, b)] += diff
+        self.absorbed += 1
+
+    def score(self, bot: int) -> float:
+        return self.score_sum[bot] / self.seats[bot] if self.seats[bot] else 0.0
+
+    def order(self) -> list[int]:
+        """Bots best first by score (mean block score), as the standings rank them."""
+        return sorted(range(self.design.bots), key=lambda b: (self.seats[b] == 0, -self.score(b), b))
+
+    # -- decisions --------------------------------------------------------------
+    def comparisons(self) -> list[tuple[int, int]]:
+        """The (upper, lower) pairs the tournament must separate, in the current order."""
+        d = self.design
+        if d.gauntlet:
+            return [(0, f) for f in range(1, d.bots)]
+        order = self.order()
+        last = d.bots - 1 if d.top is None else min(d.top, d.bots - 1)
+        return [(order[i], order[i + 1]) for i in range(last)]
+
+    def report(self, pair: tuple[int, int]) -> PairReport:
+        upper, lower = pair
+        a, b = min(pair), max(pair)
+        test = self.tests[(a, b)]
+        sign = 1 if upper == a else -1
+        mean = sign * self.sums[(a, b)] / test.n if test.n else None
+        if not any(a in t and b in t for t in self.design.tables):
+            verdict = "no shared table"
+        elif test.decided == 0:
+            verdict = "not yet"
+        elif self.design.gauntlet:
+            verdict = "better" if test.decided == sign else "worse"
+        else:
+            verdict = "separated" if test.decided == sign else "reversed"
+        settled = verdict in ("separated", "better", "worse")
+        return PairReport(upper, lower, test.n, mean, test.p_value, settled, verdict)
+
+    def uncertain(self) -> list[tuple[int, int]]:
+        """Comparisons not separated yet that more games can help."""
+        return [p for p in self.comparisons() if self.report(p).verdict in ("not yet", "reversed")]
+
+    def next_round(self) -> list[Block]:
+        """Blocks at the tables that hold the most unsettled pairs that have had the fewest
+        blocks, the other seats going to the bots that sat least (ties: the table with the
+        fewest deals, then the lowest number), so seats and opponents stay balanced."""
+        d = self.design
+        todo = self.uncertain()
+        count = {p: float(self.tests[(min(p), max(p))].n) for p in todo}
+        deals = list(self.deals)
+        seats = list(self.seats)
+        rank = {p: i for i, p in enumerate(todo)}
+        blocks: list[Block] = []
+        for _ in range(d.round_blocks):
+            target = min(todo, key=lambda p: (count[p], rank[p]))
+            candidates = [t for t, table in enumerate(d.tables)
+                          if target[0] in table and target[1] in table and deals[t] < DEAL_CAP]
+            if not candidates:
+                break
+
+            def merit(t: int) -> tuple[int, int, int, int]:
+                table = d.tables[t]
+                covered = sum(1 for p in todo if p[0] in table and p[1] in table)
+                return (-covered, sum(seats[b] for b in table), deals[t], t)
+
+            t = min(candidates, key=merit)
+            blocks.append((t, deals[t]))
+            deals[t] += 1
+            for p in todo:
+                if p[0] in d.tables[t] and p[1] in d.tables[t]:
+                    count[p] += 1
+            for b in d.tables[t]:
+                seats[b] += 1
+        return blocks
+
+
+class Replay:
+    """Feeds stored games to a :class:`State` and advances it round by round; what a
+    run plays next and what ``standings`` reports both come from here."""
+
+    def __init__(self, design: Design, budget: int | None = None) -> None:
+        self.state = State(design)
+        self.budget = design.default_budget() if budget is None else budget
+        self.games: dict[GameKey, GameRow] = {}
+
+    def feed(self, games: Sequence[GameRow]) -> None:
+        for g in games:
+            self.games.setdefault(g.key, g)
+
+    def _complete(self, block: Block) -> list[GameRow] | None:
+        rows = [self.games.get(k) for k in self.state.keys(block)]
+        return None if any(r is None for r in rows) else rows  # type: ignore[return-value]
+
+    def advance(self) -> list[GameKey]:
+        """Absorb finished blocks in plan order, plan rounds as they complete; the keys of
+        the current round still to play within the budget ([] when the tournament is over)."""
+        s = self.state
+        while True:
+            plan = s.plan()
+            while s.absorbed < len(plan):
+                rows = self._complete(plan[s.absorbed])
+                if rows is None:
+                    break
+                s.absorb(plan[s.absorbed], rows)
+            if s.absorbed < len(plan):
+                return self._missing(plan[s.absorbed:])
+            if not s.uncertain():
+                s.status = "separated"
+                return []
+            room = (self.budget - len(plan) * s.design.size) // s.design.size
+            blocks = s.next_round()[:max(0, room)]
+            if not blocks:
+                s.status = "budget"
+                return []
+            s._add_round(blocks)
+
+    def _missing(self, blocks: Sequence[Block]) -> list[GameKey]:
+        s = self.state
+        played = (s.absorbed) * s.design.size
+        room = max(0, (self.budget - played) // s.design.size)
+        keys = [k for b in blocks[:room] for k in s.keys(b) if k not in self.games]
+        if not keys:
+            s.status = "budget"
+        return keys
+
+
+def row_of(record: GameRecord) -> GameRow:
+    """A finished game as the database gives it back (so fresh and stored games replay alike)."""
+    return GameRow(record.key, tuple(
+        (bot, record.places[s], record.scores[s], s in record.losers, record.faults[s], s in record.retired)
+        for s, bot in enumerate(record.seating)))
+
+
+def design_of(settings: dict[str, Any], bots: int, tables: Sequence[tuple[int, ...]]) -> Design:
+    """The design stored in a database's settings."""
+    a = settings["adaptive"]
+    return Design(bots, int(settings["sizes"][0]), tuple(tuple(t) for t in tables), int(a["first_deals"]),
+                  float(a["confidence"]), a.get("top"), bool(a.get("gauntlet")))
+
+
+def read_tables(conn: sqlite3.Connection) -> list[tuple[int, ...]]:
+    import json
+
+    return [tuple(json.loads(b)) for (b,) in conn.execute("SELECT bots FROM tables ORDER BY size, tbl")]
+
+
+@dataclass
+class AdaptiveResult:
+    played: int
+    stored: int
+    elapsed: float
+    status: str              # "separated", "budget", "interrupted"
+    state: State
+    signum: int = 2          # what interrupted it (SIGINT or SIGTERM)
+
+    @property
+    def rate(self) -> float:
+        return self.played / self.elapsed if self.elapsed > 0 else 0.0
+
+
+def run(p: Any, design: Design, db_path: str, backend: Callable[..., Any], *, budget: int | None,
+        replays: str | None = None, force: bool = False, on_start: Callable[[int], None] | None = None,
+        on_round: Callable[[State, int], None] | None = None) -> AdaptiveResult:
+    """Play ``p`` (a :class:`~.runner.Plan` of one table size) adaptively into ``db_path``.
+
+    :raises TournamentDBError: the database is foreign, damaged or of another tournament.
+    """
+    from .db import read_games
+    from .runner import StopFlag, open_tournament, write_replay
+
+    settings = {**p.settings, "adaptive": design.settings()}
+    db, folder = open_tournament(p, db_path, replays=replays, force=force, settings=settings)
+    try:
+        replay = Replay(design, budget)
+        stored = read_games(db.conn)
+        replay.feed(stored)
+        if on_start:
+            on_start(len(stored))
+        keys = replay.advance()
+        played = 0
+        started = time.perf_counter()
+
+        def more() -> list[GameKey]:
+            nxt = replay.advance()
+            if on_round:
+                on_round(replay.state, len(replay.games))
+            return nxt
+
+        with StopFlag() as stop:
+            if keys:
+                batches = backend(p.job(keep_logs=folder is not None), keys, stop, more)
+                try:
+                    for batch in batches:
+                        if folder:
+                            for record in batch:
+                                try:
+                                    write_replay(folder, record)
+                                except OSError as exc:
+                                    raise HarnessError(f"cannot write a replay to {folder}: "
+                                                       f"{exc.strerror or exc}") from None
+                        try:
+                            played += db.add(batch, IdSchedule())  # type: ignore[arg-type]
+                        except sqlite3.Error as exc:
+                            raise HarnessError(f"cannot store games in {db_path}: {exc}") from None
+                        replay.feed([row_of(r) for r in batch])
+                except KeyboardInterrupt:
+                    stop.stopped = True
+                finally:
+                    batches.close()
+            if not stop.stopped:
+                replay.advance()
+        status = "interrupted" if stop.stopped and replay.state.status == "playing" else replay.state.status
+        return AdaptiveResult(played, len(replay.games), time.perf_counter() - started, status, replay.state,
+                              stop.signum)
+    finally:
+        db.close()
+
+
+def gauntlet_schedule(field_size: int, size: int, max_tables: int, seed: int) -> tuple[tuple[int, ...], ...]:
+    """Tables of bot 0 (the new bot) and ``size - 1`` of the field (bots 1..``field_size``):
+    every combination, or a balanced choice when there are more than ``max_tables``."""
+    from .schedule import size_schedule
+
+    if size - 1 > field_size:
+        raise ValueError(f"a table of {size} needs a field of at least {size - 1} bots; {field_size} given")
+    if size == 2:
+        return tuple((0, f) for f in range(1, field_size + 1))
+    inner = size_schedule(field_size, size - 1, max_tables=max_tables, seed=seed)
+    return tuple((0, *(b + 1 for b in t)) for t in inner.tables)
+
+
+def with_tables(schedule: Schedule, tables: tuple[tuple[int, ...], ...], kind: str) -> Schedule:
+    """``schedule`` with its (single) table size's tables replaced."""
+    from dataclasses import replace
+
+    from .schedule import SizeSchedule
+
+    (only,) = schedule.sizes
+    return replace(schedule, sizes=(SizeSchedule(only.size, kind, tables),))

@@ -1,0 +1,194 @@
+"""Adaptive tournaments (``--until-separated``), gauntlets and ``standings --format``:
+deterministic for a seed, the same after kill -9 and resume, the same on Ray; gauntlet
+tables all hold the new bot; every output format carries the same standings."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_tournament import count_games, group_gone, run_cli, standings, wait_for_games
+
+from arena.cli import main
+from arena.tournament.adaptive import Design, Replay, State, gauntlet_schedule
+
+# Two pairs of identical bots (inseparable) and a weak one, at 3-player tables (10 tables).
+BOTS = ["greedy", "random", "greedy", "random", "random"]
+ARGS = ["--players", "3", "--seed", "5", "--until-separated", "--budget", "300", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    db = tmp_path_factory.mktemp("adaptive") / "ref.sqlite"
+    assert main(["tournament", *BOTS, *ARGS, "--workers", "1", "--db", str(db)]) == 0
+    proc = subprocess.run([sys.executable, "-m", "arena", "standings", "--db", str(db), "--json"],
+                          capture_output=True, text=True, check=True)
+    doc = json.loads(proc.stdout)
+    doc.pop("db")
+    return doc
+
+
+def test_budget_spent_and_inseparable_pairs_named(reference: dict[str, Any], tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert reference["games"] <= 300 and reference["games"] > 30  # more than the first round
+    sep = reference["separation"]
+    assert sep["status"] == "budget" and not sep["settled"]
+    verdicts = {(p["upper"], p["lower"]): p["verdict"] for p in sep["pairs"]}
+    assert len(verdicts) == 4  # every adjacent pair of five bots
+    # the copies of one bot are never claimed apart
+    for (up, low), verdict in verdicts.items():
+        if up.split("#")[0] == low.split("#")[0]:
+            assert verdict == "not separated"
+    # rows of the standings: same order as the JSON's, scores inside [0, 1]
+    for row in reference["overall"]["standings"]:
+        assert 0 <= row["score_lo"] <= row["score"] <= row["score_hi"] <= 1
+    code, _, err = run_cli(capsys, "tournament", *BOTS, *ARGS[:-1], "--workers", "1",
+                           "--db", str(tmp_path / "again.sqlite"))
+    assert code == 0
+    assert "budget of 300 games spent" in err and "still inseparable:" in err and "greedy-greedy#2" in err
+
+
+def test_two_workers_same_adaptive_results(reference: dict[str, Any], tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "w2.sqlite"
+    code, out, err = run_cli(capsys, "tournament", *BOTS, *ARGS, "--workers", "2", "--db", str(db), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    doc.pop("db")
+    assert doc == reference
+
+
+def test_kill_9_then_resume_gives_identical_results(reference: dict[str, Any], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "killed.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "tournament", *BOTS, *ARGS, "--workers", "2",
+                             "--db", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    wait_for_games(proc, db, 80)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    assert group_gone(proc.pid)
+    stored = count_games(db)
+    assert 80 <= stored < reference["games"]
+    code, _, err = run_cli(capsys, "tournament", *BOTS, *ARGS[:-1], "--workers", "1", "--db", str(db))
+    assert code == 0, err
+    assert f"resuming: {stored} games already in" in err
+    assert standings(capsys, db) == reference
+
+
+def test_ray_backend_same_adaptive_results(reference: dict[str, Any], tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("ray")
+    db = tmp_path / "ray.sqlite"
+    code, out, err = run_cli(capsys, "tournament", *BOTS, *ARGS, "--workers", "2", "--backend", "ray",
+                             "--db", str(db), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    doc.pop("db")
+    assert doc == reference
+
+
+def test_separates_bots_of_known_order_and_stops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, "tournament", "greedy", "random", "--until-separated", "--seed", "1",
+                             "-q", "--workers", "1", "--db", str(tmp_path / "two.sqlite"), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["separation"]["status"] == "separated" and doc["separation"]["settled"]
+    assert [r["bot"] for r in doc["overall"]["standings"]] == ["greedy", "random"]
+    assert doc["games"] < 200  # far apart: a few rounds of 4 deals x 2 seatings
+
+
+def test_decisions_are_a_function_of_the_results_alone() -> None:
+    """Replaying the same games in any arrival order plans the same rounds."""
+    design = Design(5, 3, tuple(__import__("itertools").combinations(range(5), 3)))
+    state = State(design)
+    assert state.rounds[0] == [(t, 0) for t in range(10)]
+    assert design.family == 10 and design.alpha == pytest.approx(0.005)
+    replay = Replay(design, budget=30)
+    keys = replay.advance()
+    assert len(keys) == 30 and replay.advance() == keys  # nothing new: the same plan
+    gauntlet = Design(5, 3, gauntlet_schedule(4, 3, 100, 0), gauntlet=True)
+    assert gauntlet.family == 4
+    assert State(gauntlet).comparisons() == [(0, 1), (0, 2), (0, 3), (0, 4)]
+
+
+def test_gauntlet_tables_all_hold_the_new_bot() -> None:
+    tables = gauntlet_schedule(5, 4, 100, 0)
+    assert len(tables) == 10 and all(t[0] == 0 for t in tables)
+    assert sorted(tuple(t[1:]) for t in tables) == sorted(__import__("itertools").combinations(range(1, 6), 3))
+    assert gauntlet_schedule(3, 2, 100, 0) == ((0, 1), (0, 2), (0, 3))
+    balanced = gauntlet_schedule(12, 4, 60, 0)  # C(12, 3) = 220 > 60: a balanced choice
+    assert 0 < len(balanced) <= 60 and all(0 in t for t in balanced)
+    with pytest.raises(ValueError):
+        gauntlet_schedule(2, 4, 100, 0)
+
+
+def test_gauntlet_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "g.sqlite"
+    code, out, err = run_cli(capsys, "tournament", "greedy", "--gauntlet", "random", "random", "greedy",
+                             "--players", "3", "--games", "2", "--seed", "4", "--db", str(db), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["settings"]["schedule"] == {"3": "gauntlet"}
+    assert doc["games"] == 3 * 2 * 3
+    assert all(r["games"] == 18 for r in doc["overall"]["standings"] if r["bot"] == "greedy")
+    assert [(p["upper"], p["lower"]) for p in doc["separation"]["pairs"]] == [
+        ("greedy", "random"), ("greedy", "random#2"), ("greedy", "greedy#2")]
+    code, _, err = run_cli(capsys, "tournament", "greedy", "--gauntlet", "random", "random", "--until-separated",
+                           "--players", "2", "--seed", "4", "-q", "--workers", "1", "--db", str(tmp_path / "s.sqlite"))
+    assert code == 0, err
+    code, out, _ = run_cli(capsys, "standings", "--db", str(tmp_path / "s.sqlite"), "--json")
+    sep = json.loads(out)["separation"]
+    assert [(p["upper"], p["lower"]) for p in sep["pairs"]] == [("greedy", "random"), ("greedy", "random#2")]
+    assert sep["compares"] == "the new bot against each of the field"
+    assert sep["settled"] and {p["verdict"] for p in sep["pairs"]} == {"better"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["greedy", "random", "--top", "2"], "--top goes with --until-separated"),
+    (["greedy", "random", "--budget", "9"], "--budget goes with --until-separated"),
+    (["greedy", "random", "--gauntlet", "random"], "--gauntlet plays one bot against a field"),
+    (["greedy", "random", "random", "--until-separated", "--players", "2,3"], "plays one table size"),
+    (["greedy", "random", "--until-separated", "--confidence", "1.5"], "below 1"),
+])
+def test_bad_adaptive_options_one_line(argv: list[str], message: str, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(["tournament", *argv, "--db", str(tmp_path / "x.sqlite")])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_standings_formats(reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "f.sqlite"
+    assert main(["tournament", "greedy", "random", "random", "--games", "2", "--seed", "2", "-q",
+                 "--db", str(db)]) == 0
+    capsys.readouterr()
+    code, table, _ = run_cli(capsys, "standings", "--db", str(db), "--format", "table")
+    assert code == 0 and "Ranked by score" in table and "95% interval" in table and "Separation" in table
+    code, md, _ = run_cli(capsys, "standings", "--db", str(db), "--format", "markdown")
+    assert code == 0 and md.startswith("## Overall") and "| rank |" in md.replace("  ", " ") or "|   rank |" in md
+    assert "|--" in md or "|:-" in md or "| --" in md
+    code, text, _ = run_cli(capsys, "standings", "--db", str(db), "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    code, out, _ = run_cli(capsys, "standings", "--db", str(db), "--format", "json")
+    doc = json.loads(out)
+    assert [r["bot"] for r in rows] == [r["bot"] for r in doc["overall"]["standings"]]
+    assert all(r["scope"] == "overall" for r in rows)
+    assert [float(r["score"]) for r in rows] == [r["score"] for r in doc["overall"]["standings"]]
+    code, again, _ = run_cli(capsys, "standings", "--db", str(db), "--json")
+    assert json.loads(again) == doc
+    with pytest.raises(SystemExit) as exc:
+        main(["standings", "--db", str(db), "--format", "yaml"])
+    assert exc.value.code == 2 and "invalid choice" in capsys.readouterr().err

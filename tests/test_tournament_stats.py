@@ -1,0 +1,122 @@
+"""The statistics behind separation: the confidence sequence covers the mean at every
+sample size at once (coverage on simulated data, fixed seeds), the betting sign test keeps
+its error under repeated looks and finds real differences, intervals stay in range."""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+
+from arena.tournament.db import GameRow
+from arena.tournament.schedule import GameKey
+from arena.tournament.stats import ConfSeq, SignTest, block_scores, bootstrap_interval, pair_alpha, paired_differences
+
+
+def bounded(rng: random.Random, mean: float) -> float:
+    """A skewed value in [-1, 1] with the given mean: a three-point law."""
+    return rng.choices([-1.0, mean, 1.0], weights=[0.1 * (1 - mean), 0.8, 0.1 * (1 + mean)])[0]
+
+
+def test_confidence_sequence_covers_at_every_look() -> None:
+    alpha, runs, steps, misses = 0.1, 200, 300, 0
+    for r in range(runs):
+        rng = random.Random(r)
+        cs = ConfSeq(alpha)
+        for _ in range(steps):
+            cs.add(bounded(rng, 0.3))
+            if not cs.low <= 0.3 <= cs.high:  # a miss at any look counts
+                misses += 1
+                break
+    assert misses / runs <= alpha
+
+
+def test_confidence_sequence_is_bounded_and_shrinks() -> None:
+    cs = ConfSeq(0.05, lo=0.0, hi=1.0)
+    widths = []
+    for x in [1.0] * 3 + [0.0, 1.0] * 100:
+        cs.add(x)
+        assert 0.0 <= cs.low <= cs.high <= 1.0
+        widths.append(cs.high - cs.low)
+    assert widths[0] == pytest.approx(1.0, abs=0.5) and widths == sorted(widths, reverse=True)
+    assert cs.low < 0.5 < cs.high and widths[-1] < 0.4
+    with pytest.raises(ValueError):
+        cs.add(1.5)
+
+
+def test_sign_test_keeps_its_error_under_repeated_looks() -> None:
+    """Mean exactly 0: deciding a sign at any of 1000 looks is an error; at most alpha of runs."""
+    alpha, runs, errors = 0.1, 200, 0
+    for r in range(runs):
+        rng = random.Random(1000 + r)
+        test = SignTest(alpha)
+        for _ in range(1000):
+            test.add(bounded(rng, 0.0))
+            if test.decided:
+                errors += 1
+                break
+    assert errors / runs <= alpha
+    # ...while a naive fixed-sample z-test looked at after every value errs far more often
+    naive = 0
+    for r in range(100):
+        rng = random.Random(5000 + r)
+        total = squares = 0.0
+        for n in range(1, 1001):
+            x = bounded(rng, 0.0)
+            total, squares = total + x, squares + x * x
+            sd = max(squares / n - (total / n) ** 2, 1e-12) ** 0.5
+            if n > 10 and abs(total / n) > 1.645 * sd / n ** 0.5:
+                naive += 1
+                break
+    assert naive / 100 > 2 * alpha
+
+
+def test_sign_test_finds_a_real_difference() -> None:
+    found = []
+    for r in range(20):
+        rng = random.Random(r)
+        test = SignTest(0.01)
+        while not test.decided and test.n < 5000:
+            test.add(bounded(rng, -0.2))
+        found.append((test.decided, test.n))
+    assert all(d == -1 for d, _ in found)
+    assert statistics.median(n for _, n in found) < 600
+    assert SignTest(0.05).extend([0.5] * 30).p_value < 0.05
+    assert SignTest(0.05).extend([0.0] * 30).p_value == 1.0
+
+
+def test_bootstrap_interval_in_range_and_deterministic() -> None:
+    assert bootstrap_interval([]) is None and bootstrap_interval([0.7]) is None
+    assert bootstrap_interval([1.0, 1.0, 1.0]) == (1.0, 1.0)
+    rng = random.Random(3)
+    values = [rng.random() for _ in range(50)]
+    lo, hi = bootstrap_interval(values)
+    assert 0 <= lo < statistics.fmean(values) < hi <= 1
+    assert bootstrap_interval(values) == (lo, hi)  # seeded by the data
+    big = [rng.random() for _ in range(1000)]
+    lo, hi = bootstrap_interval(big)  # the normal interval beyond BOOTSTRAP_MAX
+    assert hi - lo == pytest.approx(2 * 1.96 * statistics.stdev(big) / 1000 ** 0.5, rel=1e-3)
+
+
+def test_bootstrap_coverage_on_simulated_blocks() -> None:
+    hits = 0
+    for r in range(200):
+        rng = random.Random(r)
+        values = [rng.betavariate(2, 5) for _ in range(60)]  # mean 2/7
+        lo, hi = bootstrap_interval(values, resamples=400)
+        hits += lo <= 2 / 7 <= hi
+    assert hits / 200 >= 0.90
+
+
+def test_paired_differences_within_shared_blocks() -> None:
+    def g(table: int, deal: int, rot: int, seats: tuple[tuple[int, int], ...]) -> GameRow:
+        return GameRow(GameKey(3, table, deal, rot), tuple((b, p, 0, False, 0, False) for b, p in seats))
+
+    games = [g(0, 0, 0, ((0, 1), (1, 2), (2, 3))), g(0, 0, 1, ((1, 1), (2, 2), (0, 3))),
+             g(1, 0, 0, ((0, 1), (1, 2), (3, 3)))]
+    blocks = block_scores(games)
+    assert blocks[(3, 0, 0)] == {0: 0.5, 1: 0.75, 2: 0.25}
+    diffs = paired_differences(blocks)
+    assert diffs[(0, 1)] == [-0.25, 0.5] and diffs[(1, 2)] == [0.5] and (2, 3) not in diffs
+    assert pair_alpha(0.95, 10) == pytest.approx(0.005)
