@@ -317,7 +317,7 @@ def _layer_no_new_privs() -> str:
     return "no_new_privs=1 dumpable=0"
 
 
-def _run_layers(report: HardenReport, steps: tuple) -> None:
+def _run_layers(report: HardenReport, steps: tuple[Any, ...]) -> None:
     for name, step in steps:
         try:
             report.notes[name] = step()

@@ -33,11 +33,11 @@ _CARDS = Card._by_text
 # most recent games, keyed by id() and holding the game itself (so an id is
 # never reused while cached). Not a WeakKeyDictionary: a compiled Game
 # (arena/native.py) takes no weak references.
-_PUBLIC: OrderedDict[int, list] = OrderedDict()
+_PUBLIC: OrderedDict[int, list[Any]] = OrderedDict()
 _PUBLIC_GAMES = 16
 
 
-def public_log(game: Game) -> list[dict]:
+def public_log(game: Game) -> list[dict[str, Any]]:
     """The game's public events as plain data (R10), shared by its sandboxed seats.
 
     A bot's printed output (``say`` lines marked ``output``) is kept out: only ``turn.say`` is public.
@@ -55,7 +55,7 @@ def public_log(game: Game) -> list[dict]:
                 continue
             events.append(public_data(e))
         cache[2] = len(log)
-    return events
+    return events  # type: ignore[no-any-return]
 
 
 # -- the player ------------------------------------------------------------------------------
@@ -117,7 +117,7 @@ class WorkerPlayer:
         self._keep_output(reply[1])
         return reply
 
-    def _keep_output(self, actions: list) -> None:
+    def _keep_output(self, actions: list[Any]) -> None:
         """Output printed outside a move: kept until it can join the game record."""
         for action in actions:
             if type(action) is list and len(action) == 2 and action[0] == "o" and type(action[1]) is str:
@@ -128,9 +128,9 @@ class WorkerPlayer:
                 raise self._fault(ProtocolViolation("an action outside a move"))
 
     def _cap_output(self, text: Any) -> str:
-        text = clean(text, max(self.output_left, 0))
-        self.output_left -= len(text)
-        return text
+        kept = clean(text, max(self.output_left, 0))
+        self.output_left -= len(kept)
+        return kept
 
     def _flush_output(self, game: Game, seat: int) -> None:
         for text in self.pending_output:
@@ -241,7 +241,7 @@ class WorkerPlayer:
         self.frozen = worker.freezing
         self.bank = self.limits.game_seconds - worker.cpu_seen
 
-    def _delta(self, game: Game) -> list | None:
+    def _delta(self, game: Game) -> list[Any] | None:
         """The public events the worker has not seen yet (None until the bot reads the history)."""
         if not self.history_on:
             return None
@@ -250,7 +250,7 @@ class WorkerPlayer:
         self.sent = len(events)
         return delta
 
-    def _apply(self, actions: list, game: Game, move: Any, seat: int, prefetch: str | None = None) -> None:
+    def _apply(self, actions: list[Any], game: Game, move: Any, seat: int, prefetch: str | None = None) -> None:
         """Re-apply the worker's actions through the engine's checked path."""
         for action in actions:
             if type(action) is not list or not action:

@@ -46,7 +46,7 @@ class SandboxFactory:
         self.escaped = escaped_for_tests
         #: The hardening report of the trial game process (layer name -> "active" / "unavailable: ..."),
         #: with the referee-side layers under "supervision".
-        self.report: dict = {}
+        self.report: dict[str, Any] = {}
         #: CPU seconds of every move played by this factory's players (for ``arena check``).
         self.move_cpu: list[float] = []
         self.games = 0
@@ -131,7 +131,7 @@ class SandboxFactory:
             pass
 
 
-def _default_rules() -> dict:
+def _default_rules() -> dict[str, Any]:
     from ..rules import CONTEST
 
     return CONTEST.to_dict()

@@ -109,9 +109,8 @@ def describe_exit(code: int | None) -> str:
 
 def clean(text: Any, limit: int) -> str:
     """A string from the worker, cut to ``limit`` and safe to write anywhere."""
-    if type(text) is not str:
-        text = repr(text)
-    return text[:limit].encode("utf-8", "replace").decode("utf-8")
+    shown: str = text if type(text) is str else repr(text)
+    return shown[:limit].encode("utf-8", "replace").decode("utf-8")
 
 
 
@@ -223,7 +222,7 @@ class Template(_Endpoint):
             self.kill()
             raise ProtocolViolation("bad ready message")
         #: The template's layers (workdir, netns); each game process reports all of them.
-        self.report: dict = reply[1]
+        self.report: dict[str, Any] = reply[1]
         self.load_error: Any = reply[2]
 
     def request(self, message: Any, fds: list[int] | None = None) -> Any:
@@ -340,7 +339,7 @@ class WorkerProcess(_Endpoint):
         #: Whether it is stopped at the end of each turn (from the start, or once it burned between turns).
         self.freezing = self.limits.freeze and self.limits.freeze_after <= 0
         #: The layers this process is under (from its answer to the ``game`` message).
-        self.report: dict = {}
+        self.report: dict[str, Any] = {}
         _live.add(self)
         _watchdog.watch(self)
 

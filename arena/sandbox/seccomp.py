@@ -103,7 +103,7 @@ def prctl(option: int, arg: int = 0) -> int:
     if res < 0:
         err = ctypes.get_errno()
         raise OSError(err, f"prctl({option}): {os.strerror(err)}")
-    return res
+    return int(res)
 
 
 def errname(err: int) -> str:
@@ -133,7 +133,7 @@ def build_filter(sc: ModuleType, pid: int) -> Any:
     flt.set_attr(sc.Attr.CTL_NNP, 1)
 
     def known(name: str) -> bool:
-        return sc.resolve_syscall(sc.Arch.NATIVE, name) != -1
+        return bool(sc.resolve_syscall(sc.Arch.NATIVE, name) != -1)
 
     for name in SECCOMP_ALLOW:
         if known(name):

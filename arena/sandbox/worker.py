@@ -111,7 +111,7 @@ class WorkerTable:
     Closed when the move ends, so a bot that keeps the ``turn`` cannot act later.
     """
 
-    __slots__ = ("w", "move", "counts", "open", "prefetch")
+    __slots__ = ("w", "move", "counts", "open", "prefetch", "rules")
 
     def __init__(self, worker: Worker, move: Move, counts: Any, prefetch: str | None) -> None:
         self.w = worker
@@ -120,10 +120,7 @@ class WorkerTable:
         self.open = True
         #: The stock's top card, sent when the move must begin with a draw (see WorkerPlayer.move).
         self.prefetch = prefetch
-
-    @property
-    def rules(self) -> Rules:
-        return self.w.rules
+        self.rules: Rules = worker.rules
 
     def _check(self) -> None:
         if not self.open:
@@ -135,7 +132,7 @@ class WorkerTable:
         return tuple(PlayerInfo(s, names[s], len(self.move.hand) if s == seat and self.open else counts[s],
                                 counts[n + s], counts[2 * n + s]) for s in range(n))
 
-    def history(self) -> tuple:
+    def history(self) -> tuple[Any, ...]:
         w = self.w
         if not w.history_on and self.open:
             w.request(["hist", w.take_actions()])
@@ -214,7 +211,8 @@ class WorkerTable:
 class Worker:
     """The protocol loop and one bot's state."""
 
-    def __init__(self, chan: Channel, hello: dict, code: Any = None, report: HardenReport | None = None) -> None:
+    def __init__(self, chan: Channel, hello: dict[str, Any], code: Any = None,
+                 report: HardenReport | None = None) -> None:
         self.chan = chan
         self.src = BotSource(hello["name"], hello["source"], hello.get("path"))
         #: The layers this process is under, sent with the answer to its one ``game`` message.
@@ -230,13 +228,13 @@ class Worker:
         self.rules: Rules = Rules()
         self.rules_key: Any = None
         self.names: tuple[str, ...] = ()
-        self.actions: list = []
-        self.events: list = []
-        self.provisional: list = []
+        self.actions: list[Any] = []
+        self.events: list[Any] = []
+        self.provisional: list[Any] = []
         self.history_on = False
 
     # -- actions and requests -------------------------------------------------------------
-    def act(self, action: list) -> None:
+    def act(self, action: list[Any]) -> None:
         sink = self.sink
         if sink.parts or sink.truncated:  # printed output first, in order
             out = sink.take()
@@ -244,14 +242,14 @@ class Worker:
                 self.actions.append(["o", out])
         self.actions.append(action)
 
-    def take_actions(self) -> list:
+    def take_actions(self) -> list[Any]:
         out = self.sink.take()
         if out:
             self.actions.append(["o", out])
         actions, self.actions = self.actions, []
         return actions
 
-    def request(self, message: list) -> Any:
+    def request(self, message: list[Any]) -> Any:
         self.chan.send(message)
         reply = self.chan.recv()
         delta = reply[-1] if type(reply) is tuple else None
@@ -266,7 +264,7 @@ class Worker:
         self.events.extend(freeze(e) for e in delta)
 
     # -- messages ------------------------------------------------------------------------------
-    def on_game(self, seed: int, seat: int, names: Any, rules: Any, game_id: str) -> list:
+    def on_game(self, seed: int, seat: int, names: Any, rules: Any, game_id: str) -> list[Any]:
         self.games += 1
         if self.games > 1:  # one game per process: the referee never asks twice
             _exit(3)
@@ -309,7 +307,7 @@ class Worker:
             return _short(exc)
         return None
 
-    def on_move(self, view: tuple) -> list:
+    def on_move(self, view: tuple[Any, ...]) -> list[Any]:
         seat, hand, top, suit, put, first, stock, pile_size, counts, delta, prefetch = view
         if delta is not None:
             self.add_history(delta)
@@ -326,7 +324,7 @@ class Worker:
         self.provisional.clear()
         return ["done", self.take_actions(), error]
 
-    def on_notify(self, kind: str, fields: Any) -> list:
+    def on_notify(self, kind: str, fields: Any) -> list[Any]:
         self.actions = []
         error = None
         fn = self.hooks.get(kind)
@@ -337,7 +335,7 @@ class Worker:
             error = self.call(fn, result)
         return ["ok", self.take_actions(), error, None, sorted(self.hooks)]
 
-    def on_raw(self, code: str) -> list:
+    def on_raw(self, code: str) -> list[Any]:
         """Tests only: run unrestricted code here, as if a bot had escaped layer 1."""
         if not self.raw_ok:
             _exit(3)

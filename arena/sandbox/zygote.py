@@ -118,7 +118,7 @@ def _reap(doomed: set[int]) -> None:
             _children.discard(pid)
 
 
-def _game_process(fds: list[int], config: dict, code: Any, report: HardenReport,
+def _game_process(fds: list[int], config: dict[str, Any], code: Any, report: HardenReport,
                   prepared: PreparedFilter | None) -> None:
     """The forked child: its own group, its own descriptors, the per-game layers, one game."""
     os.setpgid(0, 0)
@@ -141,7 +141,7 @@ def _game_process(fds: list[int], config: dict, code: Any, report: HardenReport,
     os._exit(0)
 
 
-def _compile(src: BotSource, escaped: bool) -> tuple[Any, list | None]:
+def _compile(src: BotSource, escaped: bool) -> tuple[Any, list[Any] | None]:
     try:
         if escaped:
             return compile(src.source, "<bot>", "exec"), None
