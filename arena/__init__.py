@@ -9,5 +9,18 @@ from .errors import BotLoadError, IllegalMove
 from .rules import CONTEST, Rules
 
 __version__ = "0.1.0"
-__all__ = ["Card", "cards", "DECK", "RANKS", "SUITS", "IllegalMove", "BotLoadError", "Rules", "CONTEST",
-           "Game", "GameResult", "RoundResult", "__version__"]
+__all__ = [
+    "Card",
+    "cards",
+    "DECK",
+    "RANKS",
+    "SUITS",
+    "IllegalMove",
+    "BotLoadError",
+    "Rules",
+    "CONTEST",
+    "Game",
+    "GameResult",
+    "RoundResult",
+    "__version__",
+]

@@ -17,11 +17,12 @@ import re
 import statistics
 import string
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from . import __version__
 from .engine import derive_seed
@@ -44,13 +45,16 @@ STOPPING_FAULTS = ("timeout", "crash")
 
 # -- arena new ------------------------------------------------------------------
 
+
 def bot_target(text: str) -> tuple[str, Path]:
     """``NAME`` or ``path/NAME.py`` -> (bot name, file path). :raises UsageError: bad name."""
     path = Path(text if text.endswith(".py") else text + ".py")
     name = path.stem
     if not NAME_PATTERN.fullmatch(name):
-        raise UsageError(f"{name!r} is not a usable bot name: use letters, digits, - and _, "
-                           "starting with a letter, at most 40 characters")
+        raise UsageError(
+            f"{name!r} is not a usable bot name: use letters, digits, - and _, "
+            "starting with a letter, at most 40 characters"
+        )
     if name.lower() in RESERVED_NAMES:
         raise UsageError(f"{name!r} is reserved (`arena play human ...` seats you); choose another name")
     return name, path
@@ -85,6 +89,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 # -- arena check ------------------------------------------------------------------
 
+
 @dataclass
 class CheckReport:
     """What ``arena check`` found; ``clean`` only without problems and faults."""
@@ -114,15 +119,29 @@ class CheckReport:
         times = self.move_times
         if not times:
             return {"moves": 0, "median_ms": None, "worst_ms": None}
-        return {"moves": len(times), "median_ms": round(statistics.median(times) * 1000, 3),
-                "worst_ms": round(max(times) * 1000, 3)}
+        return {
+            "moves": len(times),
+            "median_ms": round(statistics.median(times) * 1000, 3),
+            "worst_ms": round(max(times) * 1000, 3),
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "bot": self.bot, "description": self.description, "sha256": self.sha256,
-                "clean": self.clean, "problems": self.problems, "warnings": self.warnings,
-                "faults": self.faults, "tables": self.tables, "move_time": self.timing(),
-                "sandbox": self.sandbox, "rules": self.rules, "seed": self.seed,
-                **({"stopped": self.stopped} if self.stopped else {})}
+        return {
+            "path": self.path,
+            "bot": self.bot,
+            "description": self.description,
+            "sha256": self.sha256,
+            "clean": self.clean,
+            "problems": self.problems,
+            "warnings": self.warnings,
+            "faults": self.faults,
+            "tables": self.tables,
+            "move_time": self.timing(),
+            "sandbox": self.sandbox,
+            "rules": self.rules,
+            "seed": self.seed,
+            **({"stopped": self.stopped} if self.stopped else {}),
+        }
 
     def fault_count(self) -> int:
         """Faults of the bot (retirements are their consequence, not counted)."""
@@ -136,11 +155,14 @@ class CheckReport:
                 groups.setdefault((f["kind"], f["detail"]), []).append(f)
         for (kind, detail), found in groups.items():
             first = found[0]
-            yield (f"  FAULT {len(found)}x {escape(kind, 40)}: {escape(detail, 400)} "
-                   f"(first in game {first['game']}, seat {first['seat']}, round {first['round']})")
+            yield (
+                f"  FAULT {len(found)}x {escape(kind, 40)}: {escape(detail, 400)} "
+                f"(first in game {first['game']}, seat {first['seat']}, round {first['round']})"
+            )
         retired = sorted({f["game"] for f in self.faults if f["kind"] == "retired"})
         if retired:
-            yield f"  retired (the fallback played its seat) in game{'s' if len(retired) != 1 else ''} {', '.join(retired)}"
+            games = f"game{'s' if len(retired) != 1 else ''} {', '.join(retired)}"
+            yield f"  retired (the fallback played its seat) in {games}"
 
     def lines(self) -> Iterator[str]:
         """The report for a terminal."""
@@ -163,15 +185,19 @@ class CheckReport:
             faults = t["faults"]
             status = "no faults" if not faults else f"{faults} fault{'s' if faults != 1 else ''}"
             places = ", ".join(str(p) for p in t["places"])
-            yield (f"  {t['players']} players: {t['games']} game{'s' if t['games'] != 1 else ''} "
-                   f"vs {', '.join(t['opponents'])}; places {places}; {status}")
+            yield (
+                f"  {t['players']} players: {t['games']} game{'s' if t['games'] != 1 else ''} "
+                f"vs {', '.join(t['opponents'])}; places {places}; {status}"
+            )
         yield from self.fault_lines()
         if self.stopped:
             yield f"  stopped early: {self.stopped}"
         timing = self.timing()
         if timing["moves"]:
-            yield (f"  time per move: median {timing['median_ms']:.2f} ms, worst {timing['worst_ms']:.2f} ms "
-                   f"over {timing['moves']} moves ({self.clock})")
+            yield (
+                f"  time per move: median {timing['median_ms']:.2f} ms, worst {timing['worst_ms']:.2f} ms "
+                f"over {timing['moves']} moves ({self.clock})"
+            )
         if self.clean:
             yield f"{path}: clean"
         else:
@@ -215,8 +241,9 @@ def describe_sandbox(sandbox: Any) -> dict[str, Any]:
         return {"layers": {}, "summary": f"hardening unknown ({type(exc).__name__}: {exc})"}
 
 
-def run_check(path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 0,
-              limits: Any = None, data: bytes | None = None) -> CheckReport:
+def run_check(
+    path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 0, limits: Any = None, data: bytes | None = None
+) -> CheckReport:
     """Check the bot file at ``path`` as a tournament loads it; see :class:`CheckReport`.
     With ``data`` (the file's bytes, already read) the file is not read again: exactly
     those bytes are checked.
@@ -293,14 +320,19 @@ def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rule
             try:
                 for s, name in enumerate(names):
                     players.append(factory(bot_key, s) if s == seat else reference[name](bot_key, s))
-                outcome = referee.play(players, seed=game_seed, game_id=game_id,
-                                       bots=[src.label if s == seat else name for s, name in enumerate(names)])
+                outcome = referee.play(
+                    players,
+                    seed=game_seed,
+                    game_id=game_id,
+                    bots=[src.label if s == seat else name for s, name in enumerate(names)],
+                )
             except BotLoadError as exc:
                 report.problems.append(problem(exc, report.path))
                 return
             except BotFault as exc:
-                report.faults.append({"game": game_id, "players": n, "seat": seat, "round": 0,
-                                      "kind": exc.kind, "detail": exc.detail})
+                report.faults.append(
+                    {"game": game_id, "players": n, "seat": seat, "round": 0, "kind": exc.kind, "detail": exc.detail}
+                )
                 report.stopped = f"the bot could not be seated in game {game_id}"
                 return
             finally:
@@ -313,8 +345,9 @@ def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rule
             mine = [f for f in outcome.faults if f.seat == seat]
             table["faults"] += sum(1 for f in mine if f.kind != "retired")
             for f in mine:
-                report.faults.append({"game": game_id, "players": n, "seat": seat, "round": f.round,
-                                      "kind": f.kind, "detail": f.detail})
+                report.faults.append(
+                    {"game": game_id, "players": n, "seat": seat, "round": f.round, "kind": f.kind, "detail": f.detail}
+                )
             stopping = sorted({f.kind for f in mine if f.kind in STOPPING_FAULTS})
             if stopping:
                 report.tables.append(table)
@@ -345,8 +378,7 @@ def slow_warning(report: CheckReport, limits: Any, sandbox: Any) -> str | None:
 def add_check_options(p: argparse.ArgumentParser) -> None:
     from .cli import add_limit_options, add_rules_options, parse_seed, positive
 
-    p.add_argument("--games", "-n", type=positive, default=2,
-                   help="smoke games per table size (default 2)")
+    p.add_argument("--games", "-n", type=positive, default=2, help="smoke games per table size (default 2)")
     p.add_argument("--seed", type=parse_seed, default=0, help="seed of the smoke games (default 0)")
     add_limit_options(p)
     add_rules_options(p)
@@ -355,8 +387,14 @@ def add_check_options(p: argparse.ArgumentParser) -> None:
 def check_from_args(args: argparse.Namespace, data: bytes | None = None) -> CheckReport:
     from .cli import limits_from_args, rules_from_args
 
-    return run_check(args.bot, rules=rules_from_args(args), games=args.games, seed=args.seed, data=data,
-                     limits=limits_from_args(args))
+    return run_check(
+        args.bot,
+        rules=rules_from_args(args),
+        games=args.games,
+        seed=args.seed,
+        data=data,
+        limits=limits_from_args(args),
+    )
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -370,6 +408,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 # -- arena submit ------------------------------------------------------------------
+
 
 def cmd_submit(args: argparse.Namespace) -> int:
     """Check a bot and store it with its manifest. The file is read once: the bytes checked
@@ -392,8 +431,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
         src = None
     name = src.name if src else path.stem
     if not NAME_PATTERN.fullmatch(name) or name.lower() in RESERVED_NAMES:
-        raise UsageError(f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
-                           "(starting with a letter)")
+        raise UsageError(
+            f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
+            "(starting with a letter)"
+        )
     sha = hashlib.sha256(checked).hexdigest()
     stored = folder / f"{name}.py"
     manifest = folder / f"{name}.json"
@@ -402,8 +443,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if same is not None:
             return refuse(f"{same} is this very file (sha256 {sha[:12]}); it was submitted already")
         if stored.exists() and not args.replace:
-            return refuse(f"{stored} holds a different bot named {name!r}; rename your bot (Bot.name) "
-                          "or use --replace to submit a new version")
+            return refuse(
+                f"{stored} holds a different bot named {name!r}; rename your bot (Bot.name) "
+                "or use --replace to submit a new version"
+            )
         if manifest.exists() and not stored.exists():  # not ours to overwrite, --replace or not
             return refuse(f"{manifest} exists but is not the manifest of a submitted bot; move it away first")
 
@@ -412,8 +455,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
         for line in report.lines():
             print(line)
     if not report.clean:
-        reasons = [f"{p['path']}" + (f":{p['line']}" if p.get("line") else "") + f": {p['message']}"
-                   for p in report.problems]
+        reasons = [
+            f"{p['path']}" + (f":{p['line']}" if p.get("line") else "") + f": {p['message']}" for p in report.problems
+        ]
         counts: dict[str, int] = {}
         for f in report.faults:
             if f["kind"] != "retired":
@@ -424,7 +468,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
             reasons.append("no smoke game could be played")
         if args.json:
             print(json.dumps({"submitted": False, "reasons": reasons, "check": report.to_dict()}, indent=2))
-        return refuse("the check failed: " + "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""))
+        return refuse(
+            "the check failed: "
+            + "; ".join(reasons[:3])
+            + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
+        )
 
     previous = file_sha256(stored) if stored.exists() else None
     data = {
@@ -434,7 +482,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         "sha256": sha,
         "file": stored.name,
         "source": str(path),
-        "submitted": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "submitted": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "arena_version": __version__,
         "check": report.to_dict(),
     }
@@ -450,8 +498,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
         print(json.dumps({"submitted": True, "bot": str(stored), "manifest": str(manifest), "sha256": sha}, indent=2))
     else:
         verb = "replaced" if previous else "submitted"
-        print(f"{verb}: {stored} and {manifest} (sha256 {sha[:12]}"
-              + (f", author {args.author}" if args.author else "") + ")")
+        print(
+            f"{verb}: {stored} and {manifest} (sha256 {sha[:12]}"
+            + (f", author {args.author}" if args.author else "")
+            + ")"
+        )
     return 0
 
 
@@ -462,27 +513,37 @@ def refuse(message: str) -> int:
 
 # -- registration ------------------------------------------------------------------
 
+
 def register(sub: Any) -> None:
     """Add ``new``, ``check`` and ``submit`` to the ``arena`` command."""
-    p = sub.add_parser("new", help="write a new bot file to start from",
-                       description="Write NAME.py (or the given .py path): a working, commented bot that "
-                                   "passes `arena check`. Never overwrites a file.")
+    p = sub.add_parser(
+        "new",
+        help="write a new bot file to start from",
+        description="Write NAME.py (or the given .py path): a working, commented bot that "
+        "passes `arena check`. Never overwrites a file.",
+    )
     p.add_argument("name", metavar="NAME", help="bot name (letters, digits, - and _), or a path ending in .py")
     p.set_defaults(func=cmd_new)
 
-    p = sub.add_parser("check", help="check a bot as the organiser will: load it sandboxed, play smoke games",
-                       description="Load a bot file exactly as a tournament does (sandboxed), report problems "
-                                   "with file and line, then play smoke games against the reference bots at "
-                                   "2, 3, 4 and 6 players and report faults and time per move. "
-                                   "Exit status 0 only when the bot is clean.")
+    p = sub.add_parser(
+        "check",
+        help="check a bot as the organiser will: load it sandboxed, play smoke games",
+        description="Load a bot file exactly as a tournament does (sandboxed), report problems "
+        "with file and line, then play smoke games against the reference bots at "
+        "2, 3, 4 and 6 players and report faults and time per move. "
+        "Exit status 0 only when the bot is clean.",
+    )
     p.add_argument("bot", metavar="BOT.py", help="the bot file")
     p.add_argument("--json", action="store_true", help="the report as JSON")
     add_check_options(p)
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("submit", help="check a bot and store it in a submissions folder",
-                       description="Run `arena check`, then copy a clean bot to DIR/<name>.py with a manifest "
-                                   "DIR/<name>.json (name, author, description, sha256, check report, date).")
+    p = sub.add_parser(
+        "submit",
+        help="check a bot and store it in a submissions folder",
+        description="Run `arena check`, then copy a clean bot to DIR/<name>.py with a manifest "
+        "DIR/<name>.json (name, author, description, sha256, check report, date).",
+    )
     p.add_argument("bot", metavar="BOT.py", help="the bot file")
     p.add_argument("--to", required=True, metavar="DIR", help="the submissions folder (created if missing)")
     p.add_argument("--author", help="your name, for the manifest")

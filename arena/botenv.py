@@ -18,6 +18,7 @@ import statistics
 import types
 from typing import Any
 
+
 def public_copy(module: types.ModuleType) -> types.ModuleType:
     """A stand-in holding only ``module``'s public names that are not modules
     (so ``from statistics import sys`` finds nothing)."""
@@ -34,13 +35,41 @@ PLAIN_MODULES: dict[str, types.ModuleType] = {
 }
 
 #: Every top-level name a bot may import.
-ALLOWED_IMPORTS: tuple[str, ...] = ("random", "math", "itertools", "collections", "functools",
-                                    "heapq", "bisect", "statistics", "arena")
+ALLOWED_IMPORTS: tuple[str, ...] = (
+    "random",
+    "math",
+    "itertools",
+    "collections",
+    "functools",
+    "heapq",
+    "bisect",
+    "statistics",
+    "arena",
+)
 
-_RANDOM_NAMES = ("random", "uniform", "triangular", "randint", "randrange", "choice", "choices",
-                 "shuffle", "sample", "gauss", "normalvariate", "lognormvariate", "expovariate",
-                 "vonmisesvariate", "gammavariate", "betavariate", "paretovariate",
-                 "weibullvariate", "getrandbits", "seed", "randbytes")
+_RANDOM_NAMES = (
+    "random",
+    "uniform",
+    "triangular",
+    "randint",
+    "randrange",
+    "choice",
+    "choices",
+    "shuffle",
+    "sample",
+    "gauss",
+    "normalvariate",
+    "lognormvariate",
+    "expovariate",
+    "vonmisesvariate",
+    "gammavariate",
+    "betavariate",
+    "paretovariate",
+    "weibullvariate",
+    "getrandbits",
+    "seed",
+    "randbytes",
+)
 
 
 class BotRandom(_random.Random):
@@ -65,7 +94,7 @@ def make_functools_module() -> types.ModuleType:
 
 def make_arena_module() -> types.ModuleType:
     """The harness's public names a bot may import: ``Card``, ``IllegalMove``."""
-    from .cards import SUITS, RANKS, Card
+    from .cards import RANKS, SUITS, Card
     from .errors import IllegalMove
 
     module = types.ModuleType("arena")

@@ -14,13 +14,22 @@ object for the same card, so cards compare and hash cheaply.
 
 from __future__ import annotations
 
+from typing import Any
 
 SUITS: tuple[str, ...] = ("s", "c", "h", "d")
 RANKS: tuple[str, ...] = ("6", "7", "8", "9", "10", "j", "q", "k", "a")
 
 #: Contest point table (R1.3); a variant may use another (``Rules.points``).
 DEFAULT_POINTS: dict[str, int] = {
-    "6": 0, "7": 0, "8": 0, "9": 0, "10": 10, "j": 20, "q": 10, "k": 10, "a": 15,
+    "6": 0,
+    "7": 0,
+    "8": 0,
+    "9": 0,
+    "10": 10,
+    "j": 20,
+    "q": 10,
+    "k": 10,
+    "a": 15,
 }
 
 SUIT_SYMBOLS: dict[str, str] = {"s": "\u2660", "c": "\u2663", "h": "\u2665", "d": "\u2666"}
@@ -35,7 +44,7 @@ class Card:
     """
 
     __slots__ = ("rank", "suit", "points", "index", "_text")
-    _by_text: dict[str, "Card"] = {}
+    _by_text: dict[str, Card] = {}
 
     rank: str
     suit: str
@@ -43,7 +52,7 @@ class Card:
     index: int
     _text: str
 
-    def __new__(cls, text: "str | Card") -> "Card":
+    def __new__(cls, text: str | Card) -> Card:
         if isinstance(text, Card):
             return text
         try:
@@ -58,7 +67,7 @@ class Card:
         return card
 
     @classmethod
-    def _make(cls, rank: str, suit: str, index: int) -> "Card":
+    def _make(cls, rank: str, suit: str, index: int) -> Card:
         card = object.__new__(cls)
         object.__setattr__(card, "rank", rank)
         object.__setattr__(card, "suit", suit)
@@ -68,7 +77,7 @@ class Card:
         return card
 
     @classmethod
-    def parse(cls, text: "str | Card") -> "Card":
+    def parse(cls, text: str | Card) -> Card:
         """Parse ``"10h"``, ``"JS"``, ... (case-insensitive, R1.2).
 
         :raises ValueError: the text is not a card.
@@ -87,20 +96,20 @@ class Card:
     def __repr__(self) -> str:
         return f"Card('{self._text}')"
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[Any, ...]:
         return (Card, (self._text,))
 
-    def __copy__(self) -> "Card":
+    def __copy__(self) -> Card:
         return self
 
-    def __deepcopy__(self, memo: dict) -> "Card":
+    def __deepcopy__(self, memo: dict[int, Any]) -> Card:
         return self
 
     # Cards are interned, so equality is identity (object's fast default).
     def __hash__(self) -> int:
         return self.index
 
-    def __lt__(self, other: "Card") -> bool:
+    def __lt__(self, other: Card) -> bool:
         if not isinstance(other, Card):
             return NotImplemented
         return self.index < other.index
@@ -108,7 +117,9 @@ class Card:
     @property
     def symbol(self) -> str:
         """The card with a suit symbol, for people: ``10♥``."""
-        return self.rank.upper() + SUIT_SYMBOLS[self.suit] if self.rank in "jqka" else self.rank + SUIT_SYMBOLS[self.suit]
+        return (
+            self.rank.upper() + SUIT_SYMBOLS[self.suit] if self.rank in "jqka" else self.rank + SUIT_SYMBOLS[self.suit]
+        )
 
 
 def _build() -> tuple[Card, ...]:

@@ -5,29 +5,37 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Callable, NoReturn, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from . import __version__
 from .errors import BotLoadError, UsageError
 from .interrupts import SIGPIPE_STATUS, exit_status, quiet_stdout, signal_word, sigterm_as_ctrl_c, stdout_closed
-from .rules import CONTEST, Rules, parse_setting
+from .rules import Rules, parse_setting
 from .safetext import escape
 
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse that reports a bad command line as one line (plus a hint), exit 2."""
 
-    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
 # -- shared options ---------------------------------------------------------
 
+
 def add_rules_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--variant", default="contest", metavar="NAME",
-                   help="rule variant (see `arena rules --list`; default: contest)")
-    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
-                   help="change one rule knob, e.g. --rule limit=101 (repeatable)")
+    p.add_argument(
+        "--variant", default="contest", metavar="NAME", help="rule variant (see `arena rules --list`; default: contest)"
+    )
+    p.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change one rule knob, e.g. --rule limit=101 (repeatable)",
+    )
 
 
 def rules_from_args(args: argparse.Namespace) -> Rules:
@@ -72,10 +80,20 @@ def seconds(text: str) -> float:
 
 def add_limit_options(p: argparse.ArgumentParser) -> None:
     """``--move-time`` and ``--game-time``: the CPU-time limits of sandboxed bots."""
-    p.add_argument("--move-time", type=seconds, default=None, metavar="SECONDS",
-                   help="CPU time a sandboxed bot may use per move (default 1)")
-    p.add_argument("--game-time", type=seconds, default=None, metavar="SECONDS",
-                   help="CPU time a sandboxed bot may use per game (default 30)")
+    p.add_argument(
+        "--move-time",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="CPU time a sandboxed bot may use per move (default 1)",
+    )
+    p.add_argument(
+        "--game-time",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="CPU time a sandboxed bot may use per game (default 30)",
+    )
 
 
 def limits_from_args(args: argparse.Namespace) -> Any:
@@ -109,6 +127,7 @@ MAX_PLAY_GAMES = 1_000_000
 
 def at_most(limit: int) -> Callable[[str], int]:
     """An argparse type: a whole number from 1 to ``limit`` (larger ones would only run for days)."""
+
     def parse(text: str) -> int:
         value = positive(text)
         if value > limit:
@@ -120,6 +139,7 @@ def at_most(limit: int) -> Callable[[str], int]:
 
 
 # -- arena play ---------------------------------------------------------------
+
 
 def cmd_play(args: argparse.Namespace) -> int:
     from .match import run_match
@@ -137,9 +157,18 @@ def cmd_play(args: argparse.Namespace) -> int:
         from .web.play import play_web
 
         return play_web(args, rules, games)
-    doc = run_match(args.bots, games=games, seed=args.seed, rules=rules, replay=args.replay, force=args.force,
-                    verbose=args.verbose, trusted=args.trusted, progress=not (args.quiet or human),
-                    limits=limits_from_args(args))
+    doc = run_match(
+        args.bots,
+        games=games,
+        seed=args.seed,
+        rules=rules,
+        replay=args.replay,
+        force=args.force,
+        verbose=args.verbose,
+        trusted=args.trusted,
+        progress=not (args.quiet or human),
+        limits=limits_from_args(args),
+    )
     status = exit_status(signum=doc.pop("stopped_by", None))
     secret = doc.pop("secret_seed", False)
     if doc.get("interrupted") and not doc["games"]:
@@ -166,6 +195,7 @@ def emit_results(doc: dict[str, Any], fmt: str) -> None:
 
 
 # -- arena replay -------------------------------------------------------------
+
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from .record import RecordError, format_game, read_games
@@ -221,6 +251,7 @@ def replay_db(args: argparse.Namespace) -> int:
 
 # -- arena rules --------------------------------------------------------------
 
+
 def cmd_rules(args: argparse.Namespace) -> int:
     from .plugins import variants
     from .rules_text import describe_rules
@@ -240,49 +271,78 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 # -- the parser ---------------------------------------------------------------
 
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="arena",
         description="Referee, sandbox and tournaments for yard bridge bots.",
-        epilog="Run `arena COMMAND --help` for a command's options.")
+        epilog="Run `arena COMMAND --help` for a command's options.",
+    )
     parser.add_argument("--version", action="version", version=f"arena {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
 
-    p = sub.add_parser("play", help="play games between 2 to 6 bots and print results",
-                       description="Play games between bots (registered names like `greedy`, or .py files). "
-                                   "Seats rotate from game to game so every bot sits in every seat equally often.")
-    p.add_argument("bots", nargs="+", metavar="BOT", help="registered bot name or path to a bot file; `human` seats you")
-    p.add_argument("--games", "-n", type=at_most(MAX_PLAY_GAMES), default=None,
-                   help=f"games to play (default 100; 1 with a human seat; at most {MAX_PLAY_GAMES:,})")
-    p.add_argument("--seed", type=parse_seed, default=None,
-                   help="master seed; same seed, same output (default: a fresh secret seed, shown after the games)")
-    p.add_argument("--replay", metavar="FILE",
-                   help="write every game record to FILE (JSON Lines); an existing FILE is refused")
+    p = sub.add_parser(
+        "play",
+        help="play games between 2 to 6 bots and print results",
+        description="Play games between bots (registered names like `greedy`, or .py files). "
+        "Seats rotate from game to game so every bot sits in every seat equally often.",
+    )
+    p.add_argument(
+        "bots", nargs="+", metavar="BOT", help="registered bot name or path to a bot file; `human` seats you"
+    )
+    p.add_argument(
+        "--games",
+        "-n",
+        type=at_most(MAX_PLAY_GAMES),
+        default=None,
+        help=f"games to play (default 100; 1 with a human seat; at most {MAX_PLAY_GAMES:,})",
+    )
+    p.add_argument(
+        "--seed",
+        type=parse_seed,
+        default=None,
+        help="master seed; same seed, same output (default: a fresh secret seed, shown after the games)",
+    )
+    p.add_argument(
+        "--replay", metavar="FILE", help="write every game record to FILE (JSON Lines); an existing FILE is refused"
+    )
     p.add_argument("--force", action="store_true", help="let --replay replace an existing FILE")
     p.add_argument("--verbose", "-v", action="store_true", help="print each game's log")
     p.add_argument("--json", action="store_true", help="results as JSON (same as --format json)")
     p.add_argument("--format", default="table", help="results format: table, markdown, csv, json (default table)")
-    p.add_argument("--trusted", action="store_true",
-                   help="run bot files in-process without the sandbox (fast; only for code you trust)")
+    p.add_argument(
+        "--trusted",
+        action="store_true",
+        help="run bot files in-process without the sandbox (fast; only for code you trust)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    p.add_argument("--web", action="store_true",
-                   help="seat `human` in a browser: serve the table on this machine and print its address")
+    p.add_argument(
+        "--web",
+        action="store_true",
+        help="seat `human` in a browser: serve the table on this machine and print its address",
+    )
     p.add_argument("--host", default="127.0.0.1", help="with --web: address to serve on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="with --web: port (default: any free one)")
     add_limit_options(p)
     add_rules_options(p)
     p.set_defaults(func=cmd_play)
 
-    p = sub.add_parser("replay", help="print a game record as a readable log",
-                       description="Print games from a record file (REPLAY_FORMAT.md) as a readable log.")
+    p = sub.add_parser(
+        "replay",
+        help="print a game record as a readable log",
+        description="Print games from a record file (REPLAY_FORMAT.md) as a readable log.",
+    )
     p.add_argument("file", nargs="?", help="record file written by --replay")
     p.add_argument("--game", help="only the game with this id (with --db: a game key like 4p-t0-d3-r1)")
     p.add_argument("--db", metavar="FILE", help="re-play the game --game from a tournament database")
     p.add_argument("--seat", type=int, help="show only what this seat could see (R10)")
     p.set_defaults(func=cmd_replay)
 
-    p = sub.add_parser("rules", help="print the rules in force",
-                       description="Print the rules in force: the contest defaults and any knobs changed.")
+    p = sub.add_parser(
+        "rules",
+        help="print the rules in force",
+        description="Print the rules in force: the contest defaults and any knobs changed.",
+    )
     p.add_argument("--list", action="store_true", help="list the rule variants")
     p.add_argument("--json", action="store_true", help="the settings as JSON")
     add_rules_options(p)

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .cards import DECK, SUITS, Card
 from .errors import IllegalMove
@@ -67,8 +68,9 @@ class GameResult:
     rounds: int
 
 
-def place_seats(scores: list[int] | tuple[int, ...], last: set[int] | frozenset[int] = frozenset(),
-                teams: bool = False) -> tuple[int, ...]:
+def place_seats(
+    scores: list[int] | tuple[int, ...], last: set[int] | frozenset[int] = frozenset(), teams: bool = False
+) -> tuple[int, ...]:
     """R9.1 places: by final score, lowest first, equal scores share the better place.
 
     Seats in ``last`` (retired bots) come after all others. With ``teams``,
@@ -97,8 +99,9 @@ class Game:
                 game.start_round()
     """
 
-    def __init__(self, n: int, rules: Rules = CONTEST, seed: Any = 0,
-                 on_event: Callable[[dict], None] | None = None) -> None:
+    def __init__(
+        self, n: int, rules: Rules = CONTEST, seed: Any = 0, on_event: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
         rules.check_players(n)
         self.n = n
         self.rules = rules
@@ -108,18 +111,18 @@ class Game:
         self.over = False
         self.in_round = False
         self.result: GameResult | None = None
-        self.log: list[dict] = []
+        self.log: list[dict[str, Any]] = []
         self.on_event = on_event
         # Hot path: with no listener, emitting an event is just an append.
-        self._emit: Callable[[dict], None] = self.log.append if on_event is None else self._emit_and_call
+        self._emit: Callable[[dict[str, Any]], None] = self.log.append if on_event is None else self._emit_and_call
         self.hands: list[list[Card]] = [[] for _ in range(n)]
-        self.stock: list[Card] = []       # top at the END (pop() draws)
-        self.pile: list[Card] = []        # the physical pile, top at the end
+        self.stock: list[Card] = []  # top at the END (pop() draws)
+        self.pile: list[Card] = []  # the physical pile, top at the end
         self.round_pile: list[Card] = []  # every card put this round, oldest first
         self.skips = [0] * n
-        self.drawn = [0] * n              # cards drawn this round (public, R10)
+        self.drawn = [0] * n  # cards drawn this round (public, R10)
         self.mover = 0
-        self.moves = 0                    # moves finished this round (R8.4)
+        self.moves = 0  # moves finished this round (R8.4)
         self.move: Move = None  # type: ignore[assignment]
         self.last_winner: int | None = None
         # Reseeded at every deal (start_round); seeding with a constant here
@@ -130,7 +133,7 @@ class Game:
         self.text_left: list[int] = [TABLE_SAY_BYTES // n, TABLE_OUTPUT_BYTES // n] * n
 
     # -- records -------------------------------------------------------------
-    def _emit_and_call(self, event: dict) -> None:
+    def _emit_and_call(self, event: dict[str, Any]) -> None:
         self.log.append(event)
         self.on_event(event)  # type: ignore[misc]
 
@@ -188,28 +191,43 @@ class Game:
         deck = list(DECK)
         self.rng.shuffle(deck)
         # deck[0] is the top of the shuffled deck; hands take cards from the top.
-        self.hands = [deck[s * size:(s + 1) * size] for s in range(n)]
-        rest = deck[n * size:]                 # the stock, top first
+        self.hands = [deck[s * size : (s + 1) * size] for s in range(n)]
+        rest = deck[n * size :]  # the stock, top first
         first = self.first_player()
-        self._emit({"event": "deal", "round": self.round, "first": first,
-                    "hands": [[c._text for c in h] for h in self.hands],
-                    "stock": [c._text for c in rest], "scores": list(self.scores)})
+        self._emit(
+            {
+                "event": "deal",
+                "round": self.round,
+                "first": first,
+                "hands": [[c._text for c in h] for h in self.hands],
+                "stock": [c._text for c in rest],
+                "scores": list(self.scores),
+            }
+        )
         rest.reverse()
         self.stock = rest
         self.skips = [0] * n
         self.drawn = [0] * n
         self.moves = 0
         self.in_round = True
-        opening = self.stock.pop()             # R3.3
+        opening = self.stock.pop()  # R3.3
         self.pile = [opening]
         self.round_pile = [opening]
         self.mover = first
         event = {"event": "put", "seat": first, "card": opening._text, "opening": True}
         if opening.rank == "j":
-            event["suit"] = opening.suit       # R3.3: an opening jack orders its own suit
+            event["suit"] = opening.suit  # R3.3: an opening jack orders its own suit
         self._emit(event)
-        self.move = Move(first, self.hands[first], opening, opening.suit, put=[opening],
-                         stock=len(self.stock), pile_size=1, first=True)
+        self.move = Move(
+            first,
+            self.hands[first],
+            opening,
+            opening.suit,
+            put=[opening],
+            stock=len(self.stock),
+            pile_size=1,
+            first=True,
+        )
 
     # -- R7 drawing ------------------------------------------------------------
     def _take(self) -> Card | None:
@@ -220,7 +238,7 @@ class Game:
                 return None
             top = self.pile[-1]
             new = self.pile[:-1]
-            self.rng.shuffle(new)              # new[0] is the new stock's top
+            self.rng.shuffle(new)  # new[0] is the new stock's top
             self._emit({"event": "reshuffle", "stock": [c._text for c in new]})
             new.reverse()
             self.stock = new
@@ -345,12 +363,12 @@ class Game:
             return
         for target in self.targets(mover, k):
             if rank == "7":
-                self._penalty(target, 1, "7")       # R6.1
+                self._penalty(target, 1, "7")  # R6.1
             elif rank == "8":
-                self._penalty(target, 2, "8")       # R6.2
+                self._penalty(target, 2, "8")  # R6.2
                 self.skips[target] += 1
             else:
-                self.skips[target] += 1             # R6.3
+                self.skips[target] += 1  # R6.3
 
     def _penalty(self, seat: int, count: int, rank: str) -> None:
         """R6.5 effect draws; each lapses when no card can be drawn (R7.2)."""
@@ -385,7 +403,7 @@ class Game:
         rules = self.rules
         self.in_round = False
         self.last_winner = winner
-        points = [self.hand_points(s) for s in range(self.n)]           # R8.2
+        points = [self.hand_points(s) for s in range(self.n)]  # R8.2
         scores = [self.scores[s] + points[s] for s in range(self.n)]
         if winner is not None and rules.jack_finish:
             group = self.final_group(self.move.put)
@@ -393,12 +411,20 @@ class Game:
             scores[winner] -= rules.jack_finish * jacks
         burned = [s for s in range(self.n) if rules.burn is not None and scores[s] == rules.burn]
         for s in burned:
-            scores[s] = 0                                                # R8.3
+            scores[s] = 0  # R8.3
         self.scores = scores
         result = RoundResult(self.round, winner, tuple(points), tuple(scores), tuple(burned))
         self.round_results.append(result)
-        self._emit({"event": "round", "round": self.round, "winner": winner, "points": points,
-                    "scores": list(scores), "burned": burned})
+        self._emit(
+            {
+                "event": "round",
+                "round": self.round,
+                "winner": winner,
+                "points": points,
+                "scores": list(scores),
+                "burned": burned,
+            }
+        )
         if any(s > rules.limit for s in scores) or self.round >= rules.max_rounds:  # R2.3, R2.4
             self.over = True
         return result
@@ -417,8 +443,15 @@ class Game:
             raise RuntimeError("the game is not over")
         places = place_seats(self.scores, retired, self.rules.teams)
         self.result = GameResult(tuple(self.scores), self.losers(), places, self.round)
-        self._emit({"event": "end", "scores": list(self.scores), "losers": list(self.result.losers),
-                    "places": list(places), "rounds": self.round})
+        self._emit(
+            {
+                "event": "end",
+                "scores": list(self.scores),
+                "losers": list(self.result.losers),
+                "places": list(places),
+                "rounds": self.round,
+            }
+        )
         return self.result
 
     # -- views --------------------------------------------------------------
@@ -430,5 +463,14 @@ class Game:
         return out
 
 
-__all__ = ["Game", "GameResult", "RoundResult", "TABLE_OUTPUT_BYTES", "TABLE_SAY_BYTES", "derive_seed",
-           "place_seats", "record_bytes", "SUITS"]
+__all__ = [
+    "Game",
+    "GameResult",
+    "RoundResult",
+    "TABLE_OUTPUT_BYTES",
+    "TABLE_SAY_BYTES",
+    "derive_seed",
+    "place_seats",
+    "record_bytes",
+    "SUITS",
+]

@@ -6,7 +6,8 @@ Third parties plug in by entry point alone: group ``arena.bots`` (or
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pluggy
 

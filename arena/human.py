@@ -20,7 +20,8 @@ stops the match the same clean way.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from .cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Card
 from .engine import GameResult, RoundResult
@@ -74,8 +75,15 @@ def can_encode(text: str, stream: Any = None) -> bool:
 class HumanPlayer:
     """A seat played by a person through ``ask`` (a line of input) and ``show`` (a line of output)."""
 
-    def __init__(self, seat: int = 0, *, name: str = "human", ask: Ask | None = None,
-                 show: Show | None = None, symbols: bool | None = None) -> None:
+    def __init__(
+        self,
+        seat: int = 0,
+        *,
+        name: str = "human",
+        ask: Ask | None = None,
+        show: Show | None = None,
+        symbols: bool | None = None,
+    ) -> None:
         self.name = name
         self.seat = seat
         self.ask = ask
@@ -83,8 +91,8 @@ class HumanPlayer:
         self.symbols = can_encode("".join(SUIT_SYMBOLS.values())) if symbols is None else symbols
         self.names: tuple[str, ...] = ()
         self.rules: Rules = CONTEST
-        self.seen = 0          # history events already told to the person
-        self.drew = False      # whether this move drew (R4.4), for the reason a move ends
+        self.seen = 0  # history events already told to the person
+        self.drew = False  # whether this move drew (R4.4), for the reason a move ends
         self.last_turn: Turn | None = None
         #: This move's card numbers: slot i is card number i + 1, None once put.
         #: Numbers stay put within a move (a put leaves a gap, a draw is added
@@ -136,8 +144,10 @@ class HumanPlayer:
         self.seen = 0
         others = ", ".join(f"{self.who(s)} (seat {s})" for s in range(len(self.names)) if s != self.seat)
         self.say(f"Game {info.game}: you sit at seat {info.seat}; playing against {others}.")
-        self.say(f"Rules: {self.rules.name}; the game ends when a score exceeds {self.rules.limit}. "
-                 "Type ? for help, q to leave.")
+        self.say(
+            f"Rules: {self.rules.name}; the game ends when a score exceeds {self.rules.limit}. "
+            "Type ? for help, q to leave."
+        )
 
     def move(self, turn: Turn) -> None:
         if not self.names:
@@ -151,21 +161,24 @@ class HumanPlayer:
                 return
 
     def end_round(self, result: RoundResult) -> None:
-        if self.last_turn is not None:   # how the round ended, before its result
+        if self.last_turn is not None:  # how the round ended, before its result
             history = self.last_turn.history
-            news = self.news(history[self.seen:])
+            news = self.news(history[self.seen :])
             self.seen = len(history)
             if news:
                 self.say("")
                 self.say("Since your last move:")
                 for line in news:
                     self.say("  " + line)
-        winner = "nobody went out (move guard, R8.4)" if result.winner is None else (
-            "you went out!" if result.winner == self.seat else f"{self.who(result.winner)} went out")
+        winner = (
+            "nobody went out (move guard, R8.4)"
+            if result.winner is None
+            else ("you went out!" if result.winner == self.seat else f"{self.who(result.winner)} went out")
+        )
         self.say("")
         self.say(f"== Round {result.round} over: {winner}")
         width = max(len(self.who(s)) for s in range(len(result.scores)))
-        for s, (points, score) in enumerate(zip(result.points, result.scores)):
+        for s, (points, score) in enumerate(zip(result.points, result.scores, strict=True)):
             burned = f"  hit exactly {self.rules.burn}: burned to 0 (R8.3)" if s in result.burned else ""
             self.say(f"   {self.who(s):<{width}}  {'+' + str(points):>4}  score {score}{burned}")
         self.say("")
@@ -322,7 +335,7 @@ class HumanPlayer:
         round_no = sum(1 for e in history if e["event"] == "deal")
         self.say("")
         self.say(f"--- round {round_no}: your move (seat {turn.seat}) " + "-" * 20)
-        news = self.news(history[self.seen:] if self.seen <= len(history) else history)
+        news = self.news(history[self.seen :] if self.seen <= len(history) else history)
         if news:
             self.say("Since your last move:")
             for line in news:
@@ -332,14 +345,18 @@ class HumanPlayer:
         self.say("Players:")
         for p in players:
             skips = f", loses {p.skips} turn{'s' if p.skips != 1 else ''}" if p.skips else ""
-            self.say(f"  {p.seat}  {self.who(p.seat):<{width}}  {p.cards:>2} card{'s' if p.cards != 1 else ' '}"
-                     f"  score {p.score}{skips}")
+            self.say(
+                f"  {p.seat}  {self.who(p.seat):<{width}}  {p.cards:>2} card{'s' if p.cards != 1 else ' '}"
+                f"  score {p.score}{skips}"
+            )
         top = turn.top
         follow = f"suit to follow {self.suit_text(turn.suit)}"
         if top.rank == "j":
             follow += " (ordered by the jack)"
-        self.say(f"Top card {self.card(top)}, {follow}. Stock: {plural(turn.stock, 'card')}; "
-                 f"pile: {plural(len(turn.pile), 'card')} this round.")
+        self.say(
+            f"Top card {self.card(top)}, {follow}. Stock: {plural(turn.stock, 'card')}; "
+            f"pile: {plural(len(turn.pile), 'card')} this round."
+        )
         if turn.first:
             opening = turn.put_this_move[0] if turn.put_this_move else top
             extra = "; it is a six, so you must cover it (R5)" if opening.rank == "6" else ""
@@ -347,8 +364,9 @@ class HumanPlayer:
 
     def show_hand(self, turn: Turn, options: Sequence[Card], can_draw: bool, can_finish: bool) -> None:
         numbered = self.numbered_hand(turn)
-        self.say("Your hand: " + "  ".join(f"{i}) {self.card(c)}" for i, c in numbered)
-                 + f"   ({turn.points()} points)")
+        self.say(
+            "Your hand: " + "  ".join(f"{i}) {self.card(c)}" for i, c in numbered) + f"   ({turn.points()} points)"
+        )
         choices = []
         if options:
             legal = set(options)
@@ -367,9 +385,9 @@ class HumanPlayer:
     def news(self, events: Sequence[Mapping[str, Any]]) -> list[str]:
         """What happened in ``events`` (public history), one line per move or effect."""
         lines: list[str] = []
-        parts: list[str] = []          # the current mover's actions: "drew a card", "put 9♥ 9♠"
+        parts: list[str] = []  # the current mover's actions: "drew a card", "put 9♥ 9♠"
         mover: int | None = None
-        penalty: list[Any] = []        # [seat, rank, count] of a run of effect draws
+        penalty: list[Any] = []  # [seat, rank, count] of a run of effect draws
 
         def flush() -> None:
             nonlocal mover
@@ -382,8 +400,10 @@ class HumanPlayer:
             if penalty:
                 seat, rank, count = penalty
                 name = self.who(seat)
-                lines.append(f"{arrow()}{name} draw{'' if name == 'you' else 's'} {count} card{'s' if count != 1 else ''}"
-                             f" ({EFFECT_NAMES.get(rank, rank)})")
+                lines.append(
+                    f"{arrow()}{name} draw{'' if name == 'you' else 's'} {count} card{'s' if count != 1 else ''}"
+                    f" ({EFFECT_NAMES.get(rank, rank)})"
+                )
                 penalty.clear()
 
         def arrow() -> str:
@@ -450,8 +470,9 @@ class HumanPlayer:
         return lines
 
 
-def human_factory(ask: Ask | None = None, show: Show | None = None,
-                  symbols: bool | None = None) -> Callable[[Any, int], HumanPlayer]:
+def human_factory(
+    ask: Ask | None = None, show: Show | None = None, symbols: bool | None = None
+) -> Callable[[Any, int], HumanPlayer]:
     """A factory ``factory(game_seed, seat) -> HumanPlayer`` for ``arena play human ...``."""
 
     def factory(game_seed: Any, seat: int) -> HumanPlayer:

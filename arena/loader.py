@@ -15,9 +15,10 @@ import os
 import re
 import stat
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .botenv import make_importer
 from .engine import GameResult, RoundResult, derive_seed
@@ -35,7 +36,11 @@ MAX_NESTING = 150
 #: tab, newline, form feed and carriage return; DEL and C1 controls; the bidi controls
 #: ("Trojan Source", CVE-2021-42574). Inside strings they can be written as escapes.
 _HIDDEN = re.compile("[\x01-\x08\x0b\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_BUILTINS = {k: v for k, v in builtins.__dict__.items() if k not in ("open", "exec", "eval", "compile", "input", "breakpoint", "exit", "quit", "help")}
+_BUILTINS = {
+    k: v
+    for k, v in builtins.__dict__.items()
+    if k not in ("open", "exec", "eval", "compile", "input", "breakpoint", "exit", "quit", "help")
+}
 
 
 @dataclass(frozen=True)
@@ -91,14 +96,20 @@ def parse_source(text: str, where: str | None = None) -> ast.Module:
     if odd:
         code = ord(odd.group())
         what = "a bidi control character" if code > 0xFF else "a control character"
-        raise BotLoadError(f"holds {what} (U+{code:04X}), which can make code read otherwise than it runs "
-                           "or act on a terminal; write it as an escape in a string",
-                           path=where, line=text.count("\n", 0, odd.start()) + 1)
+        raise BotLoadError(
+            f"holds {what} (U+{code:04X}), which can make code read otherwise than it runs "
+            "or act on a terminal; write it as an escape in a string",
+            path=where,
+            line=text.count("\n", 0, odd.start()) + 1,
+        )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise BotLoadError(f"holds a character that is not text (U+{ord(text[exc.start]):04X}, "
-                           f"a lone surrogate)", path=where, line=text.count("\n", 0, exc.start) + 1) from None
+        raise BotLoadError(
+            f"holds a character that is not text (U+{ord(text[exc.start]):04X}, a lone surrogate)",
+            path=where,
+            line=text.count("\n", 0, exc.start) + 1,
+        ) from None
     try:
         with warnings.catch_warnings():  # a bot's SyntaxWarnings must not reach the organiser's terminal
             warnings.simplefilter("ignore")
@@ -106,8 +117,9 @@ def parse_source(text: str, where: str | None = None) -> ast.Module:
     except SyntaxError as exc:
         raise BotLoadError(f"syntax error: {escape(exc.msg, 120)}", path=where, line=exc.lineno) from None
     except (RecursionError, MemoryError) as exc:
-        raise BotLoadError(f"too deeply nested to parse ({type(exc).__name__}); the limit is "
-                           f"{MAX_NESTING} levels", path=where) from None
+        raise BotLoadError(
+            f"too deeply nested to parse ({type(exc).__name__}); the limit is {MAX_NESTING} levels", path=where
+        ) from None
     except (ValueError, OverflowError) as exc:
         raise BotLoadError(f"cannot parse: {type(exc).__name__}: {escape(exc, 120)}", path=where) from None
     line = too_deep(tree, MAX_NESTING)
@@ -141,15 +153,21 @@ def describe(source: str) -> tuple[str | None, str]:
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "Bot":
             for item in node.body:
-                if (isinstance(item, ast.Assign) and len(item.targets) == 1
-                        and isinstance(item.targets[0], ast.Name) and item.targets[0].id == "name"
-                        and isinstance(item.value, ast.Constant) and isinstance(item.value.value, str)):
+                if (
+                    isinstance(item, ast.Assign)
+                    and len(item.targets) == 1
+                    and isinstance(item.targets[0], ast.Name)
+                    and item.targets[0].id == "name"
+                    and isinstance(item.value, ast.Constant)
+                    and isinstance(item.value.value, str)
+                ):
                     name = item.value.value
     return name, (doc[0] if doc else "")
 
 
-def read_bot_file(path: str | os.PathLike[str], origin: str = "file", name: str | None = None, *,
-                  lenient: bool = False) -> BotSource:
+def read_bot_file(
+    path: str | os.PathLike[str], origin: str = "file", name: str | None = None, *, lenient: bool = False
+) -> BotSource:
     """Read a bot file (at most :data:`MAX_SOURCE_BYTES` of it).
 
     :raises BotLoadError: missing or a folder; and, unless ``lenient``, unreadable, too large or
@@ -167,8 +185,14 @@ def read_bot_file(path: str | os.PathLike[str], origin: str = "file", name: str 
     except OSError as exc:
         return _refuse(f"cannot read: {exc.strerror or exc}", path, origin, name, lenient)
     if len(data) > MAX_SOURCE_BYTES:
-        return _refuse(f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}",
-                       path, origin, name, lenient, data.decode("utf-8", "surrogateescape"))
+        return _refuse(
+            f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}",
+            path,
+            origin,
+            name,
+            lenient,
+            data.decode("utf-8", "surrogateescape"),
+        )
     return bot_source(data, path, origin, name, lenient=lenient)
 
 
@@ -188,8 +212,7 @@ def read_bot_bytes(path: str | os.PathLike[str]) -> bytes:
     except OSError as exc:
         raise BotLoadError(f"cannot read: {exc.strerror or exc}", path=where) from None
     if len(data) > MAX_SOURCE_BYTES:
-        raise BotLoadError(f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}",
-                           path=where)
+        raise BotLoadError(f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}", path=where)
     return data
 
 
@@ -205,16 +228,18 @@ def _read_at_most(p: Path, where: str) -> tuple[bytes, int]:
         return f.read(MAX_SOURCE_BYTES + 1), info.st_size
 
 
-def _refuse(message: str, path: str | os.PathLike[str], origin: str, name: str | None, lenient: bool,
-            source: str = "") -> BotSource:
+def _refuse(
+    message: str, path: str | os.PathLike[str], origin: str, name: str | None, lenient: bool, source: str = ""
+) -> BotSource:
     """Raise the load error, or (``lenient``) return a source that records it as its problem."""
     if not lenient:
         raise BotLoadError(message, path=storable(str(path)))
     return BotSource(name or Path(path).stem, source, str(path), "", origin, problem=message)
 
 
-def bot_source(data: bytes, path: str | os.PathLike[str], origin: str = "file", name: str | None = None, *,
-               lenient: bool = False) -> BotSource:
+def bot_source(
+    data: bytes, path: str | os.PathLike[str], origin: str = "file", name: str | None = None, *, lenient: bool = False
+) -> BotSource:
     """The bot in ``data`` (a file's bytes), named as :func:`read_bot_file` names it.
 
     :raises BotLoadError: not UTF-8 (unless ``lenient``: see :func:`read_bot_file`).
@@ -223,8 +248,14 @@ def bot_source(data: bytes, path: str | os.PathLike[str], origin: str = "file", 
         source = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        return _refuse(f"not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})", path, origin, name,
-                       lenient, data.decode("utf-8", "surrogateescape"))
+        return _refuse(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})",
+            path,
+            origin,
+            name,
+            lenient,
+            data.decode("utf-8", "surrogateescape"),
+        )
     declared, doc = describe(source)
     return BotSource(name or declared or Path(path).stem, source, str(path), doc, origin)
 
@@ -251,8 +282,10 @@ def resolve_bot(spec: str, *, lenient: bool = False) -> BotSource:
         bots = registry()
         if spec in bots:
             return read_bot_file(bots[spec], origin="registry", name=spec)
-        raise BotLoadError(f"no bot named {escape(spec, 60)!r} (registered: {', '.join(sorted(bots))}; "
-                           "or give a .py file)", path=storable(spec))
+        raise BotLoadError(
+            f"no bot named {escape(spec, 60)!r} (registered: {', '.join(sorted(bots))}; or give a .py file)",
+            path=storable(spec),
+        )
     return read_bot_file(spec, lenient=lenient)
 
 

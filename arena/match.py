@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .engine import derive_seed
-from .errors import BotLoadError, UsageError
+from .errors import UsageError
 from .loader import BotSource, resolve_bot
 from .players import make_factory
 from .record import RecordWriter, format_game
@@ -34,9 +35,16 @@ class Tally:
 
     def row(self) -> dict[str, Any]:
         g = max(self.games, 1)
-        return {"bot": self.bot, "kind": self.kind, "games": self.games, "wins": self.wins, "losses": self.losses,
-                "avg_place": round(self.place_sum / g, 3), "avg_score": round(self.score_sum / g, 2),
-                "faults": self.faults}
+        return {
+            "bot": self.bot,
+            "kind": self.kind,
+            "games": self.games,
+            "wins": self.wins,
+            "losses": self.losses,
+            "avg_place": round(self.place_sum / g, 3),
+            "avg_score": round(self.score_sum / g, 2),
+            "faults": self.faults,
+        }
 
 
 @dataclass
@@ -45,7 +53,7 @@ class Entrant:
     label: str
     factory: Any
     src: BotSource | None = None
-    kind: str = "file"   # "registry", "file" or "human"
+    kind: str = "file"  # "registry", "file" or "human"
 
 
 #: How tables name an entrant's kind.
@@ -60,8 +68,9 @@ def reserved_names() -> frozenset[str]:
     return frozenset(name.casefold() for name in registry()) | {"human"}
 
 
-def entrant_labels(names: Sequence[str], kinds: Sequence[str] | None = None,
-                   reserved: frozenset[str] | None = None) -> list[str]:
+def entrant_labels(
+    names: Sequence[str], kinds: Sequence[str] | None = None, reserved: frozenset[str] | None = None
+) -> list[str]:
     """Distinct labels for entrants. Built-in entrants (kind ``registry``, and ``human``)
     are labelled first and keep their names; any other entrant whose name is reserved
     (:func:`reserved_names`; also as ``NAME#2``) is labelled ``NAME (file)``, so a file calling itself
@@ -92,8 +101,9 @@ def _unsuffixed(name: str) -> str:
     return head if sep and tail.isdigit() else name
 
 
-def build_entrants(specs: Sequence[str], *, trusted: bool = False, human: Any = None,
-                   limits: Any = None) -> list[Entrant]:
+def build_entrants(
+    specs: Sequence[str], *, trusted: bool = False, human: Any = None, limits: Any = None
+) -> list[Entrant]:
     """Resolve bot specs into entrants; ``human`` seats the person at the terminal
     (or through the ``human`` factory given, such as the browser seat's); ``limits``: the
     sandbox's :class:`~arena.sandbox.Limits` for bot files (default ones when None)."""
@@ -109,8 +119,15 @@ def build_entrants(specs: Sequence[str], *, trusted: bool = False, human: Any = 
 
             entrants.append(Entrant(spec, label, human or human_factory(), kind="human"))
         else:
-            entrants.append(Entrant(spec, label, make_factory(src, trusted=trusted or src.origin == "registry",
-                                                              limits=limits), src, kind))
+            entrants.append(
+                Entrant(
+                    spec,
+                    label,
+                    make_factory(src, trusted=trusted or src.origin == "registry", limits=limits),
+                    src,
+                    kind,
+                )
+            )
     return entrants
 
 
@@ -120,10 +137,20 @@ def game_seeds(seed: Any, g: int) -> tuple[int, int]:
     return derive_seed(seed, "deal", "play", g), derive_seed(seed, "bots", "play", g)
 
 
-def run_match(specs: Sequence[str], *, games: int = 100, seed: int | None = None, rules: Rules = CONTEST,
-              replay: str | None = None, verbose: bool = False, trusted: bool = False,
-              progress: bool = True, human: Any = None, force: bool = False,
-              limits: Any = None) -> dict[str, Any]:
+def run_match(
+    specs: Sequence[str],
+    *,
+    games: int = 100,
+    seed: int | None = None,
+    rules: Rules = CONTEST,
+    replay: str | None = None,
+    verbose: bool = False,
+    trusted: bool = False,
+    progress: bool = True,
+    human: Any = None,
+    force: bool = False,
+    limits: Any = None,
+) -> dict[str, Any]:
     """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``.
     ``human`` is the player factory for the ``human`` seat (default: the terminal);
     ``replay`` names a record file (see :class:`ReplayFile`; ``force`` replaces an existing one);
@@ -138,8 +165,9 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int | None = None
     if seed is None:
         seed = fresh_seed()
     else:
-        warn_if_guessable(seed, untrusted=any(e.src is not None and not (trusted or e.src.origin == "registry")
-                                              for e in entrants))
+        warn_if_guessable(
+            seed, untrusted=any(e.src is not None and not (trusted or e.src.origin == "registry") for e in entrants)
+        )
     n = len(entrants)
     tallies = [Tally(e.label, KINDS.get(e.kind, e.kind)) for e in entrants]
     writer = open_writer(replay, force=force, bots=[e.src for e in entrants if e.src]) if replay else None
@@ -154,6 +182,7 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int | None = None
     why = "interrupted"
     stopped_by = None
     try:
+        bot_names = [e.src.label if e.src is not None else "human" for e in entrants]
         for g in range(games):
             order = [(s + g) % n for s in range(n)]
             game_seed, bot_key = game_seeds(seed, g)
@@ -161,8 +190,12 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int | None = None
             for p, i in zip(players, order, strict=True):
                 p.name = entrants[i].label  # the table shows the entrant's label: clean, distinct, not reserved
             try:
-                outcome = referee.play(players, seed=game_seed, game_id=str(g + 1),
-                                       bots=[entrants[i].src.label if entrants[i].src else "human" for i in order])
+                outcome = referee.play(
+                    players,
+                    seed=game_seed,
+                    game_id=str(g + 1),
+                    bots=[bot_names[i] for i in order],
+                )
             finally:
                 for p in players:
                     p.close()
@@ -187,16 +220,16 @@ def run_match(specs: Sequence[str], *, games: int = 100, seed: int | None = None
             bar.close()
         if writer:
             writer.close()
-    doc: dict[str, Any] = {"games": played, "seed": seed, "rules": rules.name,
-                           "standings": [t.row() for t in tallies]}
+    doc: dict[str, Any] = {"games": played, "seed": seed, "rules": rules.name, "standings": [t.row() for t in tallies]}
     if secret:
         doc["secret_seed"] = True
     if interrupted:
         doc["interrupted"] = True
         if stopped_by is not None:
             doc["stopped_by"] = int(stopped_by)  # the exit status's signal; not part of the results
-        print(f"arena: {why} after {played} of {games} games" + ("; results so far:" if played else ""),
-              file=sys.stderr)
+        print(
+            f"arena: {why} after {played} of {games} games" + ("; results so far:" if played else ""), file=sys.stderr
+        )
     return doc
 
 
@@ -224,16 +257,18 @@ class ReplayFile:
         try:
             if target.exists() or target.is_symlink():
                 if not force:
-                    raise UsageError(f"{path} already exists; choose another --replay file, or add --force "
-                                     "to replace it")
+                    raise UsageError(
+                        f"{path} already exists; choose another --replay file, or add --force to replace it"
+                    )
                 with open(target, "a", encoding="utf-8"):  # writable? (opening to append changes nothing)
                     pass
             else:
                 self.writer = RecordWriter(target, mode="x")
                 self.created = True
         except FileExistsError:  # made since we looked: not ours
-            raise UsageError(f"{path} already exists; choose another --replay file, or add --force "
-                             "to replace it") from None
+            raise UsageError(
+                f"{path} already exists; choose another --replay file, or add --force to replace it"
+            ) from None
         except IsADirectoryError:
             raise UsageError(f"{path}: is a folder; --replay takes a file name") from None
         except OSError as exc:

@@ -22,8 +22,17 @@ class Move:
 
     __slots__ = ("seat", "hand", "top", "suit", "put", "drew", "stock", "pile_size", "finished", "first")
 
-    def __init__(self, seat: int, hand: list[Card], top: Card, suit: str, put: list[Card] | None = None,
-                 stock: int = 0, pile_size: int = 1, first: bool = False) -> None:
+    def __init__(
+        self,
+        seat: int,
+        hand: list[Card],
+        top: Card,
+        suit: str,
+        put: list[Card] | None = None,
+        stock: int = 0,
+        pile_size: int = 1,
+        first: bool = False,
+    ) -> None:
         self.seat = seat
         self.hand = hand
         self.top = top
@@ -51,7 +60,7 @@ class Move:
     def has_cover(self) -> bool:
         """R5.2/R5.3: a card in hand covers the six on top."""
         suit, rank = self.suit, self.top.rank
-        for c in self.hand:   # a plain loop: cheaper than any() over a generator
+        for c in self.hand:  # a plain loop: cheaper than any() over a generator
             if c.rank == "j" or c.suit == suit or c.rank == rank:
                 return True
         return False
@@ -98,12 +107,20 @@ class Move:
         if not self.put:
             # matches(card), inlined: this check runs on nearly every move.
             if not (card.rank == "j" or card.suit == self.suit or card.rank == self.top.rank):
-                raise IllegalMove("R4.2", f"the first card must match {self.top} (suit {self.suit}, rank {self.top.rank} or a jack); {card} does not")
+                raise IllegalMove(
+                    "R4.2",
+                    f"the first card must match {self.top} (suit {self.suit}, rank {self.top.rank} or a jack); "
+                    f"{card} does not",
+                )
         elif self.needs_cover():
             if not self.matches(card):
-                raise IllegalMove("R5.2", f"{card} does not cover the six {self.top} (suit {self.suit}, a six or a jack)")
+                raise IllegalMove(
+                    "R5.2", f"{card} does not cover the six {self.top} (suit {self.suit}, a six or a jack)"
+                )
         elif card.rank != self.put[-1].rank:
-            raise IllegalMove("R4.3", f"after {self.put[-1]} only cards of rank {self.put[-1].rank} may follow, not {card}")
+            raise IllegalMove(
+                "R4.3", f"after {self.put[-1]} only cards of rank {self.put[-1].rank} may follow, not {card}"
+            )
 
     def draw_refusal(self) -> tuple[str, str] | None:
         """Why a draw is not allowed now, as (rule, reason); None when it is."""

@@ -7,7 +7,8 @@ given by file path runs in the sandbox. Both give a factory
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .loader import BotSource, load_trusted
 

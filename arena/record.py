@@ -4,8 +4,9 @@ printing a game as a readable log."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any
 
 from .cards import SUIT_SYMBOLS, Card
 from .safetext import escape
@@ -26,7 +27,7 @@ class RecordWriter:
     def close(self) -> None:
         self.file.close()
 
-    def __enter__(self) -> "RecordWriter":
+    def __enter__(self) -> RecordWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -113,7 +114,7 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
             if "suit" in e and not e.get("opening"):
                 text += f"->{SUIT_SYMBOLS[e['suit']]}"
             if line and line[-1].startswith("draws "):
-                text = "puts " + text   # "draws 8♣ puts 8♣", never "draws 8♣ 8♣"
+                text = "puts " + text  # "draws 8♣ puts 8♣", never "draws 8♣ 8♣"
             line.append(text)
         elif kind == "draw":
             if mover != e["seat"]:
@@ -140,7 +141,7 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
         elif kind == "say":
             if e.get("output") and seat not in (None, e["seat"]):
                 continue  # printed output is the organiser's, not the table's
-            if mover != e["seat"]:   # said or printed outside the speaker's own move
+            if mover != e["seat"]:  # said or printed outside the speaker's own move
                 yield from flush()
                 mover = e["seat"]
             line.append(f"{'prints' if e.get('output') else 'says'} {escape(repr(e['text']))}")
@@ -152,4 +153,6 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
         elif kind == "end":
             yield from flush()
             losers = ", ".join(who(s) for s in e["losers"]) or "none"
-            yield f"## game over after {e['rounds']} rounds: scores {e['scores']}; places {e['places']}; losers {losers}"
+            yield (
+                f"## game over after {e['rounds']} rounds: scores {e['scores']}; places {e['places']}; losers {losers}"
+            )

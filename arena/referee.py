@@ -13,8 +13,9 @@ import json
 import random
 import time
 import traceback
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, NamedTuple, Protocol, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from .cards import Card
 from .engine import Game, GameResult, RoundResult, derive_seed
@@ -82,7 +83,7 @@ class GameOutcome:
     moves: int = 0
     duration: float = 0.0
     #: The full game record (REPLAY_FORMAT.md events), hidden cards included.
-    log: list[dict] = field(default_factory=list)
+    log: list[dict[str, Any]] = field(default_factory=list)
 
     def fault_counts(self) -> list[int]:
         counts = [0] * len(self.names)
@@ -198,23 +199,31 @@ _ARENA_DIR = _os.path.dirname(_os.path.abspath(__file__))
 class Referee:
     """Runs games. One referee may run many games; it holds only settings."""
 
-    def __init__(self, rules: Rules = CONTEST, *, max_faults: int = 3,
-                 on_event: Callable[[dict], None] | None = None) -> None:
+    def __init__(
+        self, rules: Rules = CONTEST, *, max_faults: int = 3, on_event: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
         self.rules = rules
         self.max_faults = max_faults
         self.on_event = on_event
 
-    def play(self, players: Sequence[Player], *, seed: Any = 0, game_id: str = "1",
-             bots: Sequence[str] | None = None) -> GameOutcome:
+    def play(
+        self, players: Sequence[Player], *, seed: Any = 0, game_id: str = "1", bots: Sequence[str] | None = None
+    ) -> GameOutcome:
         """Play one full game; ``players[s]`` sits at seat ``s``. Always completes."""
         started = time.perf_counter()
         n = len(players)
         names = tuple(p.name for p in players)
         game = Game(n, self.rules, seed, on_event=self.on_event)
-        game._emit({"event": "game", "version": 1, "game": game_id, "seed": seed,
-                    "players": [{"seat": s, "name": names[s], "bot": (bots[s] if bots else names[s])}
-                                for s in range(n)],
-                    "rules": self.rules.to_dict()})
+        game._emit(
+            {
+                "event": "game",
+                "version": 1,
+                "game": game_id,
+                "seed": seed,
+                "players": [{"seat": s, "name": names[s], "bot": (bots[s] if bots else names[s])} for s in range(n)],
+                "rules": self.rules.to_dict(),
+            }
+        )
         faults: list[Fault] = []
         move_times: list[list[float]] = [[] for _ in range(n)]
         counts = [0] * n
@@ -258,7 +267,7 @@ class Referee:
             notify(s, "start_game", GameInfo(s, names, self.rules, game_id))
         game.start_round()
         moves = 0
-        clock = time.perf_counter          # hot loop: local names
+        clock = time.perf_counter  # hot loop: local names
         while True:
             seat = game.mover
             move = game.move
@@ -278,7 +287,11 @@ class Referee:
                             game.finish()
                         else:
                             refusal = move.finish_refusal()
-                            fault(seat, "illegal-finish", f"{refusal[0]}: {refusal[1]}" if refusal else "move not finished")
+                            fault(
+                                seat,
+                                "illegal-finish",
+                                f"{refusal[0]}: {refusal[1]}" if refusal else "move not finished",
+                            )
                 move_times[seat].append(clock() - t0)
                 if not move.finished:
                     fallback()
@@ -293,5 +306,15 @@ class Referee:
         result = game.end(frozenset(retired))
         for s in range(n):
             notify(s, "end_game", result)
-        return GameOutcome(game_id, seed, names, result, faults, frozenset(retired), move_times, moves,
-                           time.perf_counter() - started, game.log)
+        return GameOutcome(
+            game_id,
+            seed,
+            names,
+            result,
+            faults,
+            frozenset(retired),
+            move_times,
+            moves,
+            time.perf_counter() - started,
+            game.log,
+        )

@@ -8,9 +8,10 @@ reads these fields; it never checks a variant's name.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from .cards import DEFAULT_POINTS, RANKS
 
@@ -23,8 +24,10 @@ def _frozen_points(points: Mapping[str, int] | None = None) -> Mapping[str, int]
             if rank not in RANKS:
                 raise ValueError(f"R1.3: unknown rank {rank!r} in point table; ranks: {' '.join(RANKS)}")
             if type(value) is not int or not POINT_BOUNDS[0] <= value <= POINT_BOUNDS[1]:
-                raise ValueError(f"R1.3: points of rank {rank} must be a whole number from {POINT_BOUNDS[0]} "
-                                 f"to {POINT_BOUNDS[1]}, not {value!r:.40}")
+                raise ValueError(
+                    f"R1.3: points of rank {rank} must be a whole number from {POINT_BOUNDS[0]} "
+                    f"to {POINT_BOUNDS[1]}, not {value!r:.40}"
+                )
             table[rank] = value
     return MappingProxyType(table)
 
@@ -33,8 +36,13 @@ def _frozen_points(points: Mapping[str, int] | None = None) -> Mapping[str, int]
 #: hands and the opening card must fit in 36 cards, and the R2.4 and R8.4 guards must end it)
 #: or would run for hours, so they are refused before any game is played.
 BOUNDS: dict[str, tuple[int, int]] = {
-    "limit": (1, 1_000_000), "max_rounds": (1, 10_000), "hand_size": (1, 7), "burn": (-1_000_000, 1_000_000),
-    "max_moves": (1, 100_000), "jack_finish": (0, 10_000)}
+    "limit": (1, 1_000_000),
+    "max_rounds": (1, 10_000),
+    "hand_size": (1, 7),
+    "burn": (-1_000_000, 1_000_000),
+    "max_moves": (1, 100_000),
+    "jack_finish": (0, 10_000),
+}
 #: Points of one card (R1.3) lie in this range.
 POINT_BOUNDS = (-10_000, 10_000)
 RULE_OF = {"limit": "R2.3: ", "max_rounds": "R2.4: ", "hand_size": "R3.1: ", "burn": "R8.3: ", "max_moves": "R8.4: "}
@@ -89,9 +97,10 @@ class Rules:
             if type(getattr(self, name)) is not bool:
                 raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r:.40}")
 
-    def _settings(self) -> tuple:
+    def _settings(self) -> tuple[Any, ...]:
         return tuple((f.name, getattr(self, f.name)) for f in dataclasses.fields(self) if f.name != "points") + (
-            ("points", tuple(sorted(self.points.items()))),)
+            ("points", tuple(sorted(self.points.items()))),
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Rules):
@@ -114,7 +123,7 @@ class Rules:
         """R1.3 points of one card of ``rank``."""
         return self.points[rank]
 
-    def replace(self, **changes: Any) -> "Rules":
+    def replace(self, **changes: Any) -> Rules:
         """A copy with some settings changed (unknown names raise ``TypeError``)."""
         return dataclasses.replace(self, **changes)
 
@@ -125,7 +134,7 @@ class Rules:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Rules":
+    def from_dict(cls, data: Mapping[str, Any]) -> Rules:
         """Build from :meth:`to_dict` output; unknown keys raise ``ValueError``."""
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - names

@@ -71,7 +71,7 @@ def clean_name(name: object, fallback: str = "bot", limit: int = MAX_NAME) -> st
     text = escape(name if isinstance(name, str) else ("" if name is None else str(name)))
     text = " ".join(text.split())
     if len(text) > limit:
-        text = text[:limit - 3].rstrip() + "..."
+        text = text[: limit - 3].rstrip() + "..."
     return text or fallback
 
 

@@ -61,8 +61,10 @@ def guessable(seed: Any) -> bool:
 
 def guessable_warning(seed: Any) -> str:
     """The one-line warning for a guessable ``--seed`` given while sandboxed bots play."""
-    return (f"arena: warning: --seed {seed} is guessable (below 2**{SECRET_BITS}): a sandboxed bot can search "
-            "for it and compute every deal; leave out --seed for a secret seed (shown after the run)")
+    return (
+        f"arena: warning: --seed {seed} is guessable (below 2**{SECRET_BITS}): a sandboxed bot can search "
+        "for it and compute every deal; leave out --seed for a secret seed (shown after the run)"
+    )
 
 
 def warn_if_guessable(seed: Any, *, untrusted: bool) -> bool:
@@ -74,5 +76,12 @@ def warn_if_guessable(seed: Any, *, untrusted: bool) -> bool:
     return False
 
 
-__all__ = ["GUESSABLE_BELOW", "SECRET_BITS", "derive_seed", "fresh_seed", "guessable", "guessable_warning",
-           "warn_if_guessable"]
+__all__ = [
+    "GUESSABLE_BELOW",
+    "SECRET_BITS",
+    "derive_seed",
+    "fresh_seed",
+    "guessable",
+    "guessable_warning",
+    "warn_if_guessable",
+]

@@ -80,7 +80,7 @@ class Folder:
     """A folder's manifests: ``submissions`` when it is a submissions folder."""
 
     submissions: bool
-    manifests: dict[str, Manifest | None]   # by the .json file's stem; None: there but not a manifest
+    manifests: dict[str, Manifest | None]  # by the .json file's stem; None: there but not a manifest
 
 
 def scan(folder: Path) -> Folder:
@@ -116,7 +116,7 @@ class Verification:
     """The outcome over a tournament's bot files, in entrant order."""
 
     authors: list[str | None]
-    refused: list[str]      # "alice.py (changed since submission ...)", one per bad file
+    refused: list[str]  # "alice.py (changed since submission ...)", one per bad file
     verified: int = 0
 
 
@@ -148,7 +148,9 @@ def refusal(refused: Sequence[str], limit: int = 6) -> str:
     """One line naming the files that do not match their submission."""
     shown = "; ".join(refused[:limit]) + (f"; and {len(refused) - limit} more" if len(refused) > limit else "")
     n = len(refused)
-    return (f"{n} bot file{'s' if n != 1 else ''} in a submissions folder "
-            f"{'do' if n != 1 else 'does'} not match {'their' if n != 1 else 'its'} submission: {shown}; "
-            f"re-submit {'them' if n != 1 else 'it'} with `arena submit`, or add --allow-unverified to play "
-            f"{'them' if n != 1 else 'it'} as {'they are' if n != 1 else 'it is'}")
+    return (
+        f"{n} bot file{'s' if n != 1 else ''} in a submissions folder "
+        f"{'do' if n != 1 else 'does'} not match {'their' if n != 1 else 'its'} submission: {shown}; "
+        f"re-submit {'them' if n != 1 else 'it'} with `arena submit`, or add --allow-unverified to play "
+        f"{'them' if n != 1 else 'it'} as {'they are' if n != 1 else 'it is'}"
+    )

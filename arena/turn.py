@@ -11,8 +11,9 @@ to the referee), so bots cannot tell the two apart.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Mapping, NamedTuple, Protocol, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from .cards import SUITS, Card
 from .errors import IllegalMove
@@ -203,7 +204,8 @@ class Turn:
 
 def public_event(event: Mapping[str, Any]) -> Mapping[str, Any]:
     """The part of a record event everyone may see (R10), read-only all the way down."""
-    return freeze(public_data(event))
+    frozen: Mapping[str, Any] = freeze(public_data(event))
+    return frozen
 
 
 def public_data(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -220,9 +222,14 @@ def public_data(event: Mapping[str, Any]) -> dict[str, Any]:
     elif kind == "penalty":
         data = {"event": "penalty", "seat": event["seat"], "rank": event["rank"]}
     elif kind == "deal":
-        data = {"event": "deal", "round": event["round"], "first": event["first"],
-                "hands": [len(h) for h in event["hands"]], "stock": len(event["stock"]),
-                "scores": tuple(event["scores"])}
+        data = {
+            "event": "deal",
+            "round": event["round"],
+            "first": event["first"],
+            "hands": [len(h) for h in event["hands"]],
+            "stock": len(event["stock"]),
+            "scores": tuple(event["scores"]),
+        }
     elif kind == "reshuffle":
         data = {"event": "reshuffle", "stock": len(event["stock"])}
     elif kind == "game":
@@ -253,7 +260,7 @@ class PublicFeed:
         """The public events of ``log`` (which only grows), oldest first."""
         if self.seen < len(log):
             events = self.events
-            for e in log[self.seen:]:
+            for e in log[self.seen :]:
                 if is_public(e):
                     events.append(public_event(e))
             self.seen = len(log)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from tabulate import tabulate
 
@@ -31,6 +31,7 @@ def ours(n: int) -> Callable[[int], tuple[int, int, int]]:
     def run(i: int) -> tuple[int, int, int]:
         outcome = referee.play([factory(i, s) for s in range(n)], seed=i)
         return 1, outcome.result.rounds, outcome.moves
+
     return run
 
 
@@ -53,7 +54,8 @@ def openspiel() -> Callable[[int], tuple[int, int, int]] | None:
                 actions = state.legal_actions()
                 state.apply_action(actions[rng.randrange(len(actions))])
                 moves += 1
-        return 1, 1, moves   # one crazy-eights game is one deal
+        return 1, 1, moves  # one crazy-eights game is one deal
+
     return run
 
 
@@ -69,11 +71,13 @@ def rlcard_uno() -> Callable[[int], tuple[int, int, int]] | None:
     def run(i: int) -> tuple[int, int, int]:
         trajectories, _ = env.run(is_training=False)
         return 1, 1, sum(len(t) // 2 for t in trajectories)
+
     return run
 
 
-def measure(contenders: dict[str, Callable[[int], tuple[int, int, int]]], seconds: float,
-            slice_s: float = 0.25) -> dict[str, tuple[float, float, float]]:
+def measure(
+    contenders: dict[str, Callable[[int], tuple[int, int, int]]], seconds: float, slice_s: float = 0.25
+) -> dict[str, tuple[float, float, float]]:
     """Round-robin time slices over the contenders; rates per second."""
     totals = {name: [0, 0, 0, 0.0, 0] for name in contenders}
     end = time.perf_counter() + seconds * len(contenders)
@@ -106,7 +110,11 @@ def main() -> None:
             contenders[name] = run
     rates = measure(contenders, args.seconds)
     rows = [[name, f"{g:,.0f}", f"{r:,.0f}", f"{m:,.0f}"] for name, (g, r, m) in rates.items()]
-    print(tabulate(rows, headers=["contender", "games/s", "rounds/s", "moves/s"], colalign=("left", "right", "right", "right")))
+    print(
+        tabulate(
+            rows, headers=["contender", "games/s", "rounds/s", "moves/s"], colalign=("left", "right", "right", "right")
+        )
+    )
     ours5 = rates["arena 5p"][1]
     if "openspiel crazy_eights 5p" in rates:
         theirs = rates["openspiel crazy_eights 5p"][0]

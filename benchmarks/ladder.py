@@ -20,19 +20,21 @@ def ladder_source(epsilon: int) -> str:
     """Bot source: heuristic with ``epsilon`` percent random moves."""
     heuristic = resolve_bot("heuristic").source.replace("class Bot:", "class _Heuristic:")
     rand = resolve_bot("random").source.replace("class Bot:", "class _Random:")
-    return (f'"""Heuristic with {epsilon}% random moves (a rung of the power benchmark\'s ladder)."""\n'
-            f"import random\n\n{heuristic}\n\n{rand}\n\n"
-            f"EPSILON = {epsilon / 100!r}\n\n\n"
-            "class Bot:\n"
-            f"    name = 'eps{epsilon:02d}'\n\n"
-            "    def __init__(self):\n"
-            "        self._h = _Heuristic()\n"
-            "        self._r = _Random()\n\n"
-            "    def move(self, turn):\n"
-            "        if EPSILON and random.random() < EPSILON:\n"
-            "            self._r.move(turn)\n"
-            "        else:\n"
-            "            self._h.move(turn)\n")
+    return (
+        f'"""Heuristic with {epsilon}% random moves (a rung of the power benchmark\'s ladder)."""\n'
+        f"import random\n\n{heuristic}\n\n{rand}\n\n"
+        f"EPSILON = {epsilon / 100!r}\n\n\n"
+        "class Bot:\n"
+        f"    name = 'eps{epsilon:02d}'\n\n"
+        "    def __init__(self):\n"
+        "        self._h = _Heuristic()\n"
+        "        self._r = _Random()\n\n"
+        "    def move(self, turn):\n"
+        "        if EPSILON and random.random() < EPSILON:\n"
+        "            self._r.move(turn)\n"
+        "        else:\n"
+        "            self._h.move(turn)\n"
+    )
 
 
 def ladder_files(folder: str | Path, epsilons: tuple[int, ...] = EPSILONS) -> list[str]:

@@ -102,7 +102,7 @@ def adaptive_method(pool: Pool, rng: random.Random, budget: int, null: bool = Fa
     s = State(design)
     games = 0
     while True:
-        for block in s.plan()[s.absorbed:]:
+        for block in s.plan()[s.absorbed :]:
             s.absorb(block, draw(pool, block[0], rng, "block", null))
             games += SIZE
         if not s.uncertain():
@@ -112,8 +112,9 @@ def adaptive_method(pool: Pool, rng: random.Random, budget: int, null: bool = Fa
         s._add_round(s.next_round())
 
 
-def sequential_rr(pool: Pool, rng: random.Random, budget: int, kind: str,
-                  null: bool = False) -> tuple[int, list[int], bool]:
+def sequential_rr(
+    pool: Pool, rng: random.Random, budget: int, kind: str, null: bool = False
+) -> tuple[int, list[int], bool]:
     """Round robin sweeps with the adaptive test and stopping rule (``kind``: block or fresh)."""
     design = Design(len(EPSILONS), SIZE, tables_of(len(EPSILONS)))
     s = State(design)
@@ -172,11 +173,18 @@ def summarise(name: str, results: list[tuple[int, list[int], bool]], truth: list
     games = [g for g, _, claimed in results if claimed]
     claimed = len(games)
     wrong = sum(1 for _, order, c in results if c and order != truth)
-    row = {"claimed": claimed, "reps": len(results), "median": statistics.median(games) if games else math.nan,
-           "mean": statistics.fmean(games) if games else math.nan, "wrong": wrong}
-    print(f"  {name:<20} {row['mean']:8.0f} {row['median']:8.0f} "
-          f"{min(games) if games else 0:6d}-{max(games) if games else 0:<6d} {claimed:4d}/{len(results):<4d} "
-          f"{wrong:4d} ({wrong / max(1, claimed):.1%})")
+    row = {
+        "claimed": claimed,
+        "reps": len(results),
+        "median": statistics.median(games) if games else math.nan,
+        "mean": statistics.fmean(games) if games else math.nan,
+        "wrong": wrong,
+    }
+    print(
+        f"  {name:<20} {row['mean']:8.0f} {row['median']:8.0f} "
+        f"{min(games) if games else 0:6d}-{max(games) if games else 0:<6d} {claimed:4d}/{len(results):<4d} "
+        f"{wrong:4d} ({wrong / max(1, claimed):.1%})"
+    )
     return row
 
 
@@ -192,9 +200,11 @@ def live(folder: Path, seeds: int, workdir: Path) -> None:
         started = time.perf_counter()
         result = run_adaptive(p, design, str(workdir / f"live{seed}.sqlite"), local_backend(1), budget=None)
         order = result.state.order()
-        print(f"  seed {1000 + seed}: {result.stored} games, {result.status}, order "
-              f"{'exact' if order == list(range(len(files))) else [EPSILONS[b] for b in order]} "
-              f"({time.perf_counter() - started:.0f} s)")
+        print(
+            f"  seed {1000 + seed}: {result.stored} games, {result.status}, order "
+            f"{'exact' if order == list(range(len(files))) else [EPSILONS[b] for b in order]} "
+            f"({time.perf_counter() - started:.0f} s)"
+        )
 
 
 def main() -> None:
@@ -206,8 +216,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11, help="the pool's tournament seed")
     parser.add_argument("--budget", type=int, default=30000, help="games after which a method gives up")
     parser.add_argument("--live", type=int, default=0, metavar="N", help="also run N real adaptive tournaments")
-    parser.add_argument("--null-reps", type=int, default=None,
-                        help="repetitions in the null world (default 100, quick 20)")
+    parser.add_argument(
+        "--null-reps", type=int, default=None, help="repetitions in the null world (default 100, quick 20)"
+    )
     parser.add_argument("--null-budget", type=int, default=6000, help="games per run in the null world")
     args = parser.parse_args()
     reps = args.reps or (40 if args.quick else 200)
@@ -225,13 +236,17 @@ def main() -> None:
             for d in deals_t:
                 world.absorb((t, 0), d["block"])
         truth = world.order()
-        print(f"ladder: heuristic with {', '.join(f'{e}%' for e in EPSILONS)} random moves; pool of "
-              f"{deals} duplicate deals x 15 tables x 4 seatings = {deals * 60} games; pool order "
-              f"{'= the known order' if truth == list(range(n)) else [EPSILONS[b] for b in truth]}")
+        print(
+            f"ladder: heuristic with {', '.join(f'{e}%' for e in EPSILONS)} random moves; pool of "
+            f"{deals} duplicate deals x 15 tables x 4 seatings = {deals * 60} games; pool order "
+            f"{'= the known order' if truth == list(range(n)) else [EPSILONS[b] for b in truth]}"
+        )
         means = [world.report((truth[i], truth[i + 1])).mean for i in range(n - 1)]
         print("pool's adjacent paired differences: " + ", ".join(f"{m:+.3f}" for m in means))
-        print(f"{reps} repetitions per method, resampling the pool's deals; 95%; games until all adjacent "
-              f"pairs are claimed separated:")
+        print(
+            f"{reps} repetitions per method, resampling the pool's deals; 95%; games until all adjacent "
+            f"pairs are claimed separated:"
+        )
         print(f"  {'method':<20} {'mean':>8} {'median':>8} {'range':>13} {'claimed':>9} {'wrong while claiming':>22}")
         methods: list[tuple[str, Callable[[random.Random], tuple[int, list[int], bool]]]] = [
             ("adaptive", lambda rng: adaptive_method(pool, rng, args.budget)),
@@ -244,19 +259,24 @@ def main() -> None:
         for name, method in methods:
             rows[name] = summarise(name, [method(random.Random(f"{name}/{r}")) for r in range(reps)], truth)
         a, f = rows["adaptive"], rows["fixed-rr sequential"]
-        print(f"adaptive / fixed round robin (same test): {a['mean'] / f['mean']:.2f} of the games (mean), "
-              f"{a['median'] / f['median']:.2f} (median)")
+        print(
+            f"adaptive / fixed round robin (same test): {a['mean'] / f['mean']:.2f} of the games (mean), "
+            f"{a['median'] / f['median']:.2f} (median)"
+        )
         if args.null_reps:
-            print(f"null world: bots 1 and 2 ({EPSILONS[1]}% and {EPSILONS[2]}%) made equal (their labels swapped "
-                  f"in half the resampled deals); {args.null_reps} repetitions, budget {args.null_budget} games; any "
-                  f"claim that every adjacent pair is separated is wrong:")
+            print(
+                f"null world: bots 1 and 2 ({EPSILONS[1]}% and {EPSILONS[2]}%) made equal (their labels swapped "
+                f"in half the resampled deals); {args.null_reps} repetitions, budget {args.null_budget} games; any "
+                f"claim that every adjacent pair is separated is wrong:"
+            )
             print(f"  {'method':<20} {'claimed (wrongly)':>18}")
             b = args.null_budget
             for name, method in [
-                    ("adaptive", lambda rng: adaptive_method(pool, rng, b, True)),
-                    ("fixed-rr sequential", lambda rng: sequential_rr(pool, rng, b, "block", True)),
-                    ("fixed-rr naive", lambda rng: naive_rr(pool, rng, b, "block", True)),
-                    ("fresh naive", lambda rng: naive_rr(pool, rng, b, "fresh", True))]:
+                ("adaptive", lambda rng: adaptive_method(pool, rng, b, True)),
+                ("fixed-rr sequential", lambda rng: sequential_rr(pool, rng, b, "block", True)),
+                ("fixed-rr naive", lambda rng: naive_rr(pool, rng, b, "block", True)),
+                ("fresh naive", lambda rng: naive_rr(pool, rng, b, "fresh", True)),
+            ]:
                 claims = sum(method(random.Random(f"null/{name}/{r}"))[2] for r in range(args.null_reps))
                 print(f"  {name:<20} {claims:>7}/{args.null_reps} ({claims / args.null_reps:.1%})")
         if args.live:

@@ -20,7 +20,8 @@ import argparse
 import json
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tabulate import tabulate
 
@@ -45,6 +46,7 @@ def runner(factories: dict[str, Any]) -> Callable[[int], int]:
                 p.close()
         assert not outcome.faults, outcome.faults
         return outcome.moves
+
     return run
 
 
@@ -127,32 +129,46 @@ def main(argv: list[str] | None = None) -> int:
 
     ratio = best["sandboxed"][0] / best["in-process"][0]
     ratio_threaded = threaded[0] / best["in-process"][0] if threaded[0] else None
-    doc = {"in_process_games_per_s": round(best["in-process"][0], 1),
-           "in_process_moves_per_s": round(best["in-process"][1]),
-           "sandboxed_games_per_s": round(best["sandboxed"][0], 1),
-           "sandboxed_moves_per_s": round(best["sandboxed"][1]),
-           "ratio": round(ratio, 3),
-           "threads": args.threads,
-           "sandboxed_threaded_games_per_s": round(threaded[0], 1),
-           "ratio_threaded": round(ratio_threaded, 3) if ratio_threaded else None,
-           "worker_start_seconds": round(startup, 3),
-           "games": total, "layers_active": [k for k, v in layers.items() if v == "active"]}
+    doc = {
+        "in_process_games_per_s": round(best["in-process"][0], 1),
+        "in_process_moves_per_s": round(best["in-process"][1]),
+        "sandboxed_games_per_s": round(best["sandboxed"][0], 1),
+        "sandboxed_moves_per_s": round(best["sandboxed"][1]),
+        "ratio": round(ratio, 3),
+        "threads": args.threads,
+        "sandboxed_threaded_games_per_s": round(threaded[0], 1),
+        "ratio_threaded": round(ratio_threaded, 3) if ratio_threaded else None,
+        "worker_start_seconds": round(startup, 3),
+        "games": total,
+        "layers_active": [k for k, v in layers.items() if v == "active"],
+    }
     if args.json:
         print(json.dumps(doc))
         return 0
-    rows = [["in-process (trusted)", doc["in_process_games_per_s"], doc["in_process_moves_per_s"], 1.0],
-            ["sandboxed, one game at a time", doc["sandboxed_games_per_s"], doc["sandboxed_moves_per_s"],
-             doc["ratio"]]]
+    rows = [
+        ["in-process (trusted)", doc["in_process_games_per_s"], doc["in_process_moves_per_s"], 1.0],
+        ["sandboxed, one game at a time", doc["sandboxed_games_per_s"], doc["sandboxed_moves_per_s"], doc["ratio"]],
+    ]
     if threaded[0]:
-        rows.append([f"sandboxed, {args.threads} games at a time", doc["sandboxed_threaded_games_per_s"],
-                     round(threaded[1]), doc["ratio_threaded"]])
+        rows.append(
+            [
+                f"sandboxed, {args.threads} games at a time",
+                doc["sandboxed_threaded_games_per_s"],
+                round(threaded[1]),
+                doc["ratio_threaded"],
+            ]
+        )
     print(tabulate(rows, headers=["random vs greedy", "games/s", "moves/s", "ratio"]))
     print(f"\nsandboxed / in-process = {ratio:.3f} (target >= 0.333: {'met' if ratio >= 1 / 3 else 'NOT met'})")
     if ratio_threaded:
-        print(f"with {args.threads} games at a time: {ratio_threaded:.3f} "
-              f"({'met' if ratio_threaded >= 1 / 3 else 'NOT met'})")
-    print(f"starting one hardened worker (and loading the bot): {startup * 1000:.0f} ms; "
-          f"layers active: {', '.join(doc['layers_active']) or 'none'}")
+        print(
+            f"with {args.threads} games at a time: {ratio_threaded:.3f} "
+            f"({'met' if ratio_threaded >= 1 / 3 else 'NOT met'})"
+        )
+    print(
+        f"starting one hardened worker (and loading the bot): {startup * 1000:.0f} ms; "
+        f"layers active: {', '.join(doc['layers_active']) or 'none'}"
+    )
     return 0
 
 

@@ -38,8 +38,10 @@ def matchup(a: str, b: str, games: int, seed: int) -> None:
         diffs.append(statistics.mean(per[b]) - statistics.mean(per[a]))
     mean = statistics.mean(diffs)
     half = 1.96 * statistics.stdev(diffs) / math.sqrt(len(diffs))
-    print(f"{a:>10} avg place {statistics.mean(places[a]):.3f}   {b:>10} avg place {statistics.mean(places[b]):.3f}"
-          f"   margin ({b} - {a}) {mean:+.3f} ± {half:.3f} (95%, {games} games)")
+    print(
+        f"{a:>10} avg place {statistics.mean(places[a]):.3f}   {b:>10} avg place {statistics.mean(places[b]):.3f}"
+        f"   margin ({b} - {a}) {mean:+.3f} ± {half:.3f} (95%, {games} games)"
+    )
 
 
 def main() -> None:

@@ -36,7 +36,7 @@ def one_run(p: Plan, workers: int) -> tuple[int, float]:
     return result.played, elapsed
 
 
-def _play_share(job: Job, keys: list, queue: "multiprocessing.Queue[float]") -> None:
+def _play_share(job: Job, keys: list, queue: multiprocessing.Queue[float]) -> None:
     runner = GameRunner(job)
     started = time.perf_counter()
     for key in keys:
@@ -68,16 +68,20 @@ def main() -> int:
     args = parser.parse_args()
     p = plan(BOTS, sizes=[4], deals=args.deals, seed=1, rules=CONTEST)
     games = p.schedule.total_games
-    print(f"{len(BOTS)} reference bots, tables of 4, {games} games a run, {os.cpu_count()} cores, "
-          f"best of {args.repeat}")
+    print(
+        f"{len(BOTS)} reference bots, tables of 4, {games} games a run, {os.cpu_count()} cores, best of {args.repeat}"
+    )
     best: dict[int, float] = {1: 0.0, 2: 0.0}
     for _ in range(args.repeat):
         for workers in (1, 2):
             played, elapsed = one_run(p, workers)
             rate = played / elapsed
             best[workers] = max(best[workers], rate)
-            print(f"  {workers} worker{'s' if workers > 1 else ' '}: {played} games in {elapsed:6.2f} s = "
-                  f"{rate:7.1f} games/s", flush=True)
+            print(
+                f"  {workers} worker{'s' if workers > 1 else ' '}: {played} games in {elapsed:6.2f} s = "
+                f"{rate:7.1f} games/s",
+                flush=True,
+            )
     ratio = best[2] / best[1]
     print(f"best: 1 worker {best[1]:.1f} games/s, 2 workers {best[2]:.1f} games/s, ratio {ratio:.2f}")
     print(f"ceiling: two independent processes play the same games {ceiling(p):.2f}x as fast as one")

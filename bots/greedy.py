@@ -13,7 +13,7 @@ class Bot:
                 card = max(options, key=self.value)
                 turn.put(card, self.best_suit(turn, card) if card.rank == "j" else None)
             elif not turn.can_finish() and turn.can_draw():
-                turn.draw()          # a six to cover: draw until a cover comes
+                turn.draw()  # a six to cover: draw until a cover comes
             else:
                 break
         turn.finish()

@@ -1,4 +1,4 @@
-"""Heuristic: plans whole moves; keeps jacks for the finish, aims 7/8/A at whoever is about to go out, counts the pile."""
+"""Heuristic: plans whole moves; keeps jacks for the finish, aims 7/8/A at the next to go out, counts the pile."""
 
 SUITS = "schd"
 RANKS = ["6", "7", "8", "9", "10", "j", "q", "k", "a"]
@@ -15,7 +15,7 @@ class Bot:
         options = turn.puttable()
         plan = self.best_plan(turn, hand, options)
         if plan is None and turn.can_draw():
-            turn.draw()                        # nothing worth putting: draw one
+            turn.draw()  # nothing worth putting: draw one
             hand = list(turn.hand)
             plan = self.best_plan(turn, hand, turn.puttable(), drawn=True)
         if plan:
@@ -73,7 +73,7 @@ class Bot:
                 follow = [c for c in rest if c.rank == cover.rank and c is not cover]
                 plans.append(run + [cover] + follow)
             if not covers:
-                plans.append(run)              # will have to draw for a cover
+                plans.append(run)  # will have to draw for a cover
         return plans
 
     def value(self, turn, hand, plan, unseen):
@@ -88,10 +88,10 @@ class Bot:
         if left == 0 and last.rank != "6":
             return 10000 + value
         if last.rank == "6":
-            value -= 40                        # uncovered six: forced draws follow
+            value -= 40  # uncovered six: forced draws follow
         jacks = sum(1 for c in plan if c.rank == "j")
         if jacks:
-            keep = 8 if left <= 2 else 30      # a jack is the best last card: keep it
+            keep = 8 if left <= 2 else 30  # a jack is the best last card: keep it
             value -= keep * jacks
         # effects of the final group
         k = 0
@@ -108,11 +108,11 @@ class Bot:
                 elif last.rank == "8":
                     value += (5 if n == 3 else 8) * danger
                     if n == 2:
-                        value += 6             # the turn comes straight back
+                        value += 6  # the turn comes straight back
                 else:
                     value += (4 if n > 2 else 10) * danger
             if all(p.cards > 4 for p in turn.players if p.seat != me) and left > 2:
-                value -= 4 * k                 # save them for someone about to go out
+                value -= 4 * k  # save them for someone about to go out
         # what the next player can answer: unseen cards matching what we leave on top
         suit = last.suit if last.rank != "j" else self.order_from(hand, plan)
         answers = 0
@@ -136,6 +136,7 @@ class Bot:
     def deck(self):
         if self.cards is None:
             from arena import Card
+
             self.cards = [Card(r + s) for r in RANKS for s in SUITS]
         return self.cards
 

@@ -14,8 +14,8 @@ class Bot:
     name = "burner"
 
     def start_game(self, game):
-        self.burn = game.rules.burn           # None when the variant has no burn
-        self.points = game.rules.points       # the point table (R1.3)
+        self.burn = game.rules.burn  # None when the variant has no burn
+        self.points = game.rules.points  # the point table (R1.3)
 
     def move(self, turn):
         target = self.target(turn)
@@ -29,7 +29,7 @@ class Bot:
                     break
                 turn.put(card, self.order(turn) if card.rank == "j" else None)
             elif not turn.can_finish() and turn.can_draw():
-                turn.draw()                   # cover a six (R5.3)
+                turn.draw()  # cover a six (R5.3)
             else:
                 break
         turn.finish()
@@ -59,7 +59,7 @@ class Bot:
         hand = list(turn.hand)
         held = sum(self.points[c.rank] for c in hand)
         if not self.reachable(hand, target):
-            return greedy                     # no burn in this hand: shed points
+            return greedy  # no burn in this hand: shed points
 
         def keeps_burn(card):
             rest = list(hand)

@@ -25,7 +25,7 @@ class Bot:
                 card = max(options, key=lambda c: self.value(turn, c))
                 turn.put(card, self.order(turn) if card.rank == "j" else None)
             elif not turn.can_finish() and turn.can_draw():
-                turn.draw()              # cover a six: draw until a cover comes (R5.3)
+                turn.draw()  # cover a six: draw until a cover comes (R5.3)
             else:
                 break
         turn.finish()
@@ -33,7 +33,7 @@ class Bot:
     def guess_lacks(self, turn):
         """Per seat, the suits it showed it lacked this round (from public history)."""
         lacks = [set() for p in turn.players]
-        suit = None                       # the suit to follow as the history goes
+        suit = None  # the suit to follow as the history goes
         mover, drew, put = None, False, False
         for event in turn.history:
             kind = event["event"]
@@ -46,7 +46,7 @@ class Bot:
                 if mover != event["seat"]:
                     mover, drew = event["seat"], False
                 put = True
-                lacks[mover].discard(event["card"][-1])   # they held that suit
+                lacks[mover].discard(event["card"][-1])  # they held that suit
                 suit = event.get("suit", event["card"][-1])
             elif kind == "draw":
                 if mover != event["seat"]:
@@ -54,10 +54,10 @@ class Bot:
                 drew = True
             elif kind == "finish":
                 if drew and not put and suit is not None:
-                    lacks[event["seat"]].add(suit)        # drew, still could not follow
+                    lacks[event["seat"]].add(suit)  # drew, still could not follow
                 mover, drew, put = None, False, False
             elif kind == "penalty":
-                lacks[event["seat"]] = set()              # new unknown cards
+                lacks[event["seat"]] = set()  # new unknown cards
         return lacks
 
     def scarcity(self, turn, suit):
@@ -65,10 +65,10 @@ class Bot:
         return sum(1 for c in turn.pile if c.suit == suit) + sum(1 for c in turn.hand if c.suit == suit)
 
     def value(self, turn, card):
-        score = card.points               # shed the costly cards first (R8.2)
+        score = card.points  # shed the costly cards first (R8.2)
         if card.rank == "6":
-            score = score - 8             # a six needs a cover: not as a first choice
-        if card.rank != "j":              # a jack's suit is chosen by order()
+            score = score - 8  # a six needs a cover: not as a first choice
+        if card.rank != "j":  # a jack's suit is chosen by order()
             if card.suit in self.lacks[self.following]:
                 score = score + 12
             score = score + self.scarcity(turn, card.suit) / 2

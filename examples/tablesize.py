@@ -28,10 +28,10 @@ class Bot:
             if options:
                 card = self.pick(turn, options)
                 if card is None:
-                    break                # keep the rest: stop after what we put
+                    break  # keep the rest: stop after what we put
                 turn.put(card, self.order(turn) if card.rank == "j" else None)
             elif not turn.can_finish() and turn.can_draw():
-                turn.draw()              # cover a six (R5.3)
+                turn.draw()  # cover a six (R5.3)
             else:
                 break
         turn.finish()
@@ -39,7 +39,7 @@ class Bot:
     def pick(self, turn, options):
         jacks = [c for c in turn.hand if c.rank == "j"]
         if len(turn.hand) > self.keep_jack_until and len(jacks) == 1 and len(options) > 1:
-            options = [c for c in options if c.rank != "j"]   # hoard the only jack
+            options = [c for c in options if c.rank != "j"]  # hoard the only jack
         if turn.put_this_move and turn.can_finish() and self.n > 3:
             # with many players, adding an attack card only matters if it hits
             # someone close to going out; otherwise still shed points
@@ -52,9 +52,9 @@ class Bot:
             score = score + self.attack
             following = turn.players[(turn.seat + 1) % self.n]
             if following.cards <= 2:
-                score = score + 20       # hit someone about to go out
+                score = score + 20  # hit someone about to go out
         if card.rank == "6":
-            score = score - 10           # needs a cover
+            score = score - 10  # needs a cover
         return score
 
     def order(self, turn):

@@ -14,7 +14,8 @@ test can assert that a refused action changed nothing.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 
@@ -24,17 +25,26 @@ from arena.moves import Move
 from arena.rules import CONTEST, Rules
 
 
-def _parse(spec: "str | Sequence[Card | str]") -> list[Card]:
+def _parse(spec: str | Sequence[Card | str]) -> list[Card]:
     if isinstance(spec, str):
         return cards(spec)
     return [Card(c) for c in spec]
 
 
-def make_scripted_game(hands: Sequence["str | Sequence[str]"], stock: "str | Sequence[str]" = (),
-                       opening: str = "9h", n: int | None = None, rules: Rules = CONTEST, *,
-                       first: int = 0, scores: Sequence[int] | None = None,
-                       pile_below: "str | Sequence[str]" = (), suit: str | None = None,
-                       first_move: bool = True, seed: Any = 0) -> Game:
+def make_scripted_game(
+    hands: Sequence[str | Sequence[str]],
+    stock: str | Sequence[str] = (),
+    opening: str = "9h",
+    n: int | None = None,
+    rules: Rules = CONTEST,
+    *,
+    first: int = 0,
+    scores: Sequence[int] | None = None,
+    pile_below: str | Sequence[str] = (),
+    suit: str | None = None,
+    first_move: bool = True,
+    seed: Any = 0,
+) -> Game:
     """A game whose round 1 (or the round after ``scores``) is dealt as written.
 
     ``hands`` per seat; ``stock`` top first; ``opening`` is the pile's top.
@@ -57,19 +67,34 @@ def make_scripted_game(hands: Sequence["str | Sequence[str]"], stock: "str | Seq
     dup = [c for c, k in Counter(used).items() if k > 1]
     assert not dup, f"scripted deal uses cards twice: {dup}"
     game.hands = hand_lists
-    game.stock = list(reversed(stock_top_first))   # the engine pops the top from the end
+    game.stock = list(reversed(stock_top_first))  # the engine pops the top from the end
     game.pile = below + [top]
     game.round_pile = list(game.pile)
     game.mover = first
     follow = suit or top.suit
-    game.move = Move(first, game.hands[first], top, follow, put=[top] if first_move else [],
-                     stock=len(game.stock), pile_size=len(game.pile), first=first_move)
+    game.move = Move(
+        first,
+        game.hands[first],
+        top,
+        follow,
+        put=[top] if first_move else [],
+        stock=len(game.stock),
+        pile_size=len(game.pile),
+        first=first_move,
+    )
     # Keep the log consistent with the scripted deal.
     while game.log and game.log[-1]["event"] in ("put", "deal"):
         game.log.pop()
-    game.log.append({"event": "deal", "round": game.round, "first": first,
-                     "hands": [[str(c) for c in h] for h in hand_lists],
-                     "stock": [str(top)] + [str(c) for c in stock_top_first], "scores": list(game.scores)})
+    game.log.append(
+        {
+            "event": "deal",
+            "round": game.round,
+            "first": first,
+            "hands": [[str(c) for c in h] for h in hand_lists],
+            "stock": [str(top)] + [str(c) for c in stock_top_first],
+            "scores": list(game.scores),
+        }
+    )
     opener = first if first_move else (first - 1) % n
     event: dict[str, Any] = {"event": "put", "seat": opener, "card": str(top), "opening": True}
     if top.rank == "j":
@@ -95,8 +120,18 @@ def take_snapshot(game: Game) -> dict[str, Any]:
         "in_round": game.in_round,
         "over": game.over,
         "log": len(game.log),
-        "move": (move.seat, list(move.hand), move.top, move.suit, list(move.put), move.drew,
-                 move.stock, move.pile_size, move.finished, move.first),
+        "move": (
+            move.seat,
+            list(move.hand),
+            move.top,
+            move.suit,
+            list(move.put),
+            move.drew,
+            move.stock,
+            move.pile_size,
+            move.finished,
+            move.first,
+        ),
         "move_is": id(move),
     }
 

@@ -26,7 +26,7 @@ def write(folder: Path, name: str, source: str) -> Path:
     return path
 
 
-PLAYS = '''
+PLAYS = """
         if not turn.puttable() and turn.can_draw():
             turn.draw()
         while True:
@@ -38,7 +38,7 @@ PLAYS = '''
             else:
                 break
         turn.finish()
-'''
+"""
 
 
 @pytest.fixture
@@ -51,6 +51,7 @@ def new_bot(tmp_path, capsys) -> Path:
 
 # -- arena new ------------------------------------------------------------------------
 
+
 def test_new_writes_a_commented_bot(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, "new", "shedder")
@@ -59,8 +60,16 @@ def test_new_writes_a_commented_bot(tmp_path, capsys, monkeypatch):
     source = path.read_text()
     assert out.startswith("wrote shedder.py: a working bot named 'shedder'")
     assert 'name = "shedder"' in source and "class Bot:" in source and "def move(self, turn):" in source
-    for topic in ("turn.first", "turn.puttable()", "R6.4", "R5", "turn.draw()", "turn.finish()",
-                  "turn.players", "turn.pile"):
+    for topic in (
+        "turn.first",
+        "turn.puttable()",
+        "R6.4",
+        "R5",
+        "turn.draw()",
+        "turn.finish()",
+        "turn.players",
+        "turn.pile",
+    ):
         assert topic in source, topic
     compile(source, "shedder.py", "exec")
 
@@ -96,6 +105,7 @@ def test_the_new_bot_plays(new_bot, capsys):
 
 # -- arena check ----------------------------------------------------------------------
 
+
 def test_check_passes_the_new_bot(new_bot, capsys):
     code, out, err = run(capsys, "check", new_bot)
     assert code == 0, out + err
@@ -120,18 +130,33 @@ def test_check_json(new_bot, capsys):
 
 
 BROKEN = {
-    "syntax": ('"""Broken."""\nclass Bot:\n    def move(self, turn)\n        turn.finish()\n',
-               3, "syntax error"),
-    "no-bot": ('"""No Bot."""\nclass Player:\n    def move(self, turn):\n        turn.finish()\n',
-               None, "no class named Bot"),
-    "import": ('"""Imports os."""\nimport random\nimport os\n\nclass Bot:\n    def move(self, turn):\n'
-               '        turn.finish()\n', 3, "'os'"),
-    "underscore": ('"""Pokes at internals."""\nclass Bot:\n    def move(self, turn):\n'
-                   '        secret = turn._move\n        turn.finish()\n', 4, "_move"),
-    "load-error": ('"""Fails while loading."""\nSIZE = 1 // 0\n\nclass Bot:\n    def move(self, turn):\n'
-                   '        turn.finish()\n', None, "error while loading: ZeroDivisionError"),
-    "signature": ('"""Wrong signature."""\nclass Bot:\n    def move(self):\n        pass\n',
-                  3, "move must accept (self, turn)"),
+    "syntax": ('"""Broken."""\nclass Bot:\n    def move(self, turn)\n        turn.finish()\n', 3, "syntax error"),
+    "no-bot": (
+        '"""No Bot."""\nclass Player:\n    def move(self, turn):\n        turn.finish()\n',
+        None,
+        "no class named Bot",
+    ),
+    "import": (
+        '"""Imports os."""\nimport random\nimport os\n\nclass Bot:\n    def move(self, turn):\n        turn.finish()\n',
+        3,
+        "'os'",
+    ),
+    "underscore": (
+        '"""Pokes at internals."""\nclass Bot:\n    def move(self, turn):\n'
+        "        secret = turn._move\n        turn.finish()\n",
+        4,
+        "_move",
+    ),
+    "load-error": (
+        '"""Fails while loading."""\nSIZE = 1 // 0\n\nclass Bot:\n    def move(self, turn):\n        turn.finish()\n',
+        None,
+        "error while loading: ZeroDivisionError",
+    ),
+    "signature": (
+        '"""Wrong signature."""\nclass Bot:\n    def move(self):\n        pass\n',
+        3,
+        "move must accept (self, turn)",
+    ),
 }
 
 
@@ -141,21 +166,23 @@ def test_check_reports_each_kind_of_broken_bot_with_its_line(tmp_path, capsys, k
     path = write(tmp_path, f"{kind}.py", source)
     code, out, err = run(capsys, "check", path)
     assert code == 1, out + err
-    problems = [l for l in out.splitlines() if l.startswith("  PROBLEM ")]
+    problems = [line for line in out.splitlines() if line.startswith("  PROBLEM ")]
     assert len(problems) == 1, out
     where = f"{path}:{line}: " if line else f"{path}: "
     assert problems[0].startswith(f"  PROBLEM {where}"), problems[0]
     assert message in problems[0]
     assert out.splitlines()[-1] == f"{path}: NOT clean (1 problem)"
-    assert "players:" not in out                          # no smoke game with a broken bot
+    assert "players:" not in out  # no smoke game with a broken bot
     report = json.loads(run(capsys, "check", path, "--json")[1])
     assert report["clean"] is False and report["problems"][0]["line"] == line
 
 
 def test_check_reports_faults_of_a_bot_that_raises(tmp_path, capsys):
-    source = ('"""Fails on its third move of each game."""\n\nclass Bot:\n    moves = 0\n\n'
-              '    def move(self, turn):\n        self.moves = self.moves + 1\n'
-              '        if self.moves == 3:\n            raise ValueError("third move")\n' + PLAYS)
+    source = (
+        '"""Fails on its third move of each game."""\n\nclass Bot:\n    moves = 0\n\n'
+        "    def move(self, turn):\n        self.moves = self.moves + 1\n"
+        '        if self.moves == 3:\n            raise ValueError("third move")\n' + PLAYS
+    )
     path = write(tmp_path, "third.py", source)
     code, out, err = run(capsys, "check", path, "--games", "1")
     assert code == 1, out + err
@@ -167,8 +194,11 @@ def test_check_reports_faults_of_a_bot_that_raises(tmp_path, capsys):
 
 
 def test_check_stops_early_after_a_timeout(tmp_path, capsys):
-    path = write(tmp_path, "loop.py", '"""Thinks forever."""\n\nclass Bot:\n    def move(self, turn):\n'
-                                      '        while True:\n            pass\n')
+    path = write(
+        tmp_path,
+        "loop.py",
+        '"""Thinks forever."""\n\nclass Bot:\n    def move(self, turn):\n        while True:\n            pass\n',
+    )
     code, out, err = run(capsys, "check", path)
     assert code == 1
     assert re.search(r"^  FAULT 1x timeout: .+ \(first in game 2p-1, seat 0, round 1\)$", out, re.M), out
@@ -190,13 +220,15 @@ def test_check_warns_about_a_missing_docstring(tmp_path, capsys):
 
 # -- arena submit ---------------------------------------------------------------------
 
+
 def test_submit_stores_the_bot_and_its_manifest(new_bot, tmp_path, capsys):
     folder = tmp_path / "submissions"
     code, out, err = run(capsys, "submit", new_bot, "--to", folder, "--author", "Ann Lee", "--games", "1")
     assert code == 0, out + err
     sha = hashlib.sha256(new_bot.read_bytes()).hexdigest()
-    assert out.splitlines()[-1] == (f"submitted: {folder / 'mybot.py'} and {folder / 'mybot.json'} "
-                                    f"(sha256 {sha[:12]}, author Ann Lee)")
+    assert out.splitlines()[-1] == (
+        f"submitted: {folder / 'mybot.py'} and {folder / 'mybot.json'} (sha256 {sha[:12]}, author Ann Lee)"
+    )
     assert (folder / "mybot.py").read_bytes() == new_bot.read_bytes()
     manifest = json.loads((folder / "mybot.json").read_text())
     assert manifest["name"] == "mybot" and manifest["author"] == "Ann Lee" and manifest["sha256"] == sha
@@ -210,8 +242,10 @@ def test_submit_refuses_a_second_copy_and_a_name_clash(new_bot, tmp_path, capsys
     assert run(capsys, "submit", new_bot, "--to", folder, "--games", "1")[0] == 0
     code, out, err = run(capsys, "submit", new_bot, "--to", folder)
     assert code == 1 and out == ""
-    assert err == (f"arena: error: submission refused: {folder / 'mybot.py'} is this very file "
-                   f"(sha256 {hashlib.sha256(new_bot.read_bytes()).hexdigest()[:12]}); it was submitted already\n")
+    assert err == (
+        f"arena: error: submission refused: {folder / 'mybot.py'} is this very file "
+        f"(sha256 {hashlib.sha256(new_bot.read_bytes()).hexdigest()[:12]}); it was submitted already\n"
+    )
     new_bot.write_text(new_bot.read_text() + "# version 2\n")
     code, out, err = run(capsys, "submit", new_bot, "--to", folder)
     assert code == 1 and "holds a different bot named 'mybot'; rename your bot (Bot.name) or use --replace" in err
@@ -234,12 +268,13 @@ def test_submit_refuses_a_failing_bot_with_the_reasons(tmp_path, capsys):
 
 # -- arena rules ----------------------------------------------------------------------
 
+
 def test_rules_default(capsys):
     code, out, err = run(capsys, "rules")
     assert code == 0
     assert out.startswith("Yard bridge, variant 'contest' (the contest rules)")
     assert "exceeds 125 (or after 200 rounds)" in out and "*" not in out
-    assert len(out.splitlines()) < 40                    # fits a terminal
+    assert len(out.splitlines()) < 40  # fits a terminal
 
 
 def test_rules_marks_a_changed_knob(capsys):
@@ -258,12 +293,15 @@ def test_rules_list_and_json(capsys):
     assert code == 0 and json.loads(out)["jack_finish"] == 20
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--rule", "limit=abc"], "limit takes a whole number, not 'abc'"),
-    (["--rule", "colour=red"], "unknown rule setting 'colour'"),
-    (["--rule", "limit"], "is not KEY=VALUE"),
-    (["--variant", "chess"], "unknown variant 'chess'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--rule", "limit=abc"], "limit takes a whole number, not 'abc'"),
+        (["--rule", "colour=red"], "unknown rule setting 'colour'"),
+        (["--rule", "limit"], "is not KEY=VALUE"),
+        (["--variant", "chess"], "unknown variant 'chess'"),
+    ],
+)
 def test_rules_bad_setting_is_a_one_line_error(capsys, argv, message):
     code, out, err = run(capsys, "rules", *argv)
     assert code == 2 and out == ""

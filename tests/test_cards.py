@@ -19,15 +19,27 @@ def test_R1_1_deck_has_36_distinct_cards():
     assert {(c.rank, c.suit) for c in DECK} == {(r, s) for r in RANKS for s in SUITS}
 
 
-@pytest.mark.parametrize("text, printed", [
-    ("6s", "6s"), ("10h", "10h"), ("jd", "jd"), ("qc", "qc"), ("kh", "kh"), ("as", "as"),
-    ("10H", "10h"), ("JS", "js"), ("Qc", "qc"), ("aS", "as"), (" 7d ", "7d"),
-])
+@pytest.mark.parametrize(
+    "text, printed",
+    [
+        ("6s", "6s"),
+        ("10h", "10h"),
+        ("jd", "jd"),
+        ("qc", "qc"),
+        ("kh", "kh"),
+        ("as", "as"),
+        ("10H", "10h"),
+        ("JS", "js"),
+        ("Qc", "qc"),
+        ("aS", "as"),
+        (" 7d ", "7d"),
+    ],
+)
 def test_R1_2_parse_case_insensitive_print_lower(text, printed):
     card = Card.parse(text)
     assert str(card) == printed
-    assert Card(text) is card            # interned: one object per card
-    assert Card(str(card)) is card       # round trip
+    assert Card(text) is card  # interned: one object per card
+    assert Card(str(card)) is card  # round trip
     assert repr(card) == f"Card('{printed}')"
 
 
@@ -88,7 +100,7 @@ def test_R1_3_point_table_knob():
     rules = Rules(points={"a": 11, "6": 1})
     assert rules.card_points("a") == 11
     assert rules.card_points("6") == 1
-    assert rules.card_points("j") == 20          # unchanged ranks keep the contest value
+    assert rules.card_points("j") == 20  # unchanged ranks keep the contest value
     with pytest.raises(TypeError):
         rules.points["a"] = 3  # type: ignore[index]  # read-only
     with pytest.raises(ValueError, match="R1.3"):

@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -40,7 +39,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     """Run ``arena ARGV`` in-process: (exit code, stdout, stderr)."""
     try:
         code = main(list(argv))
-    except SystemExit as exc:           # argparse exits by itself
+    except SystemExit as exc:  # argparse exits by itself
         code = exc.code if isinstance(exc.code, int) else 1
     out = capsys.readouterr()
     return code, out.out, out.err
@@ -57,7 +56,7 @@ def parse_table(text: str) -> list[dict]:
     rows = []
     for line in lines[2:]:
         cells = line.split()
-        rows.append(dict(zip(header, cells)))
+        rows.append(dict(zip(header, cells, strict=False)))
     return header, rows
 
 
@@ -84,7 +83,7 @@ def test_json_has_the_same_numbers(capsys):
     assert doc["games"] == 9 and doc["seed"] == 5
     _, rows = parse_table(table_out)
     assert [s["bot"] for s in doc["standings"]] == [r["bot"] for r in rows] == ["random", "greedy", "random#2"]
-    for s, r in zip(doc["standings"], rows):
+    for s, r in zip(doc["standings"], rows, strict=True):
         assert list(s) == COLUMNS
         assert s["games"] == int(r["games"]) and s["wins"] == int(r["wins"]) and s["losses"] == int(r["losses"])
         assert s["faults"] == int(r["faults"])
@@ -94,8 +93,9 @@ def test_json_has_the_same_numbers(capsys):
 
 def test_json_numbers_match_the_records(tmp_path, capsys):
     path = tmp_path / "r.jsonl"
-    code, out, _ = run(capsys, "play", "random", "greedy", "--games", "8", "--seed", "2", "-q", "--json",
-                       "--replay", str(path))
+    code, out, _ = run(
+        capsys, "play", "random", "greedy", "--games", "8", "--seed", "2", "-q", "--json", "--replay", str(path)
+    )
     assert code == 0
     doc = json.loads(out)
     tally = {b: Counter() for b in ("random", "greedy")}
@@ -146,8 +146,9 @@ def test_seats_rotate(tmp_path, capsys, n):
     bots = ["random", "greedy"] + bots
     path = tmp_path / "r.jsonl"
     games = 3 * n
-    code, _, err = run(capsys, "play", *bots, "--games", str(games), "--seed", "3", "-q", "--trusted",
-                       "--replay", str(path))
+    code, _, err = run(
+        capsys, "play", *bots, "--games", str(games), "--seed", "3", "-q", "--trusted", "--replay", str(path)
+    )
     assert code == 0, err
     seats = Counter()
     for line in path.read_text().splitlines():
@@ -166,11 +167,14 @@ def test_verbose_prints_the_game_log(capsys):
     assert out.rstrip().splitlines()[-4].split() == COLUMNS
 
 
-@pytest.mark.parametrize("fmt, check", [
-    ("markdown", lambda out: out.splitlines()[0].startswith("| bot")),
-    ("csv", lambda out: out.splitlines()[0] == ",".join(COLUMNS)),
-    ("json", lambda out: json.loads(out)["games"] == 2),
-])
+@pytest.mark.parametrize(
+    "fmt, check",
+    [
+        ("markdown", lambda out: out.splitlines()[0].startswith("| bot")),
+        ("csv", lambda out: out.splitlines()[0] == ",".join(COLUMNS)),
+        ("json", lambda out: json.loads(out)["games"] == 2),
+    ],
+)
 def test_formats(capsys, fmt, check):
     code, out, _ = run(capsys, "play", "random", "greedy", "--games", "2", "-q", "--format", fmt)
     assert code == 0 and check(out)
@@ -186,13 +190,16 @@ def one_line_error(code: int, out: str, err: str, *needles: str) -> None:
         assert needle in lines[0]
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["--games", "0"], "0"),
-    (["--games", "-3"], "-3"),
-    (["--games", "many"], "many"),
-    (["--seed", "x"], "x"),
-    (["--seed", "1.5"], "1.5"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--games", "0"], "0"),
+        (["--games", "-3"], "-3"),
+        (["--games", "many"], "many"),
+        (["--seed", "x"], "x"),
+        (["--seed", "1.5"], "1.5"),
+    ],
+)
 def test_bad_games_or_seed_is_a_one_line_error(capsys, args, needle):
     one_line_error(*run(capsys, "play", "random", "greedy", *args), needle)
 
@@ -240,8 +247,20 @@ def test_the_real_command_bad_games_is_one_line():
 
 
 def test_unwritable_replay_file_is_a_one_line_error(capsys, tmp_path):
-    one_line_error(*run(capsys, "play", "random", "greedy", "--games", "1", "-q",
-                        "--replay", str(tmp_path / "no" / "such" / "dir.jsonl")), "dir.jsonl")
+    one_line_error(
+        *run(
+            capsys,
+            "play",
+            "random",
+            "greedy",
+            "--games",
+            "1",
+            "-q",
+            "--replay",
+            str(tmp_path / "no" / "such" / "dir.jsonl"),
+        ),
+        "dir.jsonl",
+    )
 
 
 def test_replay_of_a_folder_is_a_one_line_error(capsys, tmp_path):
@@ -277,8 +296,9 @@ def test_faults_are_counted_in_the_table(tmp_path, capsys):
     bot = tmp_path / "faulty.py"
     bot.write_text(FAULTY)
     path = tmp_path / "r.jsonl"
-    code, out, err = run(capsys, "play", str(bot), "greedy", "--games", "4", "--trusted", "-q", "--json",
-                         "--replay", str(path))
+    code, out, err = run(
+        capsys, "play", str(bot), "greedy", "--games", "4", "--trusted", "-q", "--json", "--replay", str(path)
+    )
     assert code == 0, err
     standings = {s["bot"]: s for s in json.loads(out)["standings"]}
     faults = Counter()
@@ -293,7 +313,7 @@ def test_faults_are_counted_in_the_table(tmp_path, capsys):
                 retired[players[e["seat"]]] += 1
             else:
                 faults[players[e["seat"]]] += 1
-    assert standings["faulty"]["faults"] == faults[str(bot)] == 12     # retired after 3 in each game
+    assert standings["faulty"]["faults"] == faults[str(bot)] == 12  # retired after 3 in each game
     assert retired[str(bot)] == 4
     assert standings["greedy"]["faults"] == 0
-    assert standings["faulty"]["avg_place"] == 2.0                       # retired bots place last
+    assert standings["faulty"]["avg_place"] == 2.0  # retired bots place last

@@ -27,7 +27,7 @@ IS_ROOT = os.geteuid() == 0
 _UIDS = itertools.count(61000 + (os.getpid() % 200) * 100)
 
 # The child: imports everything it needs, hardens, reports, attacks, then proves it still works.
-CHILD = r'''
+CHILD = r"""
 import ctypes, errno, json, os, resource, signal, socket, sys, threading, time
 sys.path.insert(0, sys.argv[1])
 from arena.sandbox.harden import harden
@@ -165,7 +165,7 @@ say(layers=report.layers)
 say(result=attempt(ACTIONS[action]))
 line = sys.stdin.readline()
 say(echo=json.loads(line), check=sum(i * i for i in range(1000)))
-'''
+"""
 
 
 class Child:
@@ -191,8 +191,11 @@ class Child:
     @property
     def alive(self) -> bool:
         """The child survived its attack and still does pipe I/O and computation."""
-        return (self.returncode == 0 and self.messages.get("echo") == {"ping": 1}
-                and self.messages.get("check") == 332833500)
+        return (
+            self.returncode == 0
+            and self.messages.get("echo") == {"ping": 1}
+            and self.messages.get("check") == 332833500
+        )
 
     def need(self, *layers: str) -> None:
         """Skip when a layer is unavailable on this machine; fail when one failed."""
@@ -207,8 +210,9 @@ class Child:
         return f"Child(rc={self.returncode}, messages={self.messages}, stderr={self.stderr[-1500:]!r})"
 
 
-def run(action: str, arg: Any = None, *, full: bool = True, become: int | None = None, timeout: float = 20,
-        **opts: Any) -> Child:
+def run(
+    action: str, arg: Any = None, *, full: bool = True, become: int | None = None, timeout: float = 20, **opts: Any
+) -> Child:
     """Run CHILD with harden(**opts); ``full`` adds a fresh uid (when root) and keeps every layer on.
 
     ``become``: a uid the child switches to before harden(), to act as a worker not started as root.
@@ -218,8 +222,14 @@ def run(action: str, arg: Any = None, *, full: bool = True, become: int | None =
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-I", "-c", CHILD, ROOT, json.dumps(opts), action, json.dumps(arg), json.dumps(become)],
-        input='{"ping": 1}\n', capture_output=True, text=True, env={}, cwd="/",
-        start_new_session=True, timeout=timeout, check=False,
+        input='{"ping": 1}\n',
+        capture_output=True,
+        text=True,
+        env={},
+        cwd="/",
+        start_new_session=True,
+        timeout=timeout,
+        check=False,
     )
     return Child(proc, time.monotonic() - start)
 
@@ -443,7 +453,12 @@ def test_setuid_binary_grants_nothing() -> None:
         uid = next(_UIDS)
         control = subprocess.run(  # without no_new_privs the bit works here
             [sys.executable, "-I", "-c", f"import os; os.setresuid({uid}, {uid}, {uid}); os.execv({suid!r}, ['id'])"],
-            capture_output=True, text=True, env={}, timeout=10, check=False)
+            capture_output=True,
+            text=True,
+            env={},
+            timeout=10,
+            check=False,
+        )
         if "euid=0" not in control.stdout:
             pytest.skip(f"setuid bits are not honoured here: {control.stdout}{control.stderr}")
         child = run("exec_setuid", suid, uid=uid, seccomp=False)

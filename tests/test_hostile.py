@@ -51,11 +51,16 @@ def expectation(path: Path) -> dict[str, Any]:
     assert expect, f"{path.name}: no 'expect:' line"
     check = re.search(r"^check: (.*)$", doc, re.M)
     words = expect.group(1).split()
-    spec: dict[str, Any] = {"load": words[0] == "load", "clean": words[0] == "clean", "kinds": set(),
-                            "retired": None, "checks": check.group(1).split() if check else []}
+    spec: dict[str, Any] = {
+        "load": words[0] == "load",
+        "clean": words[0] == "clean",
+        "kinds": set(),
+        "retired": None,
+        "checks": check.group(1).split() if check else [],
+    }
     for word in words:
         if word.startswith("faults="):
-            spec["kinds"] = set(word[len("faults="):].split(","))
+            spec["kinds"] = set(word[len("faults=") :].split(","))
         elif word == "retired":
             spec["retired"] = True
         elif word == "retired?":
@@ -82,8 +87,9 @@ def play(src: BotSource, greedy: Any, *, escaped: bool = False, seed: int = SEED
 
 
 def says(outcome: GameOutcome, seat: int = HOSTILE_SEAT, output: bool = False) -> list[str]:
-    return [e["text"] for e in outcome.log
-            if e["event"] == "say" and e["seat"] == seat and bool(e.get("output")) == output]
+    return [
+        e["text"] for e in outcome.log if e["event"] == "say" and e["seat"] == seat and bool(e.get("output")) == output
+    ]
 
 
 def assert_contained(outcome: GameOutcome, spec: dict[str, Any]) -> None:
@@ -134,8 +140,9 @@ def run_checks(outcome: GameOutcome, spec: dict[str, Any], greedy: Any) -> None:
             theirs = [e for e in reference.log if e["event"] == "deal"]
             common = min(len(ours), len(theirs))
             assert common >= 1
-            assert [(e["hands"], e["stock"]) for e in ours[:common]] == \
-                   [(e["hands"], e["stock"]) for e in theirs[:common]]
+            assert [(e["hands"], e["stock"]) for e in ours[:common]] == [
+                (e["hands"], e["stock"]) for e in theirs[:common]
+            ]
         elif check == "output-capped":
             printed = says(outcome, output=True)
             assert printed and printed[0].startswith("flood")
@@ -174,8 +181,16 @@ def test_suite_is_large_enough() -> None:
 
 
 #: Attacks that burn seconds of CPU on purpose (up to a limit): marked slow.
-SLOW = {"load_loop", "loop_forever", "loop_catch_all", "memory_creep", "big_power", "huge_return", "never_finishes",
-        "idle_burner"}
+SLOW = {
+    "load_loop",
+    "loop_forever",
+    "loop_catch_all",
+    "memory_creep",
+    "big_power",
+    "huge_return",
+    "never_finishes",
+    "idle_burner",
+}
 
 
 def params(paths: list[Path]) -> list[Any]:
@@ -198,14 +213,16 @@ def test_hostile_bot_is_contained(path: Path, greedy: Any) -> None:
 
 # -- layer 2 alone: bots that run as if they had escaped the code policy ----------------------
 
+
 @pytest.fixture(scope="module")
 def layers() -> dict[str, str]:
     return hardening_report().layers
 
 
 @pytest.mark.parametrize("path", params(ESCAPED))
-def test_escaped_bot_is_contained_by_the_worker(path: Path, greedy: Any, layers: dict[str, str],
-                                                tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_escaped_bot_is_contained_by_the_worker(
+    path: Path, greedy: Any, layers: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec = expectation(path)
     source = path.read_text()
     listener = None
@@ -234,8 +251,11 @@ def test_escaped_bot_is_contained_by_the_worker(path: Path, greedy: Any, layers:
             listener.accept()
         listener.close()
     crash = [f for f in outcome.faults if f.kind == "crash"]
-    if crash and layers.get("seccomp") == "active" and path.stem in ("fork", "spawn_shell", "kill_parent",
-                                                                      "ptrace_parent"):
+    if (
+        crash
+        and layers.get("seccomp") == "active"
+        and path.stem in ("fork", "spawn_shell", "kill_parent", "ptrace_parent")
+    ):
         assert "seccomp" in crash[0].detail
     if path.stem in ("oversized_reply", "garbage_reply"):
         assert crash and "protocol violation" in crash[0].detail
@@ -246,8 +266,10 @@ def test_tournament_of_ordinary_and_hostile_bots(greedy: Any) -> None:
     """Ordinary sandboxed bots and hostile ones, seats rotating: the games complete, the
     ordinary bots never fault and every one of them places ahead of every hostile one."""
     ordinary = [SandboxFactory(resolve_bot(name), LIMITS) for name in ("greedy", "random")]
-    hostile = [SandboxFactory(read_bot_file(HERE / f"{name}.py"), LIMITS)
-               for name in ("loop_forever", "memory_bomb", "raise_systemexit", "print_flood")]
+    hostile = [
+        SandboxFactory(read_bot_file(HERE / f"{name}.py"), LIMITS)
+        for name in ("loop_forever", "memory_bomb", "raise_systemexit", "print_flood")
+    ]
     entrants = ordinary + hostile
     place_sum = [0] * len(entrants)
     played = [0] * len(entrants)
@@ -255,7 +277,7 @@ def test_tournament_of_ordinary_and_hostile_bots(greedy: Any) -> None:
     try:
         for g in range(8):
             chosen = [0, 1, 2 + g % 4, 2 + (g + 1) % 4]
-            seated = chosen[g % 4:] + chosen[:g % 4]
+            seated = chosen[g % 4 :] + chosen[: g % 4]
             players = [entrants[i](g, s) for s, i in enumerate(seated)]
             try:
                 outcome = Referee(CONTEST).play(players, seed=g)

@@ -69,8 +69,9 @@ def old_scheme(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in (engine, referee, loader, sandbox_player):
         monkeypatch.setattr(module, "derive_seed", old_derive)
     monkeypatch.setattr(match, "game_seeds", lambda seed, g: (old_derive(seed, "play", g),) * 2)
-    monkeypatch.setattr(Schedule, "game_seed",
-                        lambda self, k: old_derive(self.seed, "tournament", k.size, k.table, k.deal) >> 1)
+    monkeypatch.setattr(
+        Schedule, "game_seed", lambda self, k: old_derive(self.seed, "tournament", k.size, k.table, k.deal) >> 1
+    )
     monkeypatch.setattr(Schedule, "bot_key", lambda self, k: self.game_seed(k))
 
 
@@ -86,15 +87,33 @@ def predictions(log: list[dict]) -> dict[str, Any]:
             tries += len(cards)
             hits += len(set(cards) & set(deal["hands"][int(other)]))
     found = [line for line in said if line.startswith("FOUND")]
-    return {"found": found[0] if found else None, "hits": hits, "tries": tries,
-            "bigints": [int(line.split()[1]) for line in said if line.startswith("BIGINT")],
-            "notfound": "NOTFOUND" in said}
+    return {
+        "found": found[0] if found else None,
+        "hits": hits,
+        "tries": tries,
+        "bigints": [int(line.split()[1]) for line in said if line.startswith("BIGINT")],
+        "notfound": "NOTFOUND" in said,
+    }
 
 
 def play_search(tmp_path: Path, capsys: pytest.CaptureFixture[str], *seed: str, games: int = 8) -> tuple[dict, list]:
     record = tmp_path / f"search{'-'.join(seed)}.jsonl"
-    code = main(["play", str(SEARCH), "greedy", "--games", str(games), "-q", "--json", "--rule", "limit=40",
-                 "--replay", str(record), *(["--seed", *seed] if seed else [])])
+    code = main(
+        [
+            "play",
+            str(SEARCH),
+            "greedy",
+            "--games",
+            str(games),
+            "-q",
+            "--json",
+            "--rule",
+            "limit=40",
+            "--replay",
+            str(record),
+            *(["--seed", *seed] if seed else []),
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     games_seen = [predictions(log) for log in read_games(record)]
@@ -110,8 +129,10 @@ def chance(games_seen: list[dict]) -> float:
 
 # -- seed search -------------------------------------------------------------------------------
 
-def test_seed_search_finds_nothing_without_a_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                  escaped_search: None) -> None:
+
+def test_seed_search_finds_nothing_without_a_seed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], escaped_search: None
+) -> None:
     result, games_seen = play_search(tmp_path, capsys)
     master = result["doc"]["seed"]
     assert master >= GUESSABLE_BELOW  # a fresh secret, shown only now, after the games
@@ -126,14 +147,16 @@ def test_seed_search_finds_nothing_without_a_seed(tmp_path: Path, capsys: pytest
 
 
 def test_seed_search_machinery_predicts_every_card_under_the_old_scheme(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], escaped_search: None, old_scheme: None) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], escaped_search: None, old_scheme: None
+) -> None:
     result, games_seen = play_search(tmp_path, capsys, "2026")
     assert all(g["found"] == "FOUND 2026 old" for g in games_seen), games_seen
     assert all(g["hits"] == g["tries"] == 5 for g in games_seen)
 
 
 def test_seed_search_predicts_every_card_with_a_guessable_seed_so_it_is_warned(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], escaped_search: None) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], escaped_search: None
+) -> None:
     result, games_seen = play_search(tmp_path, capsys, "7")
     assert all(g["found"] == "FOUND 7 new" for g in games_seen), games_seen
     assert all(g["hits"] == g["tries"] == 5 for g in games_seen)
@@ -149,17 +172,36 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 
 def tournament_search(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, *seed: str) -> list[dict]:
     folder = tmp_path / name
-    code, out, err = run_cli(capsys, "tournament", str(SEARCH), "greedy", "--players", "2", "--games", "3",
-                             "--workers", "1", "--rule", "limit=40", "--db", str(tmp_path / f"{name}.sqlite"),
-                             "--replays", str(folder), "-q", "--json", *(["--seed", *seed] if seed else []))
+    code, out, err = run_cli(
+        capsys,
+        "tournament",
+        str(SEARCH),
+        "greedy",
+        "--players",
+        "2",
+        "--games",
+        "3",
+        "--workers",
+        "1",
+        "--rule",
+        "limit=40",
+        "--db",
+        str(tmp_path / f"{name}.sqlite"),
+        "--replays",
+        str(folder),
+        "-q",
+        "--json",
+        *(["--seed", *seed] if seed else []),
+    )
     assert code == 0, err
     logs = [next(read_games(path)) for path in sorted(folder.glob("*.jsonl"))]
     assert len(logs) == 6
     return [predictions(log) for log in logs]
 
 
-def test_seed_search_in_a_tournament(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                     escaped_search: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_seed_search_in_a_tournament(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], escaped_search: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fresh = tournament_search(tmp_path, capsys, "fresh")
     assert all(g["notfound"] for g in fresh), fresh
     assert sum(g["hits"] for g in fresh) / sum(g["tries"] for g in fresh) < 1 / 6 + 0.3
@@ -168,15 +210,18 @@ def test_seed_search_in_a_tournament(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_seed_search_in_a_tournament_under_the_old_scheme(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], escaped_search: None, old_scheme: None) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], escaped_search: None, old_scheme: None
+) -> None:
     old = tournament_search(tmp_path, capsys, "old", "7")
     assert all(g["found"] == "FOUND 7 old" and g["hits"] == 5 for g in old), old
 
 
 # -- the seed on the command line -------------------------------------------------------------
 
+
 def test_play_without_seed_shows_the_fresh_seed_after_the_games_and_it_replays(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, out, err = run_cli(capsys, "play", "random", "greedy", "--games", "4", "-q")
     assert code == 0
     line = err.strip().splitlines()[-1]
@@ -190,11 +235,17 @@ def test_play_without_seed_shows_the_fresh_seed_after_the_games_and_it_replays(
 
 
 def test_guessable_seed_is_warned_once_only_when_sandboxed_bots_play(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bot = tmp_path / "plain.py"
     bot.write_text(resolve_bot("random").source)
-    for seed, warned in (("7", True), ("2026", True), (str(2 ** 128 - 1), True), (str(-(2 ** 200)), False),
-                         (str(2 ** 128), False)):
+    for seed, warned in (
+        ("7", True),
+        ("2026", True),
+        (str(2**128 - 1), True),
+        (str(-(2**200)), False),
+        (str(2**128), False),
+    ):
         code, _, err = run_cli(capsys, "play", str(bot), "greedy", "--games", "1", "-q", "--seed", seed)
         assert code == 0
         lines = [line for line in err.splitlines() if "guessable" in line]
@@ -206,13 +257,26 @@ def test_guessable_seed_is_warned_once_only_when_sandboxed_bots_play(
 
 
 def test_tournament_secret_seed_is_stored_resumed_and_shown_only_after_the_run(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import shutil
     import sqlite3
 
     db = tmp_path / "t.sqlite"
-    argv = ["tournament", "greedy", "random", "heuristic", "--players", "2", "--games", "2", "--workers", "1",
-            "--rule", "limit=40"]
+    argv = [
+        "tournament",
+        "greedy",
+        "random",
+        "heuristic",
+        "--players",
+        "2",
+        "--games",
+        "2",
+        "--workers",
+        "1",
+        "--rule",
+        "limit=40",
+    ]
     code, out, err = run_cli(capsys, *argv, "--db", str(db))
     assert code == 0, err
     assert "a secret seed (shown after the run)" in err and "guessable" not in err
@@ -243,7 +307,8 @@ def test_tournament_secret_seed_is_stored_resumed_and_shown_only_after_the_run(
 
 
 def test_replay_for_one_seat_hides_the_seed_and_other_seats_secrets(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     record = tmp_path / "r.jsonl"
     log = snooping_game(trusted=True)
     record.write_text("".join(json.dumps(e) + "\n" for e in log))
@@ -269,8 +334,10 @@ SNOOPER = HERE / "fault_snooper.py"
 def snooping_game(*, trusted: bool, mixed: bool = False) -> list[dict]:
     """The faulter at seat 0 and the snooper at seat 1, in-process, sandboxed, or one of each."""
     faulter_src, snooper_src = read_bot_file(FAULTER), read_bot_file(SNOOPER)
-    factories = [load_trusted(faulter_src) if trusted else SandboxFactory(faulter_src, LIMITS),
-                 load_trusted(snooper_src) if trusted != mixed else SandboxFactory(snooper_src, LIMITS)]
+    factories = [
+        load_trusted(faulter_src) if trusted else SandboxFactory(faulter_src, LIMITS),
+        load_trusted(snooper_src) if trusted != mixed else SandboxFactory(snooper_src, LIMITS),
+    ]
     players = [factories[s](5, s) for s in range(2)]
     try:
         return Referee(SHORT).play(players, seed=GAME_SEED).log
@@ -283,8 +350,11 @@ def snooping_game(*, trusted: bool, mixed: bool = False) -> list[dict]:
                 close()
 
 
-@pytest.mark.parametrize("trusted,mixed", [(True, False), (False, False), (True, True), (False, True)],
-                         ids=["in-process", "sandboxed", "sandboxed-snooper", "in-process-snooper"])
+@pytest.mark.parametrize(
+    "trusted,mixed",
+    [(True, False), (False, False), (True, True), (False, True)],
+    ids=["in-process", "sandboxed", "sandboxed-snooper", "in-process-snooper"],
+)
 def test_fault_details_do_not_reach_other_seats(trusted: bool, mixed: bool) -> None:
     log = snooping_game(trusted=trusted, mixed=mixed)
     assert check_lines(log) == []
@@ -294,8 +364,10 @@ def test_fault_details_do_not_reach_other_seats(trusted: bool, mixed: bool) -> N
     said = [e["text"] for e in log if e["event"] == "say" and e["seat"] == 1 - FAULTER_SEAT]
     seen = [t for t in said if t.startswith("SAW ")]
     assert seen, said  # the snooper did see the faults: their seat and kind
-    assert {tuple(t.split()[1:]) for t in seen} == {(str(FAULTER_SEAT), "exception", "-"),
-                                                     (str(FAULTER_SEAT), "retired", "-")}, seen
+    assert {tuple(t.split()[1:]) for t in seen} == {
+        (str(FAULTER_SEAT), "exception", "-"),
+        (str(FAULTER_SEAT), "retired", "-"),
+    }, seen
     assert not [t for t in said if t.startswith("LEAK")], said
     assert named and not any(card in " ".join(seen) for card in named)
 
@@ -315,8 +387,10 @@ def normal_sizes() -> dict[int, int]:
     bots = [load_trusted(resolve_bot(name)) for name in ("greedy", "heuristic", "random")]
     sizes = {}
     for n in range(2, 7):
-        runs = [size(Referee(CONTEST).play([bots[(s + g) % 3](g, s) for s in range(n)], seed=100 + g).log)
-                for g in range(15)]
+        runs = [
+            size(Referee(CONTEST).play([bots[(s + g) % 3](g, s) for s in range(n)], seed=100 + g).log)
+            for g in range(15)
+        ]
         sizes[n] = int(statistics.median(runs))
     return sizes
 

@@ -34,7 +34,7 @@ class Script:
 def seat_human(game, answers, names=("human", "greedy", "random")):
     """A HumanPlayer at the mover's seat of ``game``, with its output collected."""
     out: list[str] = []
-    names = tuple(names[:game.n])
+    names = tuple(names[: game.n])
     player = HumanPlayer(game.mover, ask=Script(answers), show=out.append, symbols=False)
     player.start_game(GameInfo(game.mover, names, CONTEST, "1"))
     turn = Turn(game.move, EngineTable(game, game.mover, names))
@@ -69,7 +69,7 @@ def test_the_menu_offers_only_legal_puts(scripted_game):
     assert "1) 9s  2) kc  3) 6h  4) 7d  5) jd" in hand
     menu = said(out, "You can:")[0]
     assert "put 1) 9s 3) 6h 5) jd" in menu and "2) kc" not in menu and "4) 7d" not in menu
-    assert "d) draw" in menu and "f) finish" not in menu       # R4.5: nothing put or drawn yet
+    assert "d) draw" in menu and "f) finish" not in menu  # R4.5: nothing put or drawn yet
 
 
 def test_a_jack_asks_for_the_suit_and_reasks_on_nonsense(scripted_game):
@@ -114,7 +114,7 @@ def test_nothing_matches_draws_for_you_then_you_choose(scripted_game):
 def test_a_draw_that_does_not_match_ends_the_move_by_itself(scripted_game):
     game = scripted_game(["kc", "kd qd"], stock="qs 7s", opening="10h", first_move=False)
     player, turn, out = seat_human(game, [])
-    player.move(turn)                                      # no question asked: nothing to choose
+    player.move(turn)  # no question asked: nothing to choose
     assert said(out, "nothing matches 10h, so you draw (R4.4): qs")
     assert said(out, "(the card drawn does not match: your move ends)")
     assert turn.finished
@@ -145,19 +145,27 @@ def test_state_shows_players_top_suit_and_stock(scripted_game):
 def test_news_since_the_last_move_lists_puts_draws_effects_and_skips():
     player = HumanPlayer(0, show=lambda line: None, symbols=False)
     player.start_game(GameInfo(0, ("human", "greedy", "random"), CONTEST, "1"))
-    events = [{"event": "finish", "seat": 0},
-              {"event": "penalty", "seat": 1, "rank": "8"}, {"event": "penalty", "seat": 1, "rank": "8"},
-              {"event": "skip", "seat": 1},
-              {"event": "draw", "seat": 2}, {"event": "put", "seat": 2, "card": "8h"},
-              {"event": "finish", "seat": 2},
-              {"event": "penalty", "seat": 0, "rank": "8"}, {"event": "penalty", "seat": 0, "rank": "8"},
-              {"event": "skip", "seat": 0},
-              {"event": "put", "seat": 1, "card": "7h"}, {"event": "put", "seat": 1, "card": "7s"},
-              {"event": "finish", "seat": 1},
-              {"event": "penalty", "seat": 2, "rank": "7"}, {"event": "penalty", "seat": 0, "rank": "7"},
-              {"event": "put", "seat": 2, "card": "js", "suit": "d"}, {"event": "finish", "seat": 2},
-              {"event": "reshuffle", "stock": 12},
-              {"event": "say", "seat": 1, "text": "hi"}]
+    events = [
+        {"event": "finish", "seat": 0},
+        {"event": "penalty", "seat": 1, "rank": "8"},
+        {"event": "penalty", "seat": 1, "rank": "8"},
+        {"event": "skip", "seat": 1},
+        {"event": "draw", "seat": 2},
+        {"event": "put", "seat": 2, "card": "8h"},
+        {"event": "finish", "seat": 2},
+        {"event": "penalty", "seat": 0, "rank": "8"},
+        {"event": "penalty", "seat": 0, "rank": "8"},
+        {"event": "skip", "seat": 0},
+        {"event": "put", "seat": 1, "card": "7h"},
+        {"event": "put", "seat": 1, "card": "7s"},
+        {"event": "finish", "seat": 1},
+        {"event": "penalty", "seat": 2, "rank": "7"},
+        {"event": "penalty", "seat": 0, "rank": "7"},
+        {"event": "put", "seat": 2, "card": "js", "suit": "d"},
+        {"event": "finish", "seat": 2},
+        {"event": "reshuffle", "stock": 12},
+        {"event": "say", "seat": 1, "text": "hi"},
+    ]
     lines = player.news([MappingProxyType(e) for e in events])
     assert lines == [
         "-> greedy draws 2 cards (effect of 8, R6.2)",
@@ -205,10 +213,11 @@ def test_end_of_input_and_quit_leave_the_game(scripted_game):
     player, turn, out = seat_human(game, ["q"])
     with pytest.raises(HumanLeft, match="quit"):
         player.move(turn)
-    assert isinstance(HumanLeft(), KeyboardInterrupt)   # so the match stops like on Ctrl-C
+    assert isinstance(HumanLeft(), KeyboardInterrupt)  # so the match stops like on Ctrl-C
 
 
 # -- through the command line -------------------------------------------------------
+
 
 def answers(lines: int = 4000) -> str:
     """Answers that always make progress: every card number, then draw, then finish."""
@@ -224,22 +233,24 @@ def run_cli(monkeypatch, capsys, stdin: str, *argv: str) -> tuple[int, str, str]
 
 
 def test_a_whole_game_at_the_terminal(monkeypatch, capsys):
-    code, out, err = run_cli(monkeypatch, capsys, answers(), "play", "human", "greedy", "random",
-                             "--rule", "limit=20", "--seed", "3")
+    code, out, err = run_cli(
+        monkeypatch, capsys, answers(), "play", "human", "greedy", "random", "--rule", "limit=20", "--seed", "3"
+    )
     assert code == 0, err
-    assert err == ""                                       # no progress bar, no warnings
+    assert err == ""  # no progress bar, no warnings
     assert "Game 1: you sit at seat 0" in out
     assert "Since your last move:" in out and "your choice>" in out
     assert "not a choice" in out and "not allowed: R" in out
     assert "== Round 1 over" in out and "== Game over after" in out and "You placed" in out
-    assert "Game 2:" not in out                            # one game by default with a human
+    assert "Game 2:" not in out  # one game by default with a human
     table = out.splitlines()[-3:]
     assert table[0].split()[:3] == ["human", "human", "1"]  # bot, kind, games
 
 
 def test_games_given_explicitly_with_a_human(monkeypatch, capsys):
-    code, out, err = run_cli(monkeypatch, capsys, answers(8000), "play", "greedy", "human",
-                             "--rule", "limit=20", "--games", "2")
+    code, out, err = run_cli(
+        monkeypatch, capsys, answers(8000), "play", "greedy", "human", "--rule", "limit=20", "--games", "2"
+    )
     assert code == 0, err
     assert "Game 1: you sit at seat 1" in out and "Game 2: you sit at seat 0" in out
 
@@ -275,7 +286,7 @@ def test_card_numbers_stay_put_within_a_move(scripted_game):
     player.move(turn)
     puts = [line.strip() for line in out if line.strip().startswith("you put")]
     assert puts == ["you put 9s", "you put 9d", "you put 9c"]
-    assert said(out, "Your hand: 2) 9c  3) kc  4) 9d")   # after the first put: the gap at 1
+    assert said(out, "Your hand: 2) 9c  3) kc  4) 9d")  # after the first put: the gap at 1
     assert turn.finished
 
 
@@ -284,12 +295,13 @@ def test_help_leaves_no_stray_prompt(scripted_game):
     player, turn, out = seat_human(game, ["?", "1", "f"])
     player.move(turn)
     help_at = next(i for i, line in enumerate(out) if line.startswith("How a move goes"))
-    assert out[help_at + 1].strip().startswith("you put 9s")   # nothing between the help and the next answer
+    assert out[help_at + 1].strip().startswith("you put 9s")  # nothing between the help and the next answer
 
 
 def test_bot_output_is_shown_as_printed_by_its_speaker():
     player = HumanPlayer(0, show=lambda _: None, symbols=False)
     player.names = ("human", "greedy")
-    lines = player.news([{"event": "say", "seat": 1, "text": "hello", "output": True},
-                         {"event": "say", "seat": 1, "text": "hi"}])
+    lines = player.news(
+        [{"event": "say", "seat": 1, "text": "hello", "output": True}, {"event": "say", "seat": 1, "text": "hi"}]
+    )
     assert lines == ["greedy prints: hello", "greedy says: hi"]

@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import arena.verify as ic
 
 DECK = [r + s for s in "schd" for r in ("6", "7", "8", "9", "10", "j", "q", "k", "a")]
@@ -29,9 +27,14 @@ def stock_for(hands, top):
 
 
 def game_line(n=2, gid=1, **rules):
-    return {"event": "game", "version": 1, "game": gid, "seed": 0,
-            "players": [{"seat": s, "name": f"p{s}", "bot": "hand"} for s in range(n)],
-            "rules": {"name": "contest", **rules}}
+    return {
+        "event": "game",
+        "version": 1,
+        "game": gid,
+        "seed": 0,
+        "players": [{"seat": s, "name": f"p{s}", "bot": "hand"} for s in range(n)],
+        "rules": {"name": "contest", **rules},
+    }
 
 
 def put(seat, card, **extra):
@@ -80,20 +83,38 @@ def two_player_game(burn=None, gid=1):
     return [
         game_line(gid=gid, **rules),
         {"event": "deal", "round": 1, "first": 0, "hands": h1, "stock": s1, "scores": [0, 0]},
-        put(0, "9s", opening=True), put(0, "9h"), put(0, "9c"), put(0, "9d"), fin(0),
-        put(1, "6d"), draw(1, "7s"), draw(1, "ad"), put(1, "ad"), fin(1),
+        put(0, "9s", opening=True),
+        put(0, "9h"),
+        put(0, "9c"),
+        put(0, "9d"),
+        fin(0),
+        put(1, "6d"),
+        draw(1, "7s"),
+        draw(1, "ad"),
+        put(1, "ad"),
+        fin(1),
         skip(0),
-        draw(1, "8c"), fin(1),
-        put(0, "7d"), put(0, "7c"), fin(0), pen(1, "js", "7"), pen(1, "6h", "7"),
-        {"event": "round", "round": 1, "winner": 0, "points": p1, "scores": sc1,
-         "burned": [1] if burn == 50 else []},
+        draw(1, "8c"),
+        fin(1),
+        put(0, "7d"),
+        put(0, "7c"),
+        fin(0),
+        pen(1, "js", "7"),
+        pen(1, "6h", "7"),
+        {"event": "round", "round": 1, "winner": 0, "points": p1, "scores": sc1, "burned": [1] if burn == 50 else []},
         {"event": "deal", "round": 2, "first": 1, "hands": h2, "stock": s2, "scores": sc1},
-        put(1, "8c", opening=True), put(1, "8d"), put(1, "8h"), put(1, "8s"), fin(1),
+        put(1, "8c", opening=True),
+        put(1, "8d"),
+        put(1, "8h"),
+        put(1, "8s"),
+        fin(1),
         *[pen(0, c, "8") for c in eights],
         skip(0),
-        put(1, "jc", suit="c"), fin(1),
+        put(1, "jc", suit="c"),
+        fin(1),
         skip(0),
-        put(1, "qc"), fin(1),
+        put(1, "qc"),
+        fin(1),
         {"event": "round", "round": 2, "winner": 1, "points": p2, "scores": sc2, "burned": []},
         {"event": "end", "scores": sc2, "losers": [0], "places": [2, 1], "rounds": 2},
     ]
@@ -156,20 +177,20 @@ def test_several_games_in_one_file_and_cli(tmp_path):
 # -- mutations that must be rejected ------------------------------------------------
 def test_rejects_put_breaking_r43():
     rec = two_player_game()
-    rec.insert(index_of(rec, event="put", card="9d"), put(0, "7c"))   # 7c after 9c
+    rec.insert(index_of(rec, event="put", card="9d"), put(0, "7c"))  # 7c after 9c
     assert_rejected(rec, "R4.3")
 
 
 def test_rejects_first_put_not_matching():
     rec = two_player_game()
     i = index_of(rec, event="put", card="6d")
-    rec[i]["card"] = "kh"   # top 9d: neither suit d nor rank 9
+    rec[i]["card"] = "kh"  # top 9d: neither suit d nor rank 9
     assert_rejected(rec, "R4.2")
 
 
 def test_rejects_card_not_in_hand():
     rec = two_player_game()
-    rec[index_of(rec, event="put", card="9d")]["card"] = "9s"   # the opening card, already on the pile
+    rec[index_of(rec, event="put", card="9d")]["card"] = "9s"  # the opening card, already on the pile
     assert_rejected(rec, "R4")
 
 
@@ -189,14 +210,14 @@ def test_rejects_second_voluntary_draw():
 def test_rejects_draw_while_cover_in_hand():
     rec = two_player_game()
     i = index_of(rec, event="draw", card="ad")
-    rec.insert(i + 1, draw(1, "8c"))   # ad covers 6d: no more drawing
+    rec.insert(i + 1, draw(1, "8c"))  # ad covers 6d: no more drawing
     assert_rejected(rec, "R5.3")
 
 
 def test_rejects_finish_with_uncovered_six():
     rec = two_player_game()
     i = index_of(rec, event="put", card="6d")
-    rec[i + 1:i + 5] = [fin(1)]
+    rec[i + 1 : i + 5] = [fin(1)]
     assert_rejected(rec, "R5.1")
 
 
@@ -269,7 +290,7 @@ def test_rejects_wrong_points():
 def test_rejects_missing_card_in_deal():
     rec = two_player_game()
     deal = rec[index_of(rec, event="deal", round=1)]
-    deal["stock"].pop()          # a card is lost
+    deal["stock"].pop()  # a card is lost
     assert_rejected(rec, "R1.1")
 
 
@@ -308,9 +329,10 @@ def test_rejects_wrong_places_and_losers():
 
 def test_retired_seat_is_placed_last():
     rec = two_player_game()
-    rec.insert(index_of(rec, event="put", card="qc"), {"event": "fault", "seat": 1, "kind": "retired",
-                                                      "detail": "gave up"})
-    assert_rejected(copy.deepcopy(rec), "R9.1")    # places [2, 1] ignore the retirement
+    rec.insert(
+        index_of(rec, event="put", card="qc"), {"event": "fault", "seat": 1, "kind": "retired", "detail": "gave up"}
+    )
+    assert_rejected(copy.deepcopy(rec), "R9.1")  # places [2, 1] ignore the retirement
     rec[-1]["places"] = [1, 2]
     assert errors_of(rec) == []
 
@@ -346,7 +368,8 @@ def five_player_game():
     stock = stock_for(hands, ["9s"])
     assert stock == ["9s"]
     final = [list(h) for h in hands]
-    final[0].remove("9h"); final[0].append("7h")
+    final[0].remove("9h")
+    final[0].append("7h")
     final[1].remove("7h")
     final[2] += ["9s", "9h"]
     final[4].remove("7d")
@@ -354,13 +377,20 @@ def five_player_game():
     return [
         game_line(n=5, hand_size=7, max_moves=5, max_rounds=1),
         {"event": "deal", "round": 1, "first": 0, "hands": hands, "stock": stock, "scores": [0] * 5},
-        put(0, "9s", opening=True), put(0, "9h"), fin(0),
-        put(1, "7h"), fin(1),
-        {"event": "reshuffle", "stock": ["9s", "9h"]}, pen(2, "9s", "7"),
-        draw(2, "9h"), fin(2),
+        put(0, "9s", opening=True),
+        put(0, "9h"),
+        fin(0),
+        put(1, "7h"),
+        fin(1),
+        {"event": "reshuffle", "stock": ["9s", "9h"]},
+        pen(2, "9s", "7"),
+        draw(2, "9h"),
+        fin(2),
         fin(3),
-        put(4, "7d"), fin(4),
-        {"event": "reshuffle", "stock": ["7h"]}, pen(0, "7h", "7"),
+        put(4, "7d"),
+        fin(4),
+        {"event": "reshuffle", "stock": ["7h"]},
+        pen(0, "7h", "7"),
         {"event": "round", "round": 1, "winner": None, "points": points, "scores": points, "burned": []},
         {"event": "end", "scores": points, "losers": [], "places": sorted_places(points), "rounds": 1},
     ]
@@ -376,7 +406,7 @@ def test_valid_reshuffles_lapses_and_move_guard():
 
 def test_rejects_bad_reshuffle_stock():
     rec = five_player_game()
-    rec[index_of(rec, event="reshuffle")]["stock"] = ["9s", "7h"]   # the top must stay on the pile
+    rec[index_of(rec, event="reshuffle")]["stock"] = ["9s", "7h"]  # the top must stay on the pile
     assert_rejected(rec, "R7.1")
 
 
@@ -413,20 +443,27 @@ def test_ace_effect_targets_two_opponents():
         game_line(n=3, max_rounds=1, max_moves=3),
         {"event": "deal", "round": 1, "first": 0, "hands": hands, "stock": stock, "scores": [0, 0, 0]},
         # opening ah + ac: two aces hit seats 1 and 2, both lose their turn
-        put(0, "ah", opening=True), put(0, "ac"), fin(0),
-        skip(1), skip(2),
-        put(0, "9c"), fin(0),
-        put(1, "ad"), fin(1),       # top 9c: ad does not match
+        put(0, "ah", opening=True),
+        put(0, "ac"),
+        fin(0),
+        skip(1),
+        skip(2),
+        put(0, "9c"),
+        fin(0),
+        put(1, "ad"),
+        fin(1),  # top 9c: ad does not match
     ]
     assert_rejected(rec, "R4.2")
-    rec[-2:] = [draw(1, stock[1]), fin(1)]   # seat 1 draws instead; max_moves=3 ends the round
+    rec[-2:] = [draw(1, stock[1]), fin(1)]  # seat 1 draws instead; max_moves=3 ends the round
     left = [["9c", "10h", "kh", "qh"], ["ad", "7c", "8c", "6s", "10c", stock[1]], hands[2]]
     points = [pts(h) for h in left]
-    rec += [{"event": "round", "round": 1, "winner": None, "points": points, "scores": points, "burned": []},
-            {"event": "end", "scores": points, "losers": [], "places": sorted_places(points), "rounds": 1}]
+    rec += [
+        {"event": "round", "round": 1, "winner": None, "points": points, "scores": points, "burned": []},
+        {"event": "end", "scores": points, "losers": [], "places": sorted_places(points), "rounds": 1},
+    ]
     assert errors_of(rec) == []
     bad = copy.deepcopy(rec)
-    bad[index_of(bad, event="skip", seat=2)]["seat"] = 1   # seat 1 has only one lost turn
+    bad[index_of(bad, event="skip", seat=2)]["seat"] = 1  # seat 1 has only one lost turn
     assert_rejected(bad, "R6.5")
 
 

@@ -62,8 +62,24 @@ def test_play_move_time_is_cpu_seconds_per_move(slow_bot: Path, capsys: pytest.C
 
 
 def test_play_game_time_is_the_cpu_bank_of_a_game(slow_bot: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["play", str(slow_bot), "greedy", "--games", "1", "--json", "--quiet",
-                 "--move-time", "0.02", "--game-time", "0.02"]) == 0
+    assert (
+        main(
+            [
+                "play",
+                str(slow_bot),
+                "greedy",
+                "--games",
+                "1",
+                "--json",
+                "--quiet",
+                "--move-time",
+                "0.02",
+                "--game-time",
+                "0.02",
+            ]
+        )
+        == 0
+    )
     assert faults_of(capsys.readouterr().out)["slow_start"] >= 1
 
 
@@ -74,18 +90,25 @@ def exit_code(argv: list[str]) -> int:
         return int(exc.code or 0)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--move-time", "0"], "above 0"),
-    (["--move-time", "fast"], "number of seconds"),
-    (["--game-time", "-3"], "above 0"),
-    (["--game-time", "nan"], "above 0"),
-    (["--move-time", "5", "--game-time", "2"], "more than the game"),
-])
-def test_bad_limits_are_one_line_errors(args: list[str], message: str, tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--move-time", "0"], "above 0"),
+        (["--move-time", "fast"], "number of seconds"),
+        (["--game-time", "-3"], "above 0"),
+        (["--game-time", "nan"], "above 0"),
+        (["--move-time", "5", "--game-time", "2"], "more than the game"),
+    ],
+)
+def test_bad_limits_are_one_line_errors(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "t.sqlite"
-    for command in (["play", "greedy", "random"], ["check", str(ROOT / "bots" / "greedy.py")],
-                    ["tournament", "greedy", "random", "--db", str(db)]):
+    for command in (
+        ["play", "greedy", "random"],
+        ["check", str(ROOT / "bots" / "greedy.py")],
+        ["tournament", "greedy", "random", "--db", str(db)],
+    ):
         assert exit_code(command + args) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
@@ -101,8 +124,22 @@ def test_check_counts_cpu_time_against_its_move_time(slow_bot: Path, capsys: pyt
 
 
 def run_tournament(db: Path, *extra: str) -> int:
-    return main(["tournament", str(ROOT / "bots" / "greedy.py"), "random", "greedy", "--players", "2", "--games", "1",
-                 "--quiet", "--db", str(db), *extra])
+    return main(
+        [
+            "tournament",
+            str(ROOT / "bots" / "greedy.py"),
+            "random",
+            "greedy",
+            "--players",
+            "2",
+            "--games",
+            "1",
+            "--quiet",
+            "--db",
+            str(db),
+            *extra,
+        ]
+    )
 
 
 def meta(db: Path) -> dict[str, str]:
@@ -111,7 +148,8 @@ def meta(db: Path) -> dict[str, str]:
 
 
 def test_tournament_stores_the_limits_and_refuses_to_resume_with_others(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "t.sqlite"
     assert run_tournament(db, "--move-time", "2", "--game-time", "40") == 0
     settings = json.loads(meta(db)["settings"])
@@ -139,14 +177,38 @@ def test_a_database_from_before_the_limits_resumes_under_the_old_defaults(tmp_pa
 
 def test_tournament_prints_and_records_the_layers_in_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "t.sqlite"
-    assert main(["tournament", str(ROOT / "bots" / "greedy.py"), "random", "--players", "2", "--games", "1",
-                 "--db", str(db), "--no-h2h"]) == 0
+    assert (
+        main(
+            [
+                "tournament",
+                str(ROOT / "bots" / "greedy.py"),
+                "random",
+                "--players",
+                "2",
+                "--games",
+                "1",
+                "--db",
+                str(db),
+                "--no-h2h",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     line = next(x for x in err.splitlines() if x.startswith("sandbox: "))
     sandbox = json.loads(meta(db)["sandbox"])
     layers = sandbox["layers"]
-    assert {"workdir", "rlimits", "netns", "uid", "no_new_privs", "seccomp", "cpu_time", "freeze",
-            "fresh_process"} == set(layers)
+    assert {
+        "workdir",
+        "rlimits",
+        "netns",
+        "uid",
+        "no_new_privs",
+        "seccomp",
+        "cpu_time",
+        "freeze",
+        "fresh_process",
+    } == set(layers)
     active = [k for k, v in layers.items() if v == "active"]
     assert line.startswith(f"sandbox: {len(active)}/{len(layers)} layers active")
     assert sandbox["missing"] == [k for k in layers if k not in active]
@@ -159,7 +221,8 @@ def test_tournament_of_trusted_bots_needs_no_sandbox(tmp_path: Path, capsys: pyt
 
 
 def test_a_weak_sandbox_is_refused_in_one_line_unless_allowed(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from arena.sandbox import pool
 
     real = pool.sandbox_layers
@@ -185,7 +248,24 @@ def test_more_workers_than_cpus_is_warned_about(tmp_path: Path, capsys: pytest.C
     from arena.sandbox.limits import usable_cpus
 
     many = usable_cpus() + 1
-    assert main(["tournament", "greedy", "random", "--players", "2", "--games", "1", "--quiet",
-                 "--db", str(tmp_path / "t.sqlite"), "--workers", str(many)]) == 0
+    assert (
+        main(
+            [
+                "tournament",
+                "greedy",
+                "random",
+                "--players",
+                "2",
+                "--games",
+                "1",
+                "--quiet",
+                "--db",
+                str(tmp_path / "t.sqlite"),
+                "--workers",
+                str(many),
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert f"warning: --workers {many} is more than the {usable_cpus()} CPUs" in err

@@ -38,8 +38,14 @@ class Bot:
 
 
 def popen(*argv: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "arena", *argv], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena", *argv],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def games_in(path: Path) -> int:
@@ -50,6 +56,7 @@ def games_in(path: Path) -> int:
 
 
 # -- arena play --replay FILE -------------------------------------------------------------
+
 
 def test_replay_refuses_an_existing_file_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     record = tmp_path / "old.jsonl"
@@ -66,12 +73,14 @@ def test_a_bot_file_is_never_a_record_file(tmp_path: Path, capsys: pytest.Captur
     bot = tmp_path / "mine.py"
     bot.write_text(BOT)
     for extra in ((), ("--force",)):
-        one_line_error(*run(capsys, "play", str(bot), "greedy", "-n", "1", "-q", "--replay", str(bot), *extra),
-                       "is the bot file")
+        one_line_error(
+            *run(capsys, "play", str(bot), "greedy", "-n", "1", "-q", "--replay", str(bot), *extra), "is the bot file"
+        )
     link = tmp_path / "link.jsonl"
     link.symlink_to(bot)
-    one_line_error(*run(capsys, "play", str(bot), "greedy", "-n", "1", "-q", "--replay", str(link), "--force"),
-                   "is the bot file")
+    one_line_error(
+        *run(capsys, "play", str(bot), "greedy", "-n", "1", "-q", "--replay", str(link), "--force"), "is the bot file"
+    )
     assert bot.read_text() == BOT
 
 
@@ -79,8 +88,13 @@ def test_a_human_who_quits_at_once_changes_no_file(tmp_path: Path) -> None:
     new, old = tmp_path / "new.jsonl", tmp_path / "old.jsonl"
     old.write_text("keep me\n")
     for path, extra in ((new, ()), (old, ("--force",))):
-        done = subprocess.run([sys.executable, "-m", "arena", "play", "human", "greedy", "--replay", str(path), *extra],
-                              input="q\n", capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "arena", "play", "human", "greedy", "--replay", str(path), *extra],
+            input="q\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 130 and "left the game (quit) after 0 of 1 games" in done.stderr
     assert not new.exists() and old.read_text() == "keep me\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.jsonl"]
@@ -88,9 +102,23 @@ def test_a_human_who_quits_at_once_changes_no_file(tmp_path: Path) -> None:
 
 # -- arena tournament --replays DIR ----------------------------------------------------------
 
+
 def tournament(db: Path, replays: Path, *extra: str) -> list[str]:
-    return ["tournament", "greedy", "random", "-n", "1", "-q", "--workers", "1", "--db", str(db),
-            "--replays", str(replays), *extra]
+    return [
+        "tournament",
+        "greedy",
+        "random",
+        "-n",
+        "1",
+        "-q",
+        "--workers",
+        "1",
+        "--db",
+        str(db),
+        "--replays",
+        str(replays),
+        *extra,
+    ]
 
 
 def test_replays_folder_with_other_files_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -112,8 +140,9 @@ def test_another_tournaments_replays_are_refused(tmp_path: Path, capsys: pytest.
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     assert sorted(before) == [".arena-replays.json", "2p-t0-d0-r0.jsonl", "2p-t0-d0-r1.jsonl"]
     second = tmp_path / "second.sqlite"
-    one_line_error(*run(capsys, *tournament(second, folder, "--seed", "9")),
-                   "replays of the tournament in", "first.sqlite")
+    one_line_error(
+        *run(capsys, *tournament(second, folder, "--seed", "9")), "replays of the tournament in", "first.sqlite"
+    )
     assert not second.exists()
     first.unlink()  # a new tournament in the same database file is another tournament too
     one_line_error(*run(capsys, *tournament(first, folder)), "replays of the tournament")
@@ -123,8 +152,24 @@ def test_another_tournaments_replays_are_refused(tmp_path: Path, capsys: pytest.
 
 def test_sigterm_keeps_the_games_and_a_resume_keeps_writing_its_replays(tmp_path: Path) -> None:
     db, folder = tmp_path / "t.sqlite", tmp_path / "replays"
-    argv = ["tournament", "greedy", "random", "greedy", "random", "-n", "60", "--seed", "2", "-q", "--workers", "2",
-            "--db", str(db), "--replays", str(folder)]
+    argv = [
+        "tournament",
+        "greedy",
+        "random",
+        "greedy",
+        "random",
+        "-n",
+        "60",
+        "--seed",
+        "2",
+        "-q",
+        "--workers",
+        "2",
+        "--db",
+        str(db),
+        "--replays",
+        str(folder),
+    ]
     proc = popen(*argv)
     wait_for_games(proc, db, 20)
     os.kill(proc.pid, signal.SIGTERM)  # `kill PID`: the main process only, as a service manager does
@@ -143,17 +188,30 @@ def test_sigterm_keeps_the_games_and_a_resume_keeps_writing_its_replays(tmp_path
 
 # -- read-only commands --------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def finished_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("db")
-    done = run_process("tournament", "greedy", "random", "heuristic", "-n", "2", "-q", "--workers", "1",
-                       "--db", str(folder / "t.sqlite"))
+    done = run_process(
+        "tournament",
+        "greedy",
+        "random",
+        "heuristic",
+        "-n",
+        "2",
+        "-q",
+        "--workers",
+        "1",
+        "--db",
+        str(folder / "t.sqlite"),
+    )
     assert done.returncode == 0, done.stderr
     return folder / "t.sqlite"
 
 
-def test_tournament_and_standings_leave_only_the_database(finished_db: Path, tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_tournament_and_standings_leave_only_the_database(
+    finished_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert [p.name for p in finished_db.parent.iterdir()] == ["t.sqlite"]  # no -wal/-shm after the run
     db = tmp_path / "copy.sqlite"
     shutil.copy(finished_db, db)
@@ -194,9 +252,11 @@ def test_standings_read_a_database_on_read_only_media(finished_db: Path, tmp_pat
     else:
         media = tmp_path / "mnt"
         media.mkdir()
-        script = (f"mount -t tmpfs none {media} && cp {finished_db} {media}/t.sqlite && chmod 444 {media}/t.sqlite"
-                  f" && mount -o remount,ro {media} && {sys.executable} -m arena standings --db {media}/t.sqlite"
-                  f" && ls -A {media} >&2")
+        script = (
+            f"mount -t tmpfs none {media} && cp {finished_db} {media}/t.sqlite && chmod 444 {media}/t.sqlite"
+            f" && mount -o remount,ro {media} && {sys.executable} -m arena standings --db {media}/t.sqlite"
+            f" && ls -A {media} >&2"
+        )
         done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=60)
         listing = done.stderr.split()
     assert done.returncode == 0, done.stderr
@@ -205,6 +265,7 @@ def test_standings_read_a_database_on_read_only_media(finished_db: Path, tmp_pat
 
 
 # -- a closed stdout -------------------------------------------------------------------------
+
 
 def test_a_closed_stdout_exits_quietly(tmp_path: Path) -> None:
     record = tmp_path / "r.jsonl"
@@ -219,6 +280,7 @@ def test_a_closed_stdout_exits_quietly(tmp_path: Path) -> None:
 
 
 # -- SIGTERM as Ctrl-C in arena play ----------------------------------------------------------
+
 
 def test_sigterm_stops_play_with_the_results_so_far(tmp_path: Path) -> None:
     record = tmp_path / "r.jsonl"
@@ -240,6 +302,7 @@ def test_sigterm_stops_play_with_the_results_so_far(tmp_path: Path) -> None:
 
 # -- setups that fail before any work ----------------------------------------------------------
 
+
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -247,7 +310,8 @@ def closed_port() -> int:
 
 
 def test_an_unreachable_ray_address_fails_before_ray_and_before_the_database(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     ray = pytest.importorskip("ray")
 
     def no_init(*args: object, **kwargs: object) -> None:
@@ -256,10 +320,39 @@ def test_an_unreachable_ray_address_fails_before_ray_and_before_the_database(
     monkeypatch.setattr(ray, "init", no_init)
     db = tmp_path / "t.sqlite"
     for address in (f"127.0.0.1:{closed_port()}", f"ray://localhost:{closed_port()}"):
-        one_line_error(*run(capsys, "tournament", "greedy", "random", "-q", "--db", str(db), "--backend", "ray",
-                            "--ray-address", address), "cannot reach the Ray cluster at", address)
-    one_line_error(*run(capsys, "tournament", "greedy", "random", "-q", "--db", str(db), "--backend", "ray",
-                        "--ray-address", "a:b:c"), "expected HOST:PORT")
+        one_line_error(
+            *run(
+                capsys,
+                "tournament",
+                "greedy",
+                "random",
+                "-q",
+                "--db",
+                str(db),
+                "--backend",
+                "ray",
+                "--ray-address",
+                address,
+            ),
+            "cannot reach the Ray cluster at",
+            address,
+        )
+    one_line_error(
+        *run(
+            capsys,
+            "tournament",
+            "greedy",
+            "random",
+            "-q",
+            "--db",
+            str(db),
+            "--backend",
+            "ray",
+            "--ray-address",
+            "a:b:c",
+        ),
+        "expected HOST:PORT",
+    )
     assert not db.exists() and list(tmp_path.iterdir()) == []
 
 
@@ -278,26 +371,42 @@ def test_ray_addresses_parse() -> None:
             parse_address(bad)
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["play", "greedy", "random", "--games", str(10 ** 12)], "at most 1,000,000"),
-    (["tournament", "greedy", "random", "--games", str(10 ** 12)], "at most 100,000"),
-    (["tournament", "greedy", "random", "--max-tables", str(10 ** 12)], "at most 100,000"),
-    (["tournament", "greedy", "random", "--players", "99"], "2 to 6 players sit at a table, not 99"),
-    (["play", *["random"] * 99], "2 to 6 bots"),
-    (["play", "greedy", "random", "--rule", "limit=-5"], "R2.3: limit must be 1 to 1000000, not -5"),
-    (["play", "greedy", "random", "--rule", "max_rounds=1000000000"], "R2.4: max_rounds must be"),
-    (["play", "greedy", "random", "--rule", "max_moves=0"], "R8.4: max_moves must be"),
-    (["play", "greedy", "random", "--rule", "hand_size=40"], "R3.1: hand_size must be 1 to 7, not 40"),
-    (["play", *["random"] * 6, "--rule", "hand_size=7"], "R3.1: 6 hands of 7 and an opening card do not fit"),
-    (["tournament", "greedy", "random", "heuristic", "--players", "2-3", "--rule", "hand_size=7", "--players", "6"],
-     "a table of 6 needs at least 6 bots"),
-    (["tournament", *["random"] * 6, "--players", "6", "--rule", "hand_size=6"], "R3.1: 6 hands of 6"),
-    (["play", "greedy", "random", "--rule", "points=a:100000"], "R1.3: points of rank a must be"),
-    (["play", "greedy", "random", "--rule", "jack_finish=-3"], "jack_finish must be 0 to 10000"),
-])
-def test_absurd_values_are_refused_before_any_work(argv: list[str], needle: str, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str],
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["play", "greedy", "random", "--games", str(10**12)], "at most 1,000,000"),
+        (["tournament", "greedy", "random", "--games", str(10**12)], "at most 100,000"),
+        (["tournament", "greedy", "random", "--max-tables", str(10**12)], "at most 100,000"),
+        (["tournament", "greedy", "random", "--players", "99"], "2 to 6 players sit at a table, not 99"),
+        (["play", *["random"] * 99], "2 to 6 bots"),
+        (["play", "greedy", "random", "--rule", "limit=-5"], "R2.3: limit must be 1 to 1000000, not -5"),
+        (["play", "greedy", "random", "--rule", "max_rounds=1000000000"], "R2.4: max_rounds must be"),
+        (["play", "greedy", "random", "--rule", "max_moves=0"], "R8.4: max_moves must be"),
+        (["play", "greedy", "random", "--rule", "hand_size=40"], "R3.1: hand_size must be 1 to 7, not 40"),
+        (["play", *["random"] * 6, "--rule", "hand_size=7"], "R3.1: 6 hands of 7 and an opening card do not fit"),
+        (
+            [
+                "tournament",
+                "greedy",
+                "random",
+                "heuristic",
+                "--players",
+                "2-3",
+                "--rule",
+                "hand_size=7",
+                "--players",
+                "6",
+            ],
+            "a table of 6 needs at least 6 bots",
+        ),
+        (["tournament", *["random"] * 6, "--players", "6", "--rule", "hand_size=6"], "R3.1: 6 hands of 6"),
+        (["play", "greedy", "random", "--rule", "points=a:100000"], "R1.3: points of rank a must be"),
+        (["play", "greedy", "random", "--rule", "jack_finish=-3"], "jack_finish must be 0 to 10000"),
+    ],
+)
+def test_absurd_values_are_refused_before_any_work(
+    argv: list[str], needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import arena.referee
 
     def no_game(*args: object, **kwargs: object) -> None:
@@ -321,11 +430,30 @@ def test_a_huge_schedule_is_refused_before_it_is_built(monkeypatch: pytest.Monke
         runner.plan(["greedy", "random"] * 10, sizes=(2, 3, 4, 5, 6), deals=100_000, seed=0, rules=CONTEST)
 
 
-@pytest.mark.parametrize("setting", [
-    "points=a", "points=7:", "points=", "points=7:1e9", "points=x:1", "points=7:5,,a:1", "points=:5",
-    "limit", "limit=", "limit=1e3", "limit=" + "9" * 5000, "burn=x", "teams=maybe", "stacked_effects=2",
-    "first_player=loser", "colour=red", "name=mine", "=5", "hand_size=seven",
-])
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "points=a",
+        "points=7:",
+        "points=",
+        "points=7:1e9",
+        "points=x:1",
+        "points=7:5,,a:1",
+        "points=:5",
+        "limit",
+        "limit=",
+        "limit=1e3",
+        "limit=" + "9" * 5000,
+        "burn=x",
+        "teams=maybe",
+        "stacked_effects=2",
+        "first_player=loser",
+        "colour=red",
+        "name=mine",
+        "=5",
+        "hand_size=seven",
+    ],
+)
 def test_every_rule_parse_error_is_one_plain_line(setting: str, capsys: pytest.CaptureFixture[str]) -> None:
     for command in (["rules"], ["play", "greedy", "random", "-q"]):
         code, out, err = run(capsys, *command, "--rule", setting)

@@ -19,19 +19,19 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from conftest import take_snapshot  # noqa: E402  (tests/ is on sys.path under pytest)
 
+from arena import verify as independent_checker  # the independent checker ships as arena.verify
 from arena.cards import DECK, SUITS, Card
 from arena.engine import Game
 from arena.errors import IllegalMove
 from arena.rules import Rules
 
-from conftest import take_snapshot  # noqa: E402  (tests/ is on sys.path under pytest)
-from arena import verify as independent_checker  # the independent checker ships as arena.verify
-
 DECK_COUNT = Counter(DECK)
 
 
 # -- an independent statement of the move rules (R4, R5, R7.2) ----------------
+
 
 def matches(card: Card, top: Card, suit: str) -> bool:
     return card.rank == "j" or card.suit == suit or card.rank == top.rank
@@ -79,6 +79,7 @@ def places(scores: list[int], teams: bool, retired: frozenset[int] = frozenset()
 
 # -- the fuzz driver ------------------------------------------------------------
 
+
 class Driver:
     def __init__(self, n: int, rules: Rules, seed: int, fuzz: float = 0.3) -> None:
         self.n = n
@@ -105,16 +106,20 @@ class Driver:
     def check_cards(self) -> None:
         g = self.game
         every = g.all_cards()
-        assert len(every) == 36 and len(set(every)) == 36 and all(type(c) is Card for c in every), \
+        assert len(every) == 36 and len(set(every)) == 36 and all(type(c) is Card for c in every), (
             "cards lost or duplicated"
-        assert g.round_pile[-len(g.pile):] == g.pile or len(g.pile) == 1
+        )
+        assert g.round_pile[-len(g.pile) :] == g.pile or len(g.pile) == 1
 
     def start_round(self) -> None:
         g = self.game
         g.start_round()
         r = g.round
-        expected_first = (self.last_winner if self.rules.first_player == "winner" and self.last_winner is not None
-                          else (r - 1) % self.n)
+        expected_first = (
+            self.last_winner
+            if self.rules.first_player == "winner" and self.last_winner is not None
+            else (r - 1) % self.n
+        )
         assert g.mover == expected_first
         assert [len(h) for h in g.hands] == [self.rules.hand_size] * self.n
         assert len(g.pile) == 1
@@ -178,8 +183,10 @@ class Driver:
             assert take_snapshot(g) == before, f"refused {action} changed the game"
             self.refused[kind] += 1
             return False
-        assert expected, f"accepted an illegal {action} (hand {before['hands'][before['mover']]}, " \
-                         f"top {before['pile'][-1]}, suit {self.suit}, put {self.put}, drew {self.drew})"
+        assert expected, (
+            f"accepted an illegal {action} (hand {before['hands'][before['mover']]}, "
+            f"top {before['pile'][-1]}, suit {self.suit}, put {self.put}, drew {self.drew})"
+        )
         self.accepted[kind] += 1
         mover = before["mover"]
         if kind == "put":
@@ -202,7 +209,7 @@ class Driver:
     def after_finish(self, mover: int, before: dict) -> None:
         g, n, rules = self.game, self.n, self.rules
         self.moves += 1
-        new = g.log[before["log"]:]
+        new = g.log[before["log"] :]
         assert new[0] == {"event": "finish", "seat": mover}
         # R6 effects, from the driver's model of the move
         group = final_group(self.put)
@@ -232,14 +239,14 @@ class Driver:
                     else:
                         skips_added[t] += 1
         penalties = [(e["seat"], e["rank"]) for e in new if e["event"] == "penalty"]
-        assert penalties == expected[:len(penalties)]
-        if len(penalties) < len(expected):           # R7.2: the rest lapsed
+        assert penalties == expected[: len(penalties)]
+        if len(penalties) < len(expected):  # R7.2: the rest lapsed
             assert not g.stock and len(g.pile) == 1
         # effect draws go to the targets' hands
         for seat in range(n):
             drawn = sum(1 for s, _ in penalties if s == seat)
             assert len(g.hands[seat]) == len(before["hands"][seat]) + drawn
-        self.skips = [a + b for a, b in zip(self.skips, skips_added)]
+        self.skips = [a + b for a, b in zip(self.skips, skips_added, strict=True)]
         self.put, self.drew = [], False
         if not g.hands[mover] or self.moves >= rules.max_moves:
             winner = mover if not g.hands[mover] else None
@@ -301,8 +308,13 @@ class Driver:
             losers |= {(s + self.n // 2) % self.n for s in losers}
         assert result.losers == tuple(sorted(losers))
         assert list(result.places) == places(g.scores, self.rules.teams)
-        assert g.log[-1] == {"event": "end", "scores": g.scores, "losers": sorted(losers),
-                             "places": list(result.places), "rounds": g.round}
+        assert g.log[-1] == {
+            "event": "end",
+            "scores": g.scores,
+            "losers": sorted(losers),
+            "places": list(result.places),
+            "rounds": g.round,
+        }
 
 
 def rescore_from_log(log: list[dict], rules: Rules) -> None:
@@ -332,7 +344,7 @@ def rescore_from_log(log: list[dict], rules: Rules) -> None:
             assert scores is not None
             points = [sum(rules.points[Card(c).rank] for c in h) for h in hands]
             assert e["points"] == points
-            new = [a + b for a, b in zip(scores, points)]
+            new = [a + b for a, b in zip(scores, points, strict=True)]
             if e["winner"] is not None:
                 assert hands[e["winner"]] == []
                 if rules.jack_finish:
@@ -348,8 +360,14 @@ def run(n: int, rules: Rules, seed: int, fuzz: float = 0.3) -> Driver:
     driver = Driver(n, rules, seed, fuzz)
     driver.play()
     rescore_from_log(driver.game.log, rules)
-    head = {"event": "game", "version": 1, "game": f"fuzz-{n}-{seed}", "seed": seed,
-            "players": [{"seat": s, "name": f"p{s}", "bot": "fuzz"} for s in range(n)], "rules": rules.to_dict()}
+    head = {
+        "event": "game",
+        "version": 1,
+        "game": f"fuzz-{n}-{seed}",
+        "seed": seed,
+        "players": [{"seat": s, "name": f"p{s}", "bot": "fuzz"} for s in range(n)],
+        "rules": rules.to_dict(),
+    }
     errors = independent_checker.check_lines([head, *driver.game.log])
     assert errors == [], errors[:3]
     return driver

@@ -29,7 +29,8 @@ def test_builtin_variants_and_reporters() -> None:
 def make_third_party(root: Path) -> None:
     """A package installed the way pip would: a module plus a dist-info with entry points."""
     (root / "yardbots").mkdir()
-    (root / "yardbots" / "__init__.py").write_text(textwrap.dedent('''
+    (root / "yardbots" / "__init__.py").write_text(
+        textwrap.dedent("""
         import os
         from arena.hookspecs import hookimpl
 
@@ -46,8 +47,10 @@ def make_third_party(root: Path) -> None:
         @hookimpl
         def arena_reporters():
             return {"names": lambda doc: ",".join(r["bot"] for r in doc["standings"])}
-    '''))
-    (root / "yardbots" / "lowball.py").write_text(textwrap.dedent('''
+    """)
+    )
+    (root / "yardbots" / "lowball.py").write_text(
+        textwrap.dedent('''
         """Lowball: puts its cheapest matching card."""
 
         class Bot:
@@ -65,7 +68,8 @@ def make_third_party(root: Path) -> None:
                     else:
                         break
                 turn.finish()
-    '''))
+    ''')
+    )
     info = root / "yardbots-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: yardbots\nVersion: 0.1\n")
@@ -82,6 +86,7 @@ def test_a_third_party_package_adds_a_bot_a_variant_and_a_reporter(tmp_path: Pat
     assert doc["rules"] == "short" and [r["bot"] for r in doc["standings"]] == ["lowball", "greedy"]
     out = subprocess.run(cmd + ["--format", "names"], capture_output=True, text=True, env=env)
     assert out.returncode == 0 and out.stdout.strip() == "lowball,greedy"
-    listed = subprocess.run([sys.executable, "-m", "arena", "rules", "--list"], capture_output=True,
-                            text=True, env=env).stdout
+    listed = subprocess.run(
+        [sys.executable, "-m", "arena", "rules", "--list"], capture_output=True, text=True, env=env
+    ).stdout
     assert "short" in listed and "limit=40" in listed

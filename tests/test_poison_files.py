@@ -28,8 +28,9 @@ MOVE = "class Bot:\n    def move(self, turn):\n        turn.finish()\n"
 
 #: Payloads a terminal would act on: OSC 52 clipboard write, CSI clear/colour/cursor, OSC 8 link,
 #: C1 CSI, bidi override and isolate, a newline that forges a log line, a lone surrogate.
-PAYLOAD = ("\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\x1b[31m\x1b]8;;http://x/\x07\x9b1A"
-           "\u202e\u2066\n  greedy: forged\r\x7f\udcff")
+PAYLOAD = (
+    "\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\x1b[31m\x1b]8;;http://x/\x07\x9b1A\u202e\u2066\n  greedy: forged\r\x7f\udcff"
+)
 
 
 def poison_files() -> dict[str, bytes]:
@@ -38,8 +39,10 @@ def poison_files() -> dict[str, bytes]:
         "unary.py": ("class Bot:\n    def move(self, turn):\n        x = " + "-" * 400 + "1\n").encode(),
         "unary_long.py": ("class Bot:\n    def move(self, turn):\n        x = " + "-" * 100_000 + "1\n").encode(),
         "chain.py": ("x = 1" + "+1" * 60_000 + "\n" + MOVE).encode(),
-        "elif.py": ("class Bot:\n    def move(self, turn):\n        if turn:\n            pass\n"
-                    + "".join(f"        elif {i}:\n            pass\n" for i in range(400))).encode(),
+        "elif.py": (
+            "class Bot:\n    def move(self, turn):\n        if turn:\n            pass\n"
+            + "".join(f"        elif {i}:\n            pass\n" for i in range(400))
+        ).encode(),
         "lists.py": ("x = " + "[" * 5000 + "]" * 5000 + "\n" + MOVE).encode(),
         "calls.py": ("x = " + "f(" * 150 + ")" * 150 + "\n" + MOVE).encode(),
         "bigint.py": ("x = " + "9" * 100_000 + "\n" + MOVE).encode(),
@@ -47,8 +50,9 @@ def poison_files() -> dict[str, bytes]:
         "nul.py": MOVE.encode().replace(b"turn)", b"turn)\x00"),
         "latin1.py": b"class Bot:\n    name = '\xe9t\xe9'\n    def move(self, turn):\n        pass\n",
         "surrogate_bytes.py": b"class Bot:\n    name = '\xed\xb3\xbf'\n    def move(self, turn):\n        pass\n",
-        "bidi.py": "class Bot:\n    def move(self, turn):\n        x = 1 # \u202e } \u2066 if x: return\u2069\n"
-        .encode(),
+        "bidi.py": (
+            "class Bot:\n    def move(self, turn):\n        x = 1 # \u202e } \u2066 if x: return\u2069\n"
+        ).encode(),
         "escape.py": b"class Bot:\n    def move(self, turn):\n        x = '\x1b]52;c;aGk=\x07'\n",
         "empty.py": b"",
         "binary.py": bytes(range(256)) * 4,
@@ -65,8 +69,9 @@ def poison(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def arena(*argv: str, cwd: Path | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
-    return subprocess.run([sys.executable, "-m", "arena", *argv], capture_output=True, timeout=timeout,
-                          cwd=cwd, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *argv], capture_output=True, timeout=timeout, cwd=cwd, env=env
+    )
 
 
 def assert_one_line_error(done: subprocess.CompletedProcess, code: int = 2) -> str:
@@ -86,6 +91,7 @@ def terminal_safe(data: bytes) -> bool:
 
 
 # -- parsing -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", sorted(poison_files()))
 def test_every_poison_file_gives_one_line_load_error(poison: Path, name: str) -> None:
@@ -141,8 +147,10 @@ def test_lenient_read_enters_an_unreadable_file_with_its_problem(poison: Path) -
 
 # -- the commands ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["unary_long.py", "chain.py", "elif.py", "latin1.py", "nul.py", "huge.py",
-                                  "bidi.py", "bigint.py"])
+
+@pytest.mark.parametrize(
+    "name", ["unary_long.py", "chain.py", "elif.py", "latin1.py", "nul.py", "huge.py", "bidi.py", "bigint.py"]
+)
 def test_play_and_check_refuse_a_poison_file_in_one_line(poison: Path, name: str) -> None:
     line = assert_one_line_error(arena("play", str(poison / name), "greedy", "-n", "1", "-q"))
     assert name in line
@@ -160,8 +168,22 @@ def test_a_tournament_over_a_poisoned_folder_completes_and_resumes(poison: Path,
     (folder / "honest.py").write_text(GREEDY.replace('name = "greedy"', 'name = "honest"'))
     (folder / "odd.py").write_text(GREEDY.replace('name = "greedy"', "name = " + repr(PAYLOAD)))
     db = tmp_path / "t.sqlite"
-    argv = ("tournament", str(folder), "greedy", "--db", str(db), "-n", "1", "-k", "2", "-j", "2", "-q",
-            "--max-tables", "6")
+    argv = (
+        "tournament",
+        str(folder),
+        "greedy",
+        "--db",
+        str(db),
+        "-n",
+        "1",
+        "-k",
+        "2",
+        "-j",
+        "2",
+        "-q",
+        "--max-tables",
+        "6",
+    )
     first = arena(*argv, timeout=600)
     err = first.stderr.decode()
     assert first.returncode == 0, err[-3000:]
@@ -183,11 +205,12 @@ def test_a_tournament_over_a_poisoned_folder_completes_and_resumes(poison: Path,
 
 # -- names -----------------------------------------------------------------------------
 
+
 def test_names_are_cleaned_printable_bounded_and_never_empty() -> None:
     for raw in (PAYLOAD, "\udcff", "", "   ", "x" * 500, "\u200b", "gre\u200bedy", None):
         name = clean_name(raw)
         assert name and name.isprintable() and len(name) <= 40, (raw, name)
-    assert clean_name("gre\u200bedy") != "greedy"           # an invisible character is shown, not dropped
+    assert clean_name("gre\u200bedy") != "greedy"  # an invisible character is shown, not dropped
     assert BotSource(PAYLOAD, "").name.isprintable()
 
 
@@ -206,11 +229,18 @@ def test_a_name_with_a_lone_surrogate_plays_and_prints(tmp_path: Path) -> None:
 def test_reference_names_are_reserved_for_the_built_in_bots() -> None:
     kinds = ["file", "registry", "registry", "file", "file", "human"]
     names = ["greedy", "greedy", "random", "Greedy", "mine", "human"]
-    assert entrant_labels(names, kinds, frozenset({"greedy", "random", "human"})) == \
-        ["greedy (file)", "greedy", "random", "Greedy (file)#2", "mine", "human"]
+    assert entrant_labels(names, kinds, frozenset({"greedy", "random", "human"})) == [
+        "greedy (file)",
+        "greedy",
+        "random",
+        "Greedy (file)#2",
+        "mine",
+        "human",
+    ]
     assert entrant_labels(["human"], ["file"], frozenset({"human"})) == ["human (file)"]
-    assert entrant_labels(["greedy#2", "greedy", "greedy"], ["file", "registry", "registry"],
-                          frozenset({"greedy"})) == ["greedy#2 (file)", "greedy", "greedy#2"]
+    assert entrant_labels(
+        ["greedy#2", "greedy", "greedy"], ["file", "registry", "registry"], frozenset({"greedy"})
+    ) == ["greedy#2 (file)", "greedy", "greedy#2"]
 
 
 def test_play_table_says_which_entry_is_a_file(tmp_path: Path) -> None:
@@ -237,6 +267,7 @@ def test_a_folder_file_named_like_a_reference_bot_is_marked(tmp_path: Path) -> N
 
 # -- terminal escaping ----------------------------------------------------------------------
 
+
 def test_escape_makes_every_payload_visible_and_one_line() -> None:
     shown = escape(PAYLOAD)
     assert shown.isprintable() and "\n" not in shown
@@ -250,7 +281,9 @@ def test_verbose_play_replay_check_and_standings_print_no_escape(tmp_path: Path)
     bot = tmp_path / "loud.py"
     loud = GREEDY.replace('name = "greedy"', "name = " + repr(PAYLOAD)).replace(
         "        turn.finish()\n",
-        f"        turn.say({PAYLOAD!r})\n        print({PAYLOAD!r})\n        turn.finish()\n", 1)
+        f"        turn.say({PAYLOAD!r})\n        print({PAYLOAD!r})\n        turn.finish()\n",
+        1,
+    )
     bot.write_text(loud)
     record = tmp_path / "games.jsonl"
     done = arena("play", str(bot), "greedy", "-n", "1", "-q", "-v", "--replay", str(record))
@@ -272,8 +305,12 @@ def test_the_human_seat_shows_names_and_say_text_escaped() -> None:
     out: list[str] = []
     player = HumanPlayer(0, show=out.append, symbols=False)
     player.start_game(GameInfo(0, ("human", PAYLOAD, "random"), CONTEST, "1"))
-    lines = player.news([MappingProxyType({"event": "say", "seat": 1, "text": PAYLOAD}),
-                         MappingProxyType({"event": "fault", "seat": 1, "kind": "crash", "detail": PAYLOAD})])
+    lines = player.news(
+        [
+            MappingProxyType({"event": "say", "seat": 1, "text": PAYLOAD}),
+            MappingProxyType({"event": "fault", "seat": 1, "kind": "crash", "detail": PAYLOAD}),
+        ]
+    )
     for line in out + lines:
         assert line.isprintable(), line
 

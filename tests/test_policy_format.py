@@ -15,14 +15,17 @@ from arena.sandbox import check_source
 from arena.sandbox.formatting import check_template, is_str_formatter
 from arena.sandbox.policy import compile_bot, instantiate
 
-HEADER = ("import collections\nimport functools\nimport heapq\nimport statistics\nimport itertools\n"
-          "from arena import Card\n")
+HEADER = (
+    "import collections\nimport functools\nimport heapq\nimport statistics\nimport itertools\nfrom arena import Card\n"
+)
 
 
 def attack(code: str, extra: str = "") -> Any:
     """Compile a bot whose ``attack(secret)`` evaluates ``code``; return its result (or raise)."""
-    src = HEADER + textwrap.dedent(extra) + "\n\nclass Bot:\n    def move(self, turn):\n        pass\n\n" \
+    src = (
+        HEADER + textwrap.dedent(extra) + "\n\nclass Bot:\n    def move(self, turn):\n        pass\n\n"
         "    def attack(self, secret):\n        return " + code + "\n"
+    )
     bs = BotSource("t", src, "t.py")
     check_source(bs)
     b = instantiate(compile_bot(bs), bs, 1)
@@ -95,18 +98,21 @@ def test_every_route_to_an_attribute_walk_is_refused(code: str, extra: str) -> N
     raise AssertionError(f"{code!r} ran and gave {result!r}")
 
 
-@pytest.mark.parametrize("code, expected", [
-    ("'{} {}'.format(1, 'a')", "1 a"),
-    ("'{0:>3}|{1!r}|{x:.2f}'.format(7, 'q', x=1.5)", "  7|'q'|1.50"),
-    ("'{n:{w}}'.format(n=5, w=3)", "  5"),
-    ("'{a}-{b}'.format_map({'a': 1, 'b': 2})", "1-2"),
-    ("'{{literal}} {}'.format(3)", "{literal} 3"),
-    ("list(map('<{}>'.format, [1, 2]))", ["<1>", "<2>"]),
-    ("f'{secret.visible:>4}'", "  ok"),
-    ("format(3.14159, '.2f') + format('x', '>3')", "3.14  x"),
-    ("S('x').format()", "own"),
-    ("'%s-%(a)s' % {'a': 1} if False else '%s' % 'p'", "p"),
-])
+@pytest.mark.parametrize(
+    "code, expected",
+    [
+        ("'{} {}'.format(1, 'a')", "1 a"),
+        ("'{0:>3}|{1!r}|{x:.2f}'.format(7, 'q', x=1.5)", "  7|'q'|1.50"),
+        ("'{n:{w}}'.format(n=5, w=3)", "  5"),
+        ("'{a}-{b}'.format_map({'a': 1, 'b': 2})", "1-2"),
+        ("'{{literal}} {}'.format(3)", "{literal} 3"),
+        ("list(map('<{}>'.format, [1, 2]))", ["<1>", "<2>"]),
+        ("f'{secret.visible:>4}'", "  ok"),
+        ("format(3.14159, '.2f') + format('x', '>3')", "3.14  x"),
+        ("S('x').format()", "own"),
+        ("'%s-%(a)s' % {'a': 1} if False else '%s' % 'p'", "p"),
+    ],
+)
 def test_honest_formatting_still_works(code: str, expected: Any) -> None:
     extra = "class S(str):\n    def format(self):\n        return 'own'\n"
     assert attack(code, extra) == expected

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from arena import verify as independent_checker
 from arena.cards import SUIT_SYMBOLS, Card
 from arena.cli import main
 from arena.record import read_games
-from arena.rules import Rules
-
-from arena import verify as independent_checker
+from arena.rules import CONTEST, Rules
 
 FIELDS = {
     "game": {"version", "game", "seed", "players", "rules"},
@@ -72,7 +71,7 @@ def is_card(text: object) -> bool:
     return isinstance(text, str) and str(Card(text)) == text
 
 
-def check_record_format(path: Path, rules: Rules = Rules()) -> int:
+def check_record_format(path: Path, rules: Rules = CONTEST) -> int:
     """Check every line's fields and the order rules of REPLAY_FORMAT.md. Returns the game count."""
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     games = 0
@@ -101,7 +100,7 @@ def check_game(events: list[dict], rules: Rules) -> None:
     assert events[-1]["event"] == "end"
     assert sum(e["event"] == "end" for e in events) == 1
 
-    for k, e in enumerate(events):
+    for e in events:
         kind = e["event"]
         assert kind in FIELDS, f"unknown event {kind}"
         assert FIELDS[kind] <= set(e), f"{kind} lacks {FIELDS[kind] - set(e)}"
@@ -139,16 +138,16 @@ def check_game(events: list[dict], rules: Rules) -> None:
 
     # order: deal, opening put, moves (put/draw..., finish, penalties, skips), round ... end
     rounds = 0
-    state = "between"            # between rounds
+    state = "between"  # between rounds
     mover = None
-    walk = None                  # the seat whose turn comes next after a finish
+    walk = None  # the seat whose turn comes next after a finish
     for k, e in enumerate(events[1:], start=2):
         kind = e["event"]
         where = f"event {k} ({kind})"
-        if kind in ("say", "fault"):         # may come anywhere but inside a reshuffle-draw pair
+        if kind in ("say", "fault"):  # may come anywhere but inside a reshuffle-draw pair
             continue
         if kind == "reshuffle":
-            nxt = events[k]       # the following event (events is 0-based, k is 1-based)
+            nxt = events[k]  # the following event (events is 0-based, k is 1-based)
             assert nxt["event"] in ("draw", "penalty"), f"{where}: a reshuffle comes right before a draw"
             assert state in ("move", "effects", "next"), where
             continue
@@ -166,7 +165,7 @@ def check_game(events: list[dict], rules: Rules) -> None:
             state = "move"
         elif kind in ("put", "draw", "finish"):
             assert not e.get("opening"), f"{where}: only the round's first card is the opening"
-            if state in ("effects", "next"):     # the next move starts (a finish alone: R4.5)
+            if state in ("effects", "next"):  # the next move starts (a finish alone: R4.5)
                 mover = walk
                 state = "move"
             assert state == "move" and e["seat"] == mover, where
@@ -191,7 +190,7 @@ def check_game(events: list[dict], rules: Rules) -> None:
 
 
 def events_deal_stock_top(events: list[dict], k: int) -> str:
-    deal = next(e for e in reversed(events[:k - 1]) if e["event"] == "deal")
+    deal = next(e for e in reversed(events[: k - 1]) if e["event"] == "deal")
     return deal["stock"][0]
 
 
@@ -227,12 +226,15 @@ def test_record_with_faults_and_messages(tmp_path, capsys):
     assert independent_checker.check_file(str(path)) == []
 
 
-@pytest.mark.parametrize("variant, rules", [
-    ("jack-finish", Rules(name="jack-finish", jack_finish=20)),
-    ("stacked", Rules(name="stacked", stacked_effects=True)),
-    ("teams", Rules(name="teams", teams=True)),
-    ("winner-starts", Rules(name="winner-starts", first_player="winner")),
-])
+@pytest.mark.parametrize(
+    "variant, rules",
+    [
+        ("jack-finish", Rules(name="jack-finish", jack_finish=20)),
+        ("stacked", Rules(name="stacked", stacked_effects=True)),
+        ("teams", Rules(name="teams", teams=True)),
+        ("winner-starts", Rules(name="winner-starts", first_player="winner")),
+    ],
+)
 def test_record_rules_line_names_the_variant(tmp_path, capsys, variant, rules):
     path = play(tmp_path, capsys, "random", "greedy", "random", "greedy", "--games", "4", "--variant", variant)
     assert check_record_format(path, rules) == 4
@@ -264,7 +266,7 @@ def test_replay_prints_a_readable_log(tmp_path, capsys):
     assert lines[0].startswith("game 1")
     assert sum(line.startswith("game ") for line in lines) == 2
     assert any(sym in out for sym in SUIT_SYMBOLS.values())
-    assert not any(c in out for c in ('"event"', "{"))          # not JSON
+    assert not any(c in out for c in ('"event"', "{"))  # not JSON
     # one move a line; one line per round result; the game's end
     move_lines = [line for line in lines if line.startswith("  ") and line.rstrip().endswith("|")]
     assert len(move_lines) == sum(e["event"] == "finish" for e in events)
@@ -279,8 +281,8 @@ def test_replay_one_game_and_one_seats_view(tmp_path, capsys):
     assert out.startswith("game 2") and "game 1 " not in out and "game 3 " not in out
     assert main(["replay", str(path), "--game", "2", "--seat", "0"]) == 0
     hidden = capsys.readouterr().out
-    assert "5 cards" in hidden           # seat 1's hand is not shown to seat 0
-    assert "a card" in hidden            # nor what seat 1 drew
+    assert "5 cards" in hidden  # seat 1's hand is not shown to seat 0
+    assert "a card" in hidden  # nor what seat 1 drew
     assert "5 cards" not in out
 
 
@@ -322,24 +324,39 @@ def _game(*events: dict) -> list[dict]:
 
 def test_replay_keeps_a_draw_and_the_put_of_the_same_rank_apart():
     from arena.record import format_game
-    lines = list(format_game(_game({"event": "draw", "seat": 0, "card": "8c"},
-                                   {"event": "put", "seat": 0, "card": "8s"},
-                                   {"event": "finish", "seat": 0})))
+
+    lines = list(
+        format_game(
+            _game(
+                {"event": "draw", "seat": 0, "card": "8c"},
+                {"event": "put", "seat": 0, "card": "8s"},
+                {"event": "finish", "seat": 0},
+            )
+        )
+    )
     assert "  a#0: draws 8♣ puts 8♠ |" in lines
 
 
 @pytest.mark.parametrize("rank, text", [("7", "(a 7)"), ("8", "(an 8)"), ("a", "(an ace)")])
 def test_replay_names_the_effect_with_the_right_article(rank, text):
     from arena.record import format_game
+
     lines = list(format_game(_game({"event": "penalty", "seat": 1, "card": "9h", "rank": rank})))
     assert lines[-1].endswith(text)
 
 
 def test_replay_shows_output_and_say_with_their_speaker():
     from arena.record import format_game
-    lines = list(format_game(_game({"event": "put", "seat": 0, "card": "9h"},
-                                   {"event": "say", "seat": 1, "text": "hi", "output": True},
-                                   {"event": "finish", "seat": 0})))
+
+    lines = list(
+        format_game(
+            _game(
+                {"event": "put", "seat": 0, "card": "9h"},
+                {"event": "say", "seat": 1, "text": "hi", "output": True},
+                {"event": "finish", "seat": 0},
+            )
+        )
+    )
     assert "  b#1: prints 'hi'" in lines
     assert not any(line.startswith("  a#0") and "hi" in line for line in lines)
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any, Callable
-
-import pytest
+from collections.abc import Callable
+from typing import Any
 
 from arena.cards import DECK, Card, cards
 from arena.engine import GameResult, RoundResult, place_seats
@@ -35,8 +34,9 @@ def play_legally(turn: Turn) -> None:
 class Bot:
     """A test player: ``behaviour(turn, call_number)`` plays the move (default: legally)."""
 
-    def __init__(self, name: str = "bot", behaviour: Callable[[Turn, int], Any] | None = None,
-                 notify_error: str | None = None) -> None:
+    def __init__(
+        self, name: str = "bot", behaviour: Callable[[Turn, int], Any] | None = None, notify_error: str | None = None
+    ) -> None:
         self.name = name
         self.behaviour = behaviour
         self.notify_error = notify_error
@@ -103,7 +103,7 @@ def test_exception_is_a_fault_and_the_fallback_completes_the_move():
     assert events == [{"event": "fault", "seat": 0, "kind": "exception", "detail": fault.detail}]
     # the fault line comes inside seat 0's move, and that move still finishes
     i = outcome.log.index(events[0])
-    following = next(e for e in outcome.log[i + 1:] if e["event"] == "finish")
+    following = next(e for e in outcome.log[i + 1 :] if e["event"] == "finish")
     assert following["seat"] == 0
     assert outcome.retired == frozenset()
     assert outcome.fault_counts() == [1, 0]
@@ -133,7 +133,7 @@ def test_exception_after_an_own_six_is_covered_by_the_fallback():
     put_six = max(i for i, e in enumerate(log[:fault_at]) if e["event"] == "put")
     assert log[put_six]["card"] == seen["put"][1]
     rest = []
-    for e in log[fault_at + 1:]:
+    for e in log[fault_at + 1 :]:
         rest.append(e)
         if e["event"] == "finish":
             break
@@ -179,7 +179,7 @@ def test_returning_when_the_move_can_finish_auto_finishes():
     def put_and_return(turn, k):
         options = turn.puttable()
         if turn.first and turn.can_finish():
-            return                          # the opening counts as a put
+            return  # the opening counts as a put
         if options:
             turn.put(options[0])
             while not turn.can_finish():
@@ -204,7 +204,7 @@ def test_three_faults_retire_the_bot_and_place_it_last():
     outcome = Referee().play(players, seed=6)
     kinds = faults_of(outcome, 1)
     assert kinds == [(1, "exception")] * 3 + [(1, "retired")]
-    assert players[1].moves == 3                     # never called again
+    assert players[1].moves == 3  # never called again
     assert outcome.retired == frozenset({1})
     assert outcome.fault_counts() == [0, 3, 0, 0]
     result = outcome.result
@@ -305,7 +305,7 @@ def test_a_failing_notification_is_a_fault_but_the_game_goes_on():
     kinds = faults_of(outcome)
     assert kinds[0] == (0, "exception")
     assert outcome.faults[0].detail.startswith("start_game:")
-    assert (1, "exception") in kinds and (1, "retired") in kinds   # end_round fails every round
+    assert (1, "exception") in kinds and (1, "retired") in kinds  # end_round fails every round
     assert outcome.result is not None
 
 

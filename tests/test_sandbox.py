@@ -19,8 +19,9 @@ from arena.sandbox.harden import LAYERS
 from arena.verify import check_lines
 
 ROOT = Path(__file__).resolve().parents[1]
-BOT_FILES = sorted(p for p in (ROOT / "bots").glob("*.py") if p.name != "__init__.py") + \
-    sorted((ROOT / "examples").glob("*.py"))
+BOT_FILES = sorted(p for p in (ROOT / "bots").glob("*.py") if p.name != "__init__.py") + sorted(
+    (ROOT / "examples").glob("*.py")
+)
 LIMITS = Limits(move_seconds=0.5, game_seconds=10.0, load_seconds=2.0)
 
 #: Reads everything the turn shows and says a digest of it every move, then plays like greedy.
@@ -45,7 +46,8 @@ class Bot:
             if options:
                 card = max(options, key=lambda c: (c.points, c.rank != "6"))
                 turn.put(card, "h" if card.rank == "j" else None)
-                turn.say("after put: %d events, pile %d, %s" % (len(turn.history), len(turn.pile), turn.history[-1]["event"]))
+                last = turn.history[-1]["event"]
+                turn.say("after put: %d events, pile %d, %s" % (len(turn.history), len(turn.pile), last))
             elif not turn.can_finish() and turn.can_draw():
                 turn.draw()
             else:
@@ -105,7 +107,9 @@ def test_the_turn_in_a_worker_shows_exactly_what_it_shows_in_process() -> None:
 
 
 def test_output_is_recorded_but_kept_out_of_other_bots_history() -> None:
-    printer = BotSource("printer", '''
+    printer = BotSource(
+        "printer",
+        """
 class Bot:
     def start_game(self, game):
         print("hello from seat", game.seat)
@@ -122,7 +126,9 @@ class Bot:
             else:
                 break
         turn.finish()
-''', "printer.py")
+""",
+        "printer.py",
+    )
     watcher = SandboxFactory(BotSource("watcher", WATCHER, "watcher.py"), LIMITS)
     factory = SandboxFactory(printer, LIMITS)
     try:
@@ -144,7 +150,9 @@ class Bot:
 
 
 def test_time_bank_runs_out_then_the_bot_is_retired() -> None:
-    slow = BotSource("slow", '''
+    slow = BotSource(
+        "slow",
+        """
 class Bot:
     def move(self, turn):
         n = 0
@@ -159,7 +167,9 @@ class Bot:
 
     def late(self, n):
         return n > 300000
-''', "slow.py")
+""",
+        "slow.py",
+    )
     limits = Limits(move_seconds=5.0, game_seconds=0.4, load_seconds=2.0)
     factory = SandboxFactory(slow, limits)
     greedy = load_trusted(resolve_bot("greedy"))
@@ -174,7 +184,9 @@ class Bot:
 
 
 def test_every_game_gets_a_fresh_process_forked_from_one_template() -> None:
-    src = BotSource("counter", '''
+    src = BotSource(
+        "counter",
+        """
 GAMES = []
 
 
@@ -196,7 +208,9 @@ class Bot:
         else:
             turn.draw()
             turn.finish()
-''', "counter.py")
+""",
+        "counter.py",
+    )
     factory = SandboxFactory(src, Limits(move_seconds=0.3, game_seconds=5.0))
     greedy = load_trusted(resolve_bot("greedy"))
     pids: list = []
@@ -219,12 +233,16 @@ class Bot:
 
 
 def test_a_killed_worker_is_replaced_in_the_next_game() -> None:
-    src = BotSource("hang", '''
+    src = BotSource(
+        "hang",
+        """
 class Bot:
     def move(self, turn):
         while True:
             pass
-''', "hang.py")
+""",
+        "hang.py",
+    )
     factory = SandboxFactory(src, Limits(move_seconds=0.2, game_seconds=5.0))
     greedy = load_trusted(resolve_bot("greedy"))
     try:
@@ -275,8 +293,13 @@ def test_arena_play_runs_a_bot_file_sandboxed(capsys: pytest.CaptureFixture[str]
 
 def test_arena_play_refuses_a_hostile_file_in_one_line() -> None:
     bad = ROOT / "tests" / "hostile" / "import_os.py"
-    proc = subprocess.run([sys.executable, "-m", "arena", "play", str(bad), "greedy"], capture_output=True,
-                          text=True, timeout=60, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "play", str(bad), "greedy"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "import of 'os' not allowed" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -74,7 +74,9 @@ def work(self, cards):
 
 
 def test_ordinary_bot_code_just_works() -> None:
-    src = bot(ORDINARY, header="""
+    src = bot(
+        ORDINARY,
+        header="""
         import collections
         import functools
         import heapq
@@ -82,7 +84,8 @@ def test_ordinary_bot_code_just_works() -> None:
         import random
         import statistics
         from arena import Card
-        """)
+        """,
+    )
     b = load(src)
     cards = [Card(t) for t in ("10h", "jd", "6s", "ah")]
     result = b.work(cards)
@@ -96,10 +99,12 @@ def test_ordinary_bot_code_just_works() -> None:
 
 
 def test_classes_inheritance_super_and_own_class_state() -> None:
-    src = bot("""
+    src = bot(
+        """
         def move(self, turn):
             pass
-        """, header="""
+        """,
+        header="""
         class Base(object):
             made = 0
 
@@ -128,18 +133,22 @@ def test_classes_inheritance_super_and_own_class_state() -> None:
         stats.bump("x")
         assert stats.bump("x") == 2
         assert made[0].describe() == "child" and Base.made == 2 and made[0] == 42
-        """)
+        """,
+    )
     load(src)
 
 
 def test_seeded_random_is_the_bots_own() -> None:
-    src = bot("""
+    src = bot(
+        """
         def move(self, turn):
             pass
 
         def draws(self):
             return [random.random() for _ in range(3)]
-        """, header="import random")
+        """,
+        header="import random",
+    )
     assert load(src, seed=5).draws() == load(src, seed=5).draws()
     assert load(src, seed=5).draws() != load(src, seed=6).draws()
 
@@ -165,34 +174,40 @@ def test_print_is_captured_and_capped() -> None:
     assert sink.take() == ""
 
 
-@pytest.mark.parametrize("code, refused", [
-    ("turn.rules.limit = 1", "TypeError"),
-    ("Card('ah').rank = 'k'", "TypeError"),
-    ("setattr(Card, 'points', 0)", "TypeError"),
-    ("setattr(self, '_x', 1)", "AttributeError"),
-    ("getattr(Card('ah'), '_text')", "AttributeError"),
-    ("getattr(self.move, '__globals__', None)", "AttributeError"),
-    ("Card.mro()", "AttributeError"),
-    ("'{0.rank}'.format(Card('ah'))", "ValueError"),
-    ("'{x.rank}'.format_map({'x': Card('ah')})", "ValueError"),
-    ("str.format('{0.rank}', Card('ah'))", "AttributeError"),
-    ("getattr((x for x in []), 'gi_frame')", "AttributeError"),
-    ("statistics.sys", "AttributeError"),
-    ("type(self)", "NameError"),
-    ("vars(self)", "NameError"),
-    ("open('/etc/passwd')", "NameError"),
-    ("globals()", "NameError"),
-    ("dir(self)", "NameError"),
-    ("compile('1', 'x', 'eval')", "NameError"),
-])
+@pytest.mark.parametrize(
+    "code, refused",
+    [
+        ("turn.rules.limit = 1", "TypeError"),
+        ("Card('ah').rank = 'k'", "TypeError"),
+        ("setattr(Card, 'points', 0)", "TypeError"),
+        ("setattr(self, '_x', 1)", "AttributeError"),
+        ("getattr(Card('ah'), '_text')", "AttributeError"),
+        ("getattr(self.move, '__globals__', None)", "AttributeError"),
+        ("Card.mro()", "AttributeError"),
+        ("'{0.rank}'.format(Card('ah'))", "ValueError"),
+        ("'{x.rank}'.format_map({'x': Card('ah')})", "ValueError"),
+        ("str.format('{0.rank}', Card('ah'))", "AttributeError"),
+        ("getattr((x for x in []), 'gi_frame')", "AttributeError"),
+        ("statistics.sys", "AttributeError"),
+        ("type(self)", "NameError"),
+        ("vars(self)", "NameError"),
+        ("open('/etc/passwd')", "NameError"),
+        ("globals()", "NameError"),
+        ("dir(self)", "NameError"),
+        ("compile('1', 'x', 'eval')", "NameError"),
+    ],
+)
 def test_run_time_guards(code: str, refused: str) -> None:
-    src = bot(f"""
+    src = bot(
+        f"""
         def move(self, turn):
             pass
 
         def attack(self, turn):
             {code}
-        """, header="import statistics\nfrom arena import Card")
+        """,
+        header="import statistics\nfrom arena import Card",
+    )
     b = load(src)
 
     class FakeRules:
@@ -219,21 +234,28 @@ def test_hasattr_and_getattr_defaults() -> None:
     assert load(src).probe() == (True, False, False, 7)
 
 
-@pytest.mark.parametrize("source, message, line", [
-    ("class Bot:\n    def move(self, turn)\n        pass\n", "syntax error", 2),
-    ("import os\nclass Bot:\n    def move(self, turn): pass\n", "import of 'os' not allowed", 1),
-    ("from .x import y\nclass Bot:\n    def move(self, turn): pass\n", "not allowed", 1),
-    ("from arena import engine\nclass Bot:\n    def move(self, turn): pass\n", "only Card", 1),
-    ("class Bot:\n    def move(self, turn):\n        import re\n", "import of 're'", 3),
-    ("class Bot:\n    def move(self, turn):\n        return turn._move\n", '"_move"', 3),
-    ("class Bot:\n    def move(self, turn):\n        _x = 1\n", '"_x"', 3),
-    ("class Bot:\n    def move(self, turn):\n        exec('1')\n", "Exec calls", 3),
-    ("class Bot:\n    def move(self, turn):\n        nonlocal_x = 1\n        async def f(): pass\n", "not allowed", 4),
-    ("class Player:\n    def move(self, turn): pass\n", "no class named Bot", None),
-    ("class Bot:\n    def play(self, turn): pass\n", "no move(self, turn)", 1),
-    ("class Bot:\n    def move(self): pass\n", "must accept (self, turn)", 2),
-    ("class Bot:\n    def move(self, turn, extra): pass\n", "must accept (self, turn)", 2),
-])
+@pytest.mark.parametrize(
+    "source, message, line",
+    [
+        ("class Bot:\n    def move(self, turn)\n        pass\n", "syntax error", 2),
+        ("import os\nclass Bot:\n    def move(self, turn): pass\n", "import of 'os' not allowed", 1),
+        ("from .x import y\nclass Bot:\n    def move(self, turn): pass\n", "not allowed", 1),
+        ("from arena import engine\nclass Bot:\n    def move(self, turn): pass\n", "only Card", 1),
+        ("class Bot:\n    def move(self, turn):\n        import re\n", "import of 're'", 3),
+        ("class Bot:\n    def move(self, turn):\n        return turn._move\n", '"_move"', 3),
+        ("class Bot:\n    def move(self, turn):\n        _x = 1\n", '"_x"', 3),
+        ("class Bot:\n    def move(self, turn):\n        exec('1')\n", "Exec calls", 3),
+        (
+            "class Bot:\n    def move(self, turn):\n        nonlocal_x = 1\n        async def f(): pass\n",
+            "not allowed",
+            4,
+        ),
+        ("class Player:\n    def move(self, turn): pass\n", "no class named Bot", None),
+        ("class Bot:\n    def play(self, turn): pass\n", "no move(self, turn)", 1),
+        ("class Bot:\n    def move(self): pass\n", "must accept (self, turn)", 2),
+        ("class Bot:\n    def move(self, turn, extra): pass\n", "must accept (self, turn)", 2),
+    ],
+)
 def test_check_source_refuses(source: str, message: str, line: int | None) -> None:
     with pytest.raises(BotLoadError) as info:
         check_source(BotSource("t", source, "t.py"))
@@ -242,8 +264,9 @@ def test_check_source_refuses(source: str, message: str, line: int | None) -> No
     assert str(info.value).startswith("t.py")
 
 
-@pytest.mark.parametrize("signature", ["self, turn", "self, turn, extra=1", "self, *args", "self, turn, /",
-                                       "self, turn, *, depth=2"])
+@pytest.mark.parametrize(
+    "signature", ["self, turn", "self, turn, extra=1", "self, *args", "self, turn, /", "self, turn, *, depth=2"]
+)
 def test_check_source_accepts_move_signatures(signature: str) -> None:
     check_source(BotSource("t", f"class Bot:\n    def move({signature}):\n        pass\n"))
 
@@ -261,8 +284,11 @@ def test_source_size_is_capped() -> None:
 
 
 def test_load_time_errors_are_load_errors() -> None:
-    for body, text in (("raise ValueError('boom')", "ValueError: boom"), ("raise SystemExit", "SystemExit"),
-                       ("x = 1 / 0", "ZeroDivisionError")):
+    for body, text in (
+        ("raise ValueError('boom')", "ValueError: boom"),
+        ("raise SystemExit", "SystemExit"),
+        ("x = 1 / 0", "ZeroDivisionError"),
+    ):
         src = BotSource("t", f"{body}\nclass Bot:\n    def move(self, turn): pass\n")
         with pytest.raises(BotLoadError, match=text):
             instantiate(compile_bot(src), src, 1)

@@ -11,16 +11,19 @@ from arena.sandbox.limits import cpu_clock, cpu_seconds
 from arena.sandbox.process import _NEVER, _decode, _Watchdog
 
 
-@pytest.mark.parametrize("text, value", [
-    ('["done",[["p","10h",null],["f"]],null]', ["done", [["p", "10h", None], ["f"]], None]),
-    ('["ok",[],null,null,["end_round"]]', ["ok", [], None, None, ["end_round"]]),
-    ('"x"', "x"),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ('["done",[["p","10h",null],["f"]],null]', ["done", [["p", "10h", None], ["f"]], None]),
+        ('["ok",[],null,null,["end_round"]]', ["ok", [], None, None, ["end_round"]]),
+        ('"x"', "x"),
+    ],
+)
 def test_the_decoder_reads_one_json_value(text: str, value: object) -> None:
     assert _decode(text) == value
 
 
-@pytest.mark.parametrize("text", ["", " [1]", "[1] ", "[1]x", '[1][2]', "[", "{'a': 1}", "\x00", "[1,]"])
+@pytest.mark.parametrize("text", ["", " [1]", "[1] ", "[1]x", "[1][2]", "[", "{'a': 1}", "\x00", "[1,]"])
 def test_the_decoder_refuses_anything_but_exactly_one_json_value(text: str) -> None:
     with pytest.raises(ValueError):
         _decode(text)

@@ -54,9 +54,11 @@ def sha(text: str) -> str:
 
 # -- arena submit: read once, check and store those bytes --------------------------------------
 
+
 @pytest.mark.parametrize("when", ["before the check", "during the smoke games"])
-def test_a_file_swapped_during_the_check_is_not_stored(when: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_swapped_during_the_check_is_not_stored(
+    when: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The attack: submit a clean file and swap it for another while `arena submit` runs, so
     that the stored file (and what the tournament plays) is one that was never checked."""
     bot = tmp_path / "swapper.py"
@@ -86,8 +88,20 @@ def test_a_file_swapped_during_the_check_is_not_stored(when: str, tmp_path: Path
     assert stored.read_text() == CLEAN
     assert manifest["sha256"] == sha(CLEAN) == hashlib.sha256(stored.read_bytes()).hexdigest()
     assert manifest["check"]["sha256"] == sha(CLEAN)
-    code, out, err = run(capsys, "tournament", str(folder), "greedy", "-n", "1", "-q", "--workers", "1",
-                         "--db", str(tmp_path / "t.sqlite"), "--json")
+    code, out, err = run(
+        capsys,
+        "tournament",
+        str(folder),
+        "greedy",
+        "-n",
+        "1",
+        "-q",
+        "--workers",
+        "1",
+        "--db",
+        str(tmp_path / "t.sqlite"),
+        "--json",
+    )
     assert code == 0, err
     rows = {r["bot"]: r for r in json.loads(out)["overall"]["standings"]}
     assert rows["swapper"]["faults"] == 0 and rows["swapper"]["author"] == "Mallory"
@@ -101,8 +115,9 @@ def test_an_unreadable_file_is_refused_in_one_line(tmp_path: Path, capsys: pytes
     assert not (tmp_path / "subs").exists()
 
 
-def test_submit_never_overwrites_a_json_file_it_did_not_write(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_submit_never_overwrites_a_json_file_it_did_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bot = tmp_path / "swapper.py"
     bot.write_text(CLEAN)
     folder = tmp_path / "subs"
@@ -115,6 +130,7 @@ def test_submit_never_overwrites_a_json_file_it_did_not_write(tmp_path: Path,
 
 
 # -- arena tournament over a submissions folder -------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def submitted(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -137,11 +153,13 @@ def copy_folder(folder: Path, to: Path) -> Path:
     return to
 
 
-def test_verified_files_play_and_the_standings_show_their_authors(submitted: Path, tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_verified_files_play_and_the_standings_show_their_authors(
+    submitted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "t.sqlite"
-    code, out, err = run(capsys, "tournament", str(submitted), "greedy", "-n", "1", "-q", "--workers", "1",
-                         "--db", str(db), "--no-h2h")
+    code, out, err = run(
+        capsys, "tournament", str(submitted), "greedy", "-n", "1", "-q", "--workers", "1", "--db", str(db), "--no-h2h"
+    )
     assert code == 0, err
     table = out.split("\n\n")[0].splitlines()[1:]  # the standings table (notes and more tables follow)
     header, *rows = [line.split() for line in table if line.strip() and not line.startswith(("-", "Ranked by"))]
@@ -151,43 +169,72 @@ def test_verified_files_play_and_the_standings_show_their_authors(submitted: Pat
     code, out, _ = run(capsys, "standings", "--db", str(db), "--json")
     doc = json.loads(out)
     assert {b["label"]: b["author"] for b in doc["bots"]} == {"ann": "Ann Lee", "bo": "Bo Chen", "greedy": None}
-    assert {r["bot"]: r["author"] for r in doc["overall"]["standings"]} == {"ann": "Ann Lee", "bo": "Bo Chen",
-                                                                            "greedy": None}
+    assert {r["bot"]: r["author"] for r in doc["overall"]["standings"]} == {
+        "ann": "Ann Lee",
+        "bo": "Bo Chen",
+        "greedy": None,
+    }
 
 
-def test_files_that_do_not_match_their_submission_are_refused(submitted: Path, tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_files_that_do_not_match_their_submission_are_refused(
+    submitted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = copy_folder(submitted, tmp_path / "subs")
     (folder / "ann.py").write_text((folder / "ann.py").read_text() + "# edited after submission\n")
-    (folder / "eve.py").write_text(CLEAN.replace("swapper", "eve"))          # never submitted
-    (folder / "bo.json").write_text("{damaged")                              # a damaged manifest
+    (folder / "eve.py").write_text(CLEAN.replace("swapper", "eve"))  # never submitted
+    (folder / "bo.json").write_text("{damaged")  # a damaged manifest
     db = tmp_path / "t.sqlite"
     code, out, err = run(capsys, "tournament", str(folder), "-n", "1", "-q", "--db", str(db))
-    one_line_error(code, out, err, "3 bot files in a submissions folder do not match their submission",
-                   "ann.py (changed since submission", "bo.py (damaged manifest)",
-                   "eve.py (no manifest)", "--allow-unverified")
+    one_line_error(
+        code,
+        out,
+        err,
+        "3 bot files in a submissions folder do not match their submission",
+        "ann.py (changed since submission",
+        "bo.py (damaged manifest)",
+        "eve.py (no manifest)",
+        "--allow-unverified",
+    )
     assert not db.exists()
     # naming the files one by one does not get round it
-    one_line_error(*run(capsys, "tournament", str(folder / "ann.py"), "greedy", "-q", "--db", str(db)),
-                   "ann.py (changed since submission")
+    one_line_error(
+        *run(capsys, "tournament", str(folder / "ann.py"), "greedy", "-q", "--db", str(db)),
+        "ann.py (changed since submission",
+    )
     assert not db.exists()
-    code, out, err = run(capsys, "tournament", str(folder), "-n", "1", "-q", "--workers", "1", "--db", str(db),
-                         "--allow-unverified", "--json")
+    code, out, err = run(
+        capsys,
+        "tournament",
+        str(folder),
+        "-n",
+        "1",
+        "-q",
+        "--workers",
+        "1",
+        "--db",
+        str(db),
+        "--allow-unverified",
+        "--json",
+    )
     assert code == 0, err
-    assert err.startswith("arena: warning: --allow-unverified: playing 3 bot files that do not match") and \
-        "eve.py (no manifest)" in err
+    assert (
+        err.startswith("arena: warning: --allow-unverified: playing 3 bot files that do not match")
+        and "eve.py (no manifest)" in err
+    )
     doc = json.loads(out)
     assert sorted(b["label"] for b in doc["bots"]) == ["ann", "bo", "eve"]
     assert "author" not in doc["overall"]["standings"][0]  # none verified: no authors to show
 
 
-def test_a_manifest_for_another_file_does_not_verify(submitted: Path, tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_manifest_for_another_file_does_not_verify(
+    submitted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = copy_folder(submitted, tmp_path / "subs")
-    (folder / "cy.py").write_bytes((folder / "ann.py").read_bytes())   # same bytes, other name
+    (folder / "cy.py").write_bytes((folder / "ann.py").read_bytes())  # same bytes, other name
     (folder / "cy.json").write_bytes((folder / "ann.json").read_bytes())
-    one_line_error(*run(capsys, "tournament", str(folder), "-q", "--db", str(tmp_path / "t.sqlite")),
-                   "cy.py (manifest of ann.py)")
+    one_line_error(
+        *run(capsys, "tournament", str(folder), "-q", "--db", str(tmp_path / "t.sqlite")), "cy.py (manifest of ann.py)"
+    )
 
 
 def test_a_folder_without_manifests_plays_as_before(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -196,14 +243,26 @@ def test_a_folder_without_manifests_plays_as_before(tmp_path: Path, capsys: pyte
     (folder / "one.py").write_text(CLEAN.replace("swapper", "one"))
     (folder / "two.py").write_text(CLEAN.replace("swapper", "two"))
     (folder / "notes.json").write_text('{"not": "a manifest"}')
-    code, out, err = run(capsys, "tournament", str(folder), "-n", "1", "-q", "--workers", "1",
-                         "--db", str(tmp_path / "t.sqlite"), "--json")
+    code, out, err = run(
+        capsys,
+        "tournament",
+        str(folder),
+        "-n",
+        "1",
+        "-q",
+        "--workers",
+        "1",
+        "--db",
+        str(tmp_path / "t.sqlite"),
+        "--json",
+    )
     assert code == 0 and err == "", err
     assert [b["label"] for b in json.loads(out)["bots"]] == ["one", "two"]
 
 
-def test_the_tournament_plays_the_bytes_it_verified(submitted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_tournament_plays_the_bytes_it_verified(
+    submitted: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The attack: swap a file right after the tournament verified it, before the games."""
     folder = copy_folder(submitted, tmp_path / "subs")
     real_verify = submissions.verify
@@ -215,8 +274,9 @@ def test_the_tournament_plays_the_bytes_it_verified(submitted: Path, tmp_path: P
 
     monkeypatch.setattr(submissions, "verify", verify_then_swap)
     db = tmp_path / "t.sqlite"
-    code, out, err = run(capsys, "tournament", str(folder), "-n", "1", "-q", "--workers", "2", "--db", str(db),
-                         "--json")
+    code, out, err = run(
+        capsys, "tournament", str(folder), "-n", "1", "-q", "--workers", "2", "--db", str(db), "--json"
+    )
     assert code == 0, err
     rows = {r["bot"]: r for r in json.loads(out)["overall"]["standings"]}
     assert rows["ann"]["faults"] == 0 and rows["ann"]["games"] == 2

@@ -18,7 +18,7 @@ import pytest
 from arena.cli import main
 
 BOTS = ["greedy", "random", "greedy", "random", "random", "greedy"]
-ARGS = ["--games", "15", "--seed", "3", "--quiet"]   # 15 tables x 15 deals x 4 seatings = 900 games
+ARGS = ["--games", "15", "--seed", "3", "--quiet"]  # 15 tables x 15 deals x 4 seatings = 900 games
 TOTAL = 900
 
 FAULTY = '''"""Raises on every move."""
@@ -91,8 +91,13 @@ def count_games(db: Path) -> int:
 
 
 def spawn(db: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "arena", "tournament", *BOTS, *ARGS, "--db", str(db), *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena", "tournament", *BOTS, *ARGS, "--db", str(db), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def wait_for_games(proc: subprocess.Popen[str], db: Path, at_least: int, timeout: float = 60) -> int:
@@ -117,7 +122,7 @@ def live_in_group(pgid: int, workers_only: bool = False) -> list[int]:
                 cmdline = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            fields = stat[stat.rindex(")") + 2:].split()  # state, ppid, pgrp, ...
+            fields = stat[stat.rindex(")") + 2 :].split()  # state, ppid, pgrp, ...
             if int(fields[2]) == pgid and fields[0] != "Z":
                 if not (workers_only and b"resource_tracker" in cmdline):
                     found.append(int(entry.name))
@@ -144,15 +149,20 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] == TOTAL
     conn.close()
-    proc = subprocess.run([sys.executable, "-m", "arena", "standings", "--db", str(db), "--json"],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "standings", "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     doc = json.loads(proc.stdout)
     doc.pop("db")
     return doc
 
 
-def test_two_workers_same_standings(reference: dict[str, Any], tmp_path: Path,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_workers_same_standings(
+    reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "w2.sqlite"
     code, out, err = run_cli(capsys, "tournament", *BOTS, *ARGS, "--workers", "2", "--db", str(db), "--json")
     assert code == 0, err
@@ -166,8 +176,9 @@ def test_two_workers_same_standings(reference: dict[str, Any], tmp_path: Path,
     assert code == 0 and "Overall: 900 games in 225 duplicate deals" in out and "head-to-head" in out
 
 
-def test_kill_9_twice_then_resume_gives_identical_standings(reference: dict[str, Any], tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_kill_9_twice_then_resume_gives_identical_standings(
+    reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "killed.sqlite"
     stored = 0
     for at_least in (50, 300):
@@ -186,8 +197,9 @@ def test_kill_9_twice_then_resume_gives_identical_standings(reference: dict[str,
     assert standings(capsys, db) == reference
 
 
-def test_ctrl_c_stops_cleanly_and_says_how_to_resume(reference: dict[str, Any], tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(
+    reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "interrupted.sqlite"
     proc = spawn(db, "--workers", "2")
     wait_for_games(proc, db, 30)
@@ -244,8 +256,20 @@ def test_faulting_and_crashing_bots_recorded(tmp_path: Path, capsys: pytest.Capt
     write_bots(tmp_path / "subs", faulty=FAULTY, flaky=FLAKY, broken=BROKEN, plain=PLAIN)
     (tmp_path / "subs" / "plain.json").write_text('{"manifest": "written by arena submit"}')
     db = tmp_path / "f.sqlite"
-    code, out, err = run_cli(capsys, "tournament", str(tmp_path / "subs"), "greedy", "--trusted", "-n", "2",
-                             "--workers", "2", "--db", str(db), "--json")
+    code, out, err = run_cli(
+        capsys,
+        "tournament",
+        str(tmp_path / "subs"),
+        "greedy",
+        "--trusted",
+        "-n",
+        "2",
+        "--workers",
+        "2",
+        "--db",
+        str(db),
+        "--json",
+    )
     assert code == 0, err
     assert "broken.py:2: syntax error" in err and "recorded as crashed" in err
     doc = json.loads(out)
@@ -253,37 +277,64 @@ def test_faulting_and_crashing_bots_recorded(tmp_path: Path, capsys: pytest.Capt
     assert labels == ["broken", "faulty", "flaky", "plain", "greedy"]  # folder in name order, no manifest
     assert doc["games"] == doc["total"] == 5 * 2 * 4
     rows = {r["bot"]: r for r in doc["overall"]["standings"]}
-    assert rows["faulty"]["faults"] == 3 * rows["faulty"]["games"] and rows["faulty"]["retired"] == rows["faulty"]["games"]
+    assert (
+        rows["faulty"]["faults"] == 3 * rows["faulty"]["games"] and rows["faulty"]["retired"] == rows["faulty"]["games"]
+    )
     assert rows["broken"]["retired"] == rows["broken"]["games"] == 32
     assert rows["broken"]["faults"] == 32
     assert 0 < rows["flaky"]["faults"] and rows["flaky"]["retired"] < rows["flaky"]["games"]
     assert rows["greedy"]["faults"] == rows["plain"]["faults"] == 0
     conn = sqlite3.connect(db)
-    kinds = dict(conn.execute("SELECT kind, COUNT(*) FROM faults f JOIN bots b USING (bot) "
-                              "WHERE b.label = 'broken' GROUP BY kind").fetchall())
+    kinds = dict(
+        conn.execute(
+            "SELECT kind, COUNT(*) FROM faults f JOIN bots b USING (bot) WHERE b.label = 'broken' GROUP BY kind"
+        ).fetchall()
+    )
     assert kinds == {"crash": 32, "retired": 32}
-    detail = conn.execute("SELECT detail FROM faults f JOIN bots b USING (bot) WHERE b.label = 'faulty' "
-                          "AND kind = 'exception' LIMIT 1").fetchone()[0]
+    detail = conn.execute(
+        "SELECT detail FROM faults f JOIN bots b USING (bot) WHERE b.label = 'faulty' AND kind = 'exception' LIMIT 1"
+    ).fetchone()[0]
     assert "RuntimeError: boom" in detail
     # a retired bot places after every bot still playing
-    ahead = conn.execute("SELECT COUNT(*) FROM results r JOIN bots b USING (bot) WHERE b.label = 'broken' AND "
-                         "EXISTS (SELECT 1 FROM results o WHERE o.game_id = r.game_id AND o.retired = 0 "
-                         "AND o.place >= r.place)").fetchone()[0]
+    ahead = conn.execute(
+        "SELECT COUNT(*) FROM results r JOIN bots b USING (bot) WHERE b.label = 'broken' AND "
+        "EXISTS (SELECT 1 FROM results o WHERE o.game_id = r.game_id AND o.retired = 0 "
+        "AND o.place >= r.place)"
+    ).fetchone()[0]
     assert ahead == 0
     conn.close()
 
 
 def test_replays_replay_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db, folder = tmp_path / "r.sqlite", tmp_path / "replays"
-    code, _, err = run_cli(capsys, "tournament", "greedy", "random", "random", "-n", "1", "-q", "--workers", "1",
-                           "--db", str(db), "--replays", str(folder))
+    code, _, err = run_cli(
+        capsys,
+        "tournament",
+        "greedy",
+        "random",
+        "random",
+        "-n",
+        "1",
+        "-q",
+        "--workers",
+        "1",
+        "--db",
+        str(db),
+        "--replays",
+        str(folder),
+    )
     assert code == 0, err
     files = sorted(p.name for p in folder.iterdir())
     assert files == [".arena-replays.json"] + [f"3p-t0-d0-r{r}.jsonl" for r in range(3)]
     conn = sqlite3.connect(db)
     seed, rounds = conn.execute("SELECT seed, rounds FROM games WHERE game_key = '3p-t0-d0-r1'").fetchone()
-    seats = [b for (b,) in conn.execute("SELECT b.label FROM results r JOIN bots b USING (bot) JOIN games g "
-                                        "ON g.id = r.game_id WHERE g.game_key = '3p-t0-d0-r1' ORDER BY seat")]
+    seats = [
+        b
+        for (b,) in conn.execute(
+            "SELECT b.label FROM results r JOIN bots b USING (bot) JOIN games g "
+            "ON g.id = r.game_id WHERE g.game_key = '3p-t0-d0-r1' ORDER BY seat"
+        )
+    ]
     conn.close()
     lines = [json.loads(x) for x in (folder / "3p-t0-d0-r1.jsonl").read_text().splitlines()]
     assert lines[0]["event"] == "game" and lines[0]["game"] == "3p-t0-d0-r1" and lines[0]["seed"] == seed
@@ -293,16 +344,20 @@ def test_replays_replay_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert code == 0 and f"game 3p-t0-d0-r1  seed {seed}" in out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["tournament", "greedy"], "at least 2 bots"),
-    (["tournament", "greedy", "random", "--players", "3"], "a table of 3 needs at least 3 bots"),
-    (["tournament", "greedy", "random", "--variant", "teams"], "teams variant: 4 or 6 players"),
-    (["tournament", "greedy", "random", "--ray-address", "x:1"], "--ray-address goes with --backend ray"),
-    (["tournament", "greedy", "nosuchbot"], "no bot named 'nosuchbot'"),
-    (["standings", "--db", "/nonexistent/t.sqlite"], "no such file"),
-])
-def test_bad_input_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                            monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["tournament", "greedy"], "at least 2 bots"),
+        (["tournament", "greedy", "random", "--players", "3"], "a table of 3 needs at least 3 bots"),
+        (["tournament", "greedy", "random", "--variant", "teams"], "teams variant: 4 or 6 players"),
+        (["tournament", "greedy", "random", "--ray-address", "x:1"], "--ray-address goes with --backend ray"),
+        (["tournament", "greedy", "nosuchbot"], "no bot named 'nosuchbot'"),
+        (["standings", "--db", "/nonexistent/t.sqlite"], "no such file"),
+    ],
+)
+def test_bad_input_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     code, out, err = run_cli(capsys, *argv)
     assert code == 2 and message in err and err.count("\n") == 1, err
@@ -331,8 +386,9 @@ def test_bot_files_run_in_the_sandbox(tmp_path: Path, capsys: pytest.CaptureFixt
     """Without --trusted a bot file runs sandboxed, or the run is refused when there is no sandbox."""
     (plain,) = write_bots(tmp_path, plain=PLAIN)
     db = tmp_path / "s.sqlite"
-    code, out, err = run_cli(capsys, "tournament", str(plain), "greedy", "-n", "1", "-q", "--workers", "1",
-                             "--db", str(db), "--json")
+    code, out, err = run_cli(
+        capsys, "tournament", str(plain), "greedy", "-n", "1", "-q", "--workers", "1", "--db", str(db), "--json"
+    )
     try:
         from arena.sandbox import sandboxed_factory  # noqa: F401
     except ImportError:
@@ -349,8 +405,9 @@ def test_ray_backend_same_results_as_local(tmp_path: Path, capsys: pytest.Captur
     code, out, err = run_cli(capsys, "tournament", *args, "--workers", "1", "--db", str(tmp_path / "local.sqlite"))
     assert code == 0, err
     local = json.loads(out)
-    code, out, err = run_cli(capsys, "tournament", *args, "--workers", "2", "--backend", "ray",
-                             "--db", str(tmp_path / "ray.sqlite"))
+    code, out, err = run_cli(
+        capsys, "tournament", *args, "--workers", "2", "--backend", "ray", "--db", str(tmp_path / "ray.sqlite")
+    )
     assert code == 0, err
     remote = json.loads(out)
     assert local.pop("db") != remote.pop("db")
@@ -359,8 +416,12 @@ def test_ray_backend_same_results_as_local(tmp_path: Path, capsys: pytest.Captur
     rows = []
     for name in ("local", "ray"):
         conn = sqlite3.connect(tmp_path / f"{name}.sqlite")
-        rows.append(conn.execute("SELECT g.game_key, g.seed, r.seat, r.bot, r.place, r.score FROM games g "
-                                 "JOIN results r ON r.game_id = g.id ORDER BY g.game_key, r.seat").fetchall())
+        rows.append(
+            conn.execute(
+                "SELECT g.game_key, g.seed, r.seat, r.bot, r.place, r.score FROM games g "
+                "JOIN results r ON r.game_id = g.id ORDER BY g.game_key, r.seat"
+            ).fetchall()
+        )
         conn.close()
     assert rows[0] == rows[1] and len(rows[0]) == 60 * 4
 
@@ -417,6 +478,17 @@ def test_second_writer_and_bad_replays_folder_refused(tmp_path: Path, capsys: py
         holder.close()
     assert run_cli(capsys, "tournament", "greedy", "random", "-n", "1", "-q", "--db", str(db))[0] == 0
     (tmp_path / "afile").write_text("x")
-    code, _, err = run_cli(capsys, "tournament", "greedy", "random", "-n", "1", "-q", "--db", str(tmp_path / "new.sqlite"),
-                           "--replays", str(tmp_path / "afile" / "replays"))
+    code, _, err = run_cli(
+        capsys,
+        "tournament",
+        "greedy",
+        "random",
+        "-n",
+        "1",
+        "-q",
+        "--db",
+        str(tmp_path / "new.sqlite"),
+        "--replays",
+        str(tmp_path / "afile" / "replays"),
+    )
     assert code == 2 and "cannot make the replays folder" in err and not (tmp_path / "new.sqlite").exists()

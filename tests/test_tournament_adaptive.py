@@ -29,15 +29,20 @@ ARGS = ["--players", "3", "--seed", "5", "--until-separated", "--budget", "300",
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     db = tmp_path_factory.mktemp("adaptive") / "ref.sqlite"
     assert main(["tournament", *BOTS, *ARGS, "--workers", "1", "--db", str(db)]) == 0
-    proc = subprocess.run([sys.executable, "-m", "arena", "standings", "--db", str(db), "--json"],
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "standings", "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     doc = json.loads(proc.stdout)
     doc.pop("db")
     return doc
 
 
-def test_budget_spent_and_inseparable_pairs_named(reference: dict[str, Any], tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_budget_spent_and_inseparable_pairs_named(
+    reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert reference["games"] <= 300 and reference["games"] > 30  # more than the first round
     sep = reference["separation"]
     assert sep["status"] == "budget" and not sep["settled"]
@@ -50,14 +55,16 @@ def test_budget_spent_and_inseparable_pairs_named(reference: dict[str, Any], tmp
     # rows of the standings: same order as the JSON's, scores inside [0, 1]
     for row in reference["overall"]["standings"]:
         assert 0 <= row["score_lo"] <= row["score"] <= row["score_hi"] <= 1
-    code, _, err = run_cli(capsys, "tournament", *BOTS, *ARGS[:-1], "--workers", "1",
-                           "--db", str(tmp_path / "again.sqlite"))
+    code, _, err = run_cli(
+        capsys, "tournament", *BOTS, *ARGS[:-1], "--workers", "1", "--db", str(tmp_path / "again.sqlite")
+    )
     assert code == 0
     assert "budget of 300 games spent" in err and "still inseparable:" in err and "greedy-greedy#2" in err
 
 
-def test_two_workers_same_adaptive_results(reference: dict[str, Any], tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_workers_same_adaptive_results(
+    reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "w2.sqlite"
     code, out, err = run_cli(capsys, "tournament", *BOTS, *ARGS, "--workers", "2", "--db", str(db), "--json")
     assert code == 0, err
@@ -66,12 +73,17 @@ def test_two_workers_same_adaptive_results(reference: dict[str, Any], tmp_path: 
     assert doc == reference
 
 
-def test_kill_9_then_resume_gives_identical_results(reference: dict[str, Any], tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_kill_9_then_resume_gives_identical_results(
+    reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "killed.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "tournament", *BOTS, *ARGS, "--workers", "2",
-                             "--db", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "tournament", *BOTS, *ARGS, "--workers", "2", "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     wait_for_games(proc, db, 80)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
@@ -84,12 +96,14 @@ def test_kill_9_then_resume_gives_identical_results(reference: dict[str, Any], t
     assert standings(capsys, db) == reference
 
 
-def test_ray_backend_same_adaptive_results(reference: dict[str, Any], tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_ray_backend_same_adaptive_results(
+    reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pytest.importorskip("ray")
     db = tmp_path / "ray.sqlite"
-    code, out, err = run_cli(capsys, "tournament", *BOTS, *ARGS, "--workers", "2", "--backend", "ray",
-                             "--db", str(db), "--json")
+    code, out, err = run_cli(
+        capsys, "tournament", *BOTS, *ARGS, "--workers", "2", "--backend", "ray", "--db", str(db), "--json"
+    )
     assert code == 0, err
     doc = json.loads(out)
     doc.pop("db")
@@ -97,8 +111,21 @@ def test_ray_backend_same_adaptive_results(reference: dict[str, Any], tmp_path: 
 
 
 def test_separates_bots_of_known_order_and_stops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "tournament", "greedy", "random", "--until-separated", "--seed", "1",
-                             "-q", "--workers", "1", "--db", str(tmp_path / "two.sqlite"), "--json")
+    code, out, err = run_cli(
+        capsys,
+        "tournament",
+        "greedy",
+        "random",
+        "--until-separated",
+        "--seed",
+        "1",
+        "-q",
+        "--workers",
+        "1",
+        "--db",
+        str(tmp_path / "two.sqlite"),
+        "--json",
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["separation"]["status"] == "separated" and doc["separation"]["settled"]
@@ -133,17 +160,52 @@ def test_gauntlet_tables_all_hold_the_new_bot() -> None:
 
 def test_gauntlet_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "g.sqlite"
-    code, out, err = run_cli(capsys, "tournament", "greedy", "--gauntlet", "random", "random", "greedy",
-                             "--players", "3", "--games", "2", "--seed", "4", "--db", str(db), "--json")
+    code, out, err = run_cli(
+        capsys,
+        "tournament",
+        "greedy",
+        "--gauntlet",
+        "random",
+        "random",
+        "greedy",
+        "--players",
+        "3",
+        "--games",
+        "2",
+        "--seed",
+        "4",
+        "--db",
+        str(db),
+        "--json",
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["settings"]["schedule"] == {"3": "gauntlet"}
     assert doc["games"] == 3 * 2 * 3
     assert all(r["games"] == 18 for r in doc["overall"]["standings"] if r["bot"] == "greedy")
     assert [(p["upper"], p["lower"]) for p in doc["separation"]["pairs"]] == [
-        ("greedy", "random"), ("greedy", "random#2"), ("greedy", "greedy#2")]
-    code, _, err = run_cli(capsys, "tournament", "greedy", "--gauntlet", "random", "random", "--until-separated",
-                           "--players", "2", "--seed", "4", "-q", "--workers", "1", "--db", str(tmp_path / "s.sqlite"))
+        ("greedy", "random"),
+        ("greedy", "random#2"),
+        ("greedy", "greedy#2"),
+    ]
+    code, _, err = run_cli(
+        capsys,
+        "tournament",
+        "greedy",
+        "--gauntlet",
+        "random",
+        "random",
+        "--until-separated",
+        "--players",
+        "2",
+        "--seed",
+        "4",
+        "-q",
+        "--workers",
+        "1",
+        "--db",
+        str(tmp_path / "s.sqlite"),
+    )
     assert code == 0, err
     code, out, _ = run_cli(capsys, "standings", "--db", str(tmp_path / "s.sqlite"), "--json")
     sep = json.loads(out)["separation"]
@@ -152,15 +214,19 @@ def test_gauntlet_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert sep["settled"] and {p["verdict"] for p in sep["pairs"]} == {"better"}
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["greedy", "random", "--top", "2"], "--top goes with --until-separated"),
-    (["greedy", "random", "--budget", "9"], "--budget goes with --until-separated"),
-    (["greedy", "random", "--gauntlet", "random"], "--gauntlet plays one bot against a field"),
-    (["greedy", "random", "random", "--until-separated", "--players", "2,3"], "plays one table size"),
-    (["greedy", "random", "--until-separated", "--confidence", "1.5"], "below 1"),
-])
-def test_bad_adaptive_options_one_line(argv: list[str], message: str, tmp_path: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["greedy", "random", "--top", "2"], "--top goes with --until-separated"),
+        (["greedy", "random", "--budget", "9"], "--budget goes with --until-separated"),
+        (["greedy", "random", "--gauntlet", "random"], "--gauntlet plays one bot against a field"),
+        (["greedy", "random", "random", "--until-separated", "--players", "2,3"], "plays one table size"),
+        (["greedy", "random", "--until-separated", "--confidence", "1.5"], "below 1"),
+    ],
+)
+def test_bad_adaptive_options_one_line(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     try:
         code = main(["tournament", *argv, "--db", str(tmp_path / "x.sqlite")])
     except SystemExit as exc:  # argparse's own errors
@@ -172,8 +238,7 @@ def test_bad_adaptive_options_one_line(argv: list[str], message: str, tmp_path: 
 
 def test_standings_formats(reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "f.sqlite"
-    assert main(["tournament", "greedy", "random", "random", "--games", "2", "--seed", "2", "-q",
-                 "--db", str(db)]) == 0
+    assert main(["tournament", "greedy", "random", "random", "--games", "2", "--seed", "2", "-q", "--db", str(db)]) == 0
     capsys.readouterr()
     code, table, _ = run_cli(capsys, "standings", "--db", str(db), "--format", "table")
     assert code == 0 and "Ranked by score" in table and "95% interval" in table and "Separation" in table

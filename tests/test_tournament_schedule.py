@@ -9,13 +9,13 @@ from collections import Counter
 import pytest
 
 from arena.rules import CONTEST
-from arena.tournament.schedule import (GameKey, Schedule, balanced_table_count, default_sizes, parse_sizes,
-                                       size_schedule)
+from arena.tournament.schedule import GameKey, Schedule, balanced_table_count, default_sizes, parse_sizes, size_schedule
 from arena.tournament.worker import GameRunner, Job
 
 
-@pytest.mark.parametrize("text, sizes", [("4", (4,)), ("2,4,6", (2, 4, 6)), ("2-6", (2, 3, 4, 5, 6)),
-                                         ("2-3,5", (2, 3, 5)), ("4,4", (4,))])
+@pytest.mark.parametrize(
+    "text, sizes", [("4", (4,)), ("2,4,6", (2, 4, 6)), ("2-6", (2, 3, 4, 5, 6)), ("2-3,5", (2, 3, 5)), ("4,4", (4,))]
+)
 def test_parse_sizes(text: str, sizes: tuple[int, ...]) -> None:
     assert parse_sizes(text) == sizes
 
@@ -53,7 +53,7 @@ def test_round_robin_every_combination_and_rotation_once(bots: int) -> None:
     for k in keys:
         blocks.setdefault((k.size, k.table, k.deal), []).append(k)
     seeds = set()
-    for (size, table, deal), block in blocks.items():
+    for (size, table, _deal), block in blocks.items():
         assert sorted(k.rotation for k in block) == list(range(size))
         members = set(s.by_size(size).tables[table])
         seatings = [s.seating(k) for k in block]
@@ -83,7 +83,7 @@ def test_seeds_follow_from_tournament_seed() -> None:
     assert [a.game_seed(k) for k in keys] == [b.game_seed(k) for k in keys]
     assert [a.seating(k) for k in keys] == [b.seating(k) for k in keys]
     assert [a.game_seed(k) for k in keys] != [c.game_seed(k) for k in keys]
-    assert all(0 <= a.game_seed(k) < 2 ** 63 for k in keys)  # fits an SQLite INTEGER
+    assert all(0 <= a.game_seed(k) < 2**63 for k in keys)  # fits an SQLite INTEGER
 
 
 def test_balanced_schedule_perfect_when_a_design_exists() -> None:
@@ -128,8 +128,12 @@ def test_a_game_replays_alone() -> None:
     keys = list(s.keys())
     first = [GameRunner(job).play(k) for k in keys]
     again = GameRunner(job).play(keys[3])
-    assert (again.places, again.scores, again.seating, again.seed) == \
-        (first[3].places, first[3].scores, first[3].seating, first[3].seed)
+    assert (again.places, again.scores, again.seating, again.seed) == (
+        first[3].places,
+        first[3].scores,
+        first[3].seating,
+        first[3].seed,
+    )
     # the rotations of a deal really are the same cards: seat 0's first hand is identical
     block = [GameRunner(Job(srcs, job.labels, job.trusted, job.rules, s, keep_logs=True)).play(k) for k in keys[:3]]
     hands = [next(e for e in r.log if e["event"] == "deal")["hands"] for r in block]

@@ -3,7 +3,6 @@ ties, ratings in key order, and the database's own checks."""
 
 from __future__ import annotations
 
-import math
 import random
 import sqlite3
 import statistics
@@ -20,21 +19,37 @@ LABELS = ["a", "b", "c"]
 BOTS = [BotRow(i, name, name, None, "registry", f"{i:064x}") for i, name in enumerate(LABELS)]
 
 
-def record(key: GameKey, seating: tuple[int, ...], places: tuple[int, ...], faults: tuple[int, ...] = (0, 0, 0),
-           losers: tuple[int, ...] = ()) -> GameRecord:
-    return GameRecord(key=key, seed=7, seating=seating, places=places, scores=tuple(10 * p for p in places),
-                      losers=losers, faults=faults, retired=(), rounds=3, moves=40, duration=0.01)
+def record(
+    key: GameKey,
+    seating: tuple[int, ...],
+    places: tuple[int, ...],
+    faults: tuple[int, ...] = (0, 0, 0),
+    losers: tuple[int, ...] = (),
+) -> GameRecord:
+    return GameRecord(
+        key=key,
+        seed=7,
+        seating=seating,
+        places=places,
+        scores=tuple(10 * p for p in places),
+        losers=losers,
+        faults=faults,
+        retired=(),
+        rounds=3,
+        moves=40,
+        duration=0.01,
+    )
 
 
 # Three bots, one table of three, two deals, three rotations each.
 # (seating per seat, places per seat) -> places per bot below
 GAMES = [
-    record(GameKey(3, 0, 0, 0), (0, 1, 2), (1, 2, 3)),             # a1 b2 c3
+    record(GameKey(3, 0, 0, 0), (0, 1, 2), (1, 2, 3)),  # a1 b2 c3
     record(GameKey(3, 0, 0, 1), (1, 2, 0), (1, 1, 3), losers=(2,)),  # b1 c1 a3  (tie b-c)
-    record(GameKey(3, 0, 0, 2), (2, 0, 1), (2, 1, 3)),             # c2 a1 b3
-    record(GameKey(3, 0, 1, 0), (0, 1, 2), (2, 1, 3)),             # a2 b1 c3
+    record(GameKey(3, 0, 0, 2), (2, 0, 1), (2, 1, 3)),  # c2 a1 b3
+    record(GameKey(3, 0, 1, 0), (0, 1, 2), (2, 1, 3)),  # a2 b1 c3
     record(GameKey(3, 0, 1, 1), (1, 2, 0), (3, 2, 1), faults=(0, 2, 0)),  # b3 c2 a1, c faulted twice
-    record(GameKey(3, 0, 1, 2), (2, 0, 1), (1, 1, 1)),             # all tie
+    record(GameKey(3, 0, 1, 2), (2, 0, 1), (1, 1, 1)),  # all tie
 ]
 
 
@@ -68,9 +83,9 @@ def test_counts_places_faults(db_path: Path) -> None:
     doc = load(db_path)
     assert doc["overall"]["games"] == 6 and doc["overall"]["blocks"] == 2
     a, b, c = (row(doc, x) for x in "abc")
-    assert (a["games"], a["wins"], a["losses"]) == (6, 4, 1)   # places 1,3,1,2,1,1
+    assert (a["games"], a["wins"], a["losses"]) == (6, 4, 1)  # places 1,3,1,2,1,1
     assert a["avg_place"] == pytest.approx(9 / 6)
-    assert (b["wins"], c["wins"]) == (3, 2)                     # b: 2,1,3,1,3,1  c: 3,1,2,3,2,1
+    assert (b["wins"], c["wins"]) == (3, 2)  # b: 2,1,3,1,3,1  c: 3,1,2,3,2,1
     assert c["faults"] == 2 and a["faults"] == b["faults"] == 0
 
 
@@ -121,23 +136,28 @@ def test_t_quantiles_and_interval() -> None:
     assert t975(1) == 12.706 and t975(30) == 2.042
     assert t975(31) == pytest.approx(2.0395, abs=2e-4)
     assert t975(120) == pytest.approx(1.9799, abs=2e-4)
-    assert t975(10 ** 6) == pytest.approx(1.96, abs=1e-3)
+    assert t975(10**6) == pytest.approx(1.96, abs=1e-3)
     assert mean_ci([]) == (None, None)
     assert mean_ci([0.5]) == (0.5, None)
     mean, half = mean_ci([0.0, 1.0, 0.5, 0.5])
-    assert mean == 0.5 and half == pytest.approx(3.182 * statistics.stdev([0, 1, .5, .5]) / 2)
+    assert mean == 0.5 and half == pytest.approx(3.182 * statistics.stdev([0, 1, 0.5, 0.5]) / 2)
 
 
 def test_database_tables_are_queryable(db_path: Path) -> None:
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    rows = conn.execute("SELECT b.label, AVG(r.place) FROM results r JOIN bots b USING (bot) "
-                        "GROUP BY b.label ORDER BY b.label").fetchall()
+    rows = conn.execute(
+        "SELECT b.label, AVG(r.place) FROM results r JOIN bots b USING (bot) GROUP BY b.label ORDER BY b.label"
+    ).fetchall()
     assert rows == [("a", pytest.approx(1.5)), ("b", pytest.approx(11 / 6)), ("c", pytest.approx(2))]
-    assert conn.execute("SELECT game_key FROM games ORDER BY size, tbl, deal, rotation LIMIT 1").fetchone() == ("3p-t0-d0-r0",)
+    assert conn.execute("SELECT game_key FROM games ORDER BY size, tbl, deal, rotation LIMIT 1").fetchone() == (
+        "3p-t0-d0-r0",
+    )
     assert conn.execute("SELECT COUNT(*) FROM games").fetchone() == (6,)
-    assert conn.execute("SELECT id, game_key FROM games WHERE id IN (1, 6) ORDER BY id").fetchall() == \
-        [(1, "3p-t0-d0-r0"), (6, "3p-t0-d1-r2")]  # id = 1 + place in the schedule
+    assert conn.execute("SELECT id, game_key FROM games WHERE id IN (1, 6) ORDER BY id").fetchall() == [
+        (1, "3p-t0-d0-r0"),
+        (6, "3p-t0-d1-r2"),
+    ]  # id = 1 + place in the schedule
     assert conn.execute("SELECT COUNT(*) FROM results").fetchone() == (18,)
 
 

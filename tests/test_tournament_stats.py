@@ -66,7 +66,7 @@ def test_sign_test_keeps_its_error_under_repeated_looks() -> None:
             x = bounded(rng, 0.0)
             total, squares = total + x, squares + x * x
             sd = max(squares / n - (total / n) ** 2, 1e-12) ** 0.5
-            if n > 10 and abs(total / n) > 1.645 * sd / n ** 0.5:
+            if n > 10 and abs(total / n) > 1.645 * sd / n**0.5:
                 naive += 1
                 break
     assert naive / 100 > 2 * alpha
@@ -96,7 +96,7 @@ def test_bootstrap_interval_in_range_and_deterministic() -> None:
     assert bootstrap_interval(values) == (lo, hi)  # seeded by the data
     big = [rng.random() for _ in range(1000)]
     lo, hi = bootstrap_interval(big)  # the normal interval beyond BOOTSTRAP_MAX
-    assert hi - lo == pytest.approx(2 * 1.96 * statistics.stdev(big) / 1000 ** 0.5, rel=1e-3)
+    assert hi - lo == pytest.approx(2 * 1.96 * statistics.stdev(big) / 1000**0.5, rel=1e-3)
 
 
 def test_bootstrap_coverage_on_simulated_blocks() -> None:
@@ -113,8 +113,11 @@ def test_paired_differences_within_shared_blocks() -> None:
     def g(table: int, deal: int, rot: int, seats: tuple[tuple[int, int], ...]) -> GameRow:
         return GameRow(GameKey(3, table, deal, rot), tuple((b, p, 0, False, 0, False) for b, p in seats))
 
-    games = [g(0, 0, 0, ((0, 1), (1, 2), (2, 3))), g(0, 0, 1, ((1, 1), (2, 2), (0, 3))),
-             g(1, 0, 0, ((0, 1), (1, 2), (3, 3)))]
+    games = [
+        g(0, 0, 0, ((0, 1), (1, 2), (2, 3))),
+        g(0, 0, 1, ((1, 1), (2, 2), (0, 3))),
+        g(1, 0, 0, ((0, 1), (1, 2), (3, 3))),
+    ]
     blocks = block_scores(games)
     assert blocks[(3, 0, 0)] == {0: 0.5, 1: 0.75, 2: 0.25}
     diffs = paired_differences(blocks)

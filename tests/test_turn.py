@@ -14,8 +14,27 @@ from arena.rules import Rules
 from arena.turn import PlayerInfo, Turn, public_event, public_history
 
 C = Card
-API_NAMES = ["first", "seat", "hand", "top", "suit", "pile", "stock", "players", "history", "rules",
-             "puttable", "can_put", "put", "can_draw", "draw", "can_finish", "finish", "points", "say"]
+API_NAMES = [
+    "first",
+    "seat",
+    "hand",
+    "top",
+    "suit",
+    "pile",
+    "stock",
+    "players",
+    "history",
+    "rules",
+    "puttable",
+    "can_put",
+    "put",
+    "can_draw",
+    "draw",
+    "can_finish",
+    "finish",
+    "points",
+    "say",
+]
 
 
 def turn_for(game, names=None):
@@ -80,7 +99,7 @@ def test_every_api_name_works(scripted_game):
     assert turn.points() == 20
     turn.put("6H")
     assert turn.top == C("6h") and turn.hand == tuple(cards("9s 7h js"))
-    assert not turn.can_finish() and not turn.can_draw()      # 7h covers
+    assert not turn.can_finish() and not turn.can_draw()  # 7h covers
     turn.put("js", suit="D")
     assert turn.suit == "d"
     assert turn.can_finish()
@@ -107,14 +126,17 @@ def test_first_is_true_on_the_rounds_first_move(scripted_game):
     assert turn_for(game).first is False
 
 
-@pytest.mark.parametrize("action, rule", [
-    (lambda t: t.put("7s"), "R4.2"),
-    (lambda t: t.put("as"), "R10"),
-    (lambda t: t.put("xx"), "R1.2"),
-    (lambda t: t.put(42), "R1.2"),
-    (lambda t: t.put("js", suit="purple"), "R6.4"),
-    (lambda t: t.finish(), "R4.5"),
-])
+@pytest.mark.parametrize(
+    "action, rule",
+    [
+        (lambda t: t.put("7s"), "R4.2"),
+        (lambda t: t.put("as"), "R10"),
+        (lambda t: t.put("xx"), "R1.2"),
+        (lambda t: t.put(42), "R1.2"),
+        (lambda t: t.put("js", suit="purple"), "R6.4"),
+        (lambda t: t.finish(), "R4.5"),
+    ],
+)
 def test_illegal_move_names_the_rule_and_changes_nothing(scripted_game, snapshot, action, rule):
     game = scripted_game(["9s 7s js", "kd"], stock="qs qd", opening="9h", first_move=False)
     turn = turn_for(game)
@@ -123,7 +145,7 @@ def test_illegal_move_names_the_rule_and_changes_nothing(scripted_game, snapshot
         action(turn)
     assert info.value.rule == rule
     assert snapshot(game) == before
-    turn.put("9s")                          # the bot may go on
+    turn.put("9s")  # the bot may go on
     turn.finish()
 
 
@@ -148,7 +170,7 @@ def test_a_stale_turn_cannot_act_in_a_later_move(scripted_game, snapshot):
     old.put("9s")
     old.finish()
     turn_for(game).draw()
-    turn_for(game).finish()                # seat 1's move is done; seat 0 again
+    turn_for(game).finish()  # seat 1's move is done; seat 0 again
     assert game.mover == 0
     before = snapshot(game)
     with pytest.raises(IllegalMove):
@@ -221,11 +243,10 @@ def test_say_is_limited(scripted_game):
 def test_players_show_counts_scores_and_skips(scripted_game):
     game = scripted_game(["as kd", "kc", "ks 10s"], stock="qs", opening="ah", scores=[5, 6, 7])
     game.put("as")
-    game.finish()                           # two aces: seats 1 and 2 lose a turn ... both spent now
+    game.finish()  # two aces: seats 1 and 2 lose a turn ... both spent now
     turn = turn_for(game)
     assert game.mover == 0
-    assert turn.players == (PlayerInfo(0, "p0", 1, 5, 0), PlayerInfo(1, "p1", 1, 6, 0),
-                            PlayerInfo(2, "p2", 2, 7, 0))
+    assert turn.players == (PlayerInfo(0, "p0", 1, 5, 0), PlayerInfo(1, "p1", 1, 6, 0), PlayerInfo(2, "p2", 2, 7, 0))
 
 
 def test_players_show_pending_lost_turns(scripted_game):
@@ -237,12 +258,24 @@ def test_players_show_pending_lost_turns(scripted_game):
 
 # -- R10: what a player knows ----------------------------------------------------
 
+
 def test_R10_public_event_hides_cards():
     assert dict(public_event({"event": "draw", "seat": 1, "card": "as"})) == {"event": "draw", "seat": 1}
-    assert dict(public_event({"event": "penalty", "seat": 1, "card": "as", "rank": "7"})) == \
-        {"event": "penalty", "seat": 1, "rank": "7"}
-    deal = public_event({"event": "deal", "round": 2, "first": 1, "hands": [["6s", "7s"], ["as", "ks"]],
-                         "stock": ["6d", "7d", "8d"], "scores": [3, 4]})
+    assert dict(public_event({"event": "penalty", "seat": 1, "card": "as", "rank": "7"})) == {
+        "event": "penalty",
+        "seat": 1,
+        "rank": "7",
+    }
+    deal = public_event(
+        {
+            "event": "deal",
+            "round": 2,
+            "first": 1,
+            "hands": [["6s", "7s"], ["as", "ks"]],
+            "stock": ["6d", "7d", "8d"],
+            "scores": [3, 4],
+        }
+    )
     assert dict(deal) == {"event": "deal", "round": 2, "first": 1, "hands": (2, 2), "stock": 3, "scores": (3, 4)}
     assert dict(public_event({"event": "reshuffle", "stock": ["6d", "7d"]})) == {"event": "reshuffle", "stock": 2}
     game = public_event({"event": "game", "version": 1, "game": "1", "seed": 99, "players": [], "rules": {}})
@@ -278,7 +311,7 @@ def test_R10_history_in_a_real_game_shows_no_hidden_card():
     assert {"draw", "penalty", "deal", "put", "finish"} <= kinds
     # the last turn's history is the whole public log so far
     last = seen[-1].history
-    assert [e["event"] for e in last] == [e["event"] for e in outcome.log[:len(last)]]
+    assert [e["event"] for e in last] == [e["event"] for e in outcome.log[: len(last)]]
     assert last[0]["event"] == "game" and last[0]["game"] == "g"
 
 
@@ -292,7 +325,7 @@ def test_R10_history_matches_public_history_of_the_log():
     outcome = Referee().play(players, seed=3)
     expected = public_history(outcome.log)
     for history in captured:
-        assert [dict(e) for e in history] == [dict(e) for e in expected[:len(history)]]
+        assert [dict(e) for e in history] == [dict(e) for e in expected[: len(history)]]
 
 
 def test_R10_pile_is_every_card_put_this_round():
@@ -312,9 +345,11 @@ def test_history_cannot_change_the_game_record():
 
     def vandal(turn):
         head = turn.history[0]
-        for target, key, value in ((lambda: head["players"][0], "name", "hacked"),
-                                   (lambda: head["rules"], "limit", 1),
-                                   (lambda: head["rules"]["points"], "a", 0)):
+        for target, key, value in (
+            (lambda: head["players"][0], "name", "hacked"),
+            (lambda: head["rules"], "limit", 1),
+            (lambda: head["rules"]["points"], "a", 0),
+        ):
             try:
                 target()[key] = value
             except (TypeError, AttributeError, KeyError):
@@ -332,6 +367,7 @@ def test_history_cannot_change_the_game_record():
 
 def test_history_cannot_change_later_games_records():
     """The referee reuses its rules dict; a bot must not reach it through turn.history."""
+
     def vandal(turn):
         try:
             turn.history[0]["rules"]["points"]["a"] = 0

@@ -16,11 +16,22 @@ import pytest
 from test_cli_play import one_line_error, run, run_process
 
 
-def play_record(tmp_path: Path, capsys: pytest.CaptureFixture[str], games: int = 3, name: str = "g.jsonl",
-                *bots: str) -> Path:
+def play_record(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], games: int = 3, name: str = "g.jsonl", *bots: str
+) -> Path:
     path = tmp_path / name
-    code, _, err = run(capsys, "play", *(bots or ("greedy", "random")), "--games", str(games), "--seed", "4", "-q",
-                       "--replay", str(path))
+    code, _, err = run(
+        capsys,
+        "play",
+        *(bots or ("greedy", "random")),
+        "--games",
+        str(games),
+        "--seed",
+        "4",
+        "-q",
+        "--replay",
+        str(path),
+    )
     assert code == 0, err
     return path
 
@@ -50,8 +61,22 @@ def test_good_records_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 def test_tournament_replays_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "replays"
-    code, _, err = run(capsys, "tournament", "greedy", "random", "heuristic", "-n", "1", "-q", "--workers", "1",
-                       "--db", str(tmp_path / "t.sqlite"), "--replays", str(folder))
+    code, _, err = run(
+        capsys,
+        "tournament",
+        "greedy",
+        "random",
+        "heuristic",
+        "-n",
+        "1",
+        "-q",
+        "--workers",
+        "1",
+        "--db",
+        str(tmp_path / "t.sqlite"),
+        "--replays",
+        str(folder),
+    )
     assert code == 0, err
     files = sorted(str(p) for p in folder.glob("*.jsonl"))
     code, out, _ = run(capsys, "verify", *files)
@@ -82,14 +107,18 @@ def test_a_tampered_game_fails_with_its_first_disagreement(tmp_path: Path, capsy
     assert lines[-1] == "3 games: 2 OK, 1 FAIL"
 
 
-@pytest.mark.parametrize("tamper, rule", [
-    (lambda ev: next(e for e in ev if e["event"] == "round")["scores"].__setitem__(0, 999), "R8.2"),
-    (lambda ev: next(e for e in ev if e["event"] == "end")["places"].reverse(), "R9.1"),
-    (lambda ev: next(e for e in ev if e["event"] == "deal")["hands"][0].pop(), "R3.1"),
-    (lambda ev: ev.remove(next(e for e in ev if e["event"] == "finish")), ""),
-])
-def test_each_kind_of_tampering_fails(tamper: Any, rule: str, tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "tamper, rule",
+    [
+        (lambda ev: next(e for e in ev if e["event"] == "round")["scores"].__setitem__(0, 999), "R8.2"),
+        (lambda ev: next(e for e in ev if e["event"] == "end")["places"].reverse(), "R9.1"),
+        (lambda ev: next(e for e in ev if e["event"] == "deal")["hands"][0].pop(), "R3.1"),
+        (lambda ev: ev.remove(next(e for e in ev if e["event"] == "finish")), ""),
+    ],
+)
+def test_each_kind_of_tampering_fails(
+    tamper: Any, rule: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     events = lines_of(play_record(tmp_path, capsys, 1))
     tamper(events)
     code, out, _ = run(capsys, "verify", str(write(tmp_path / "t.jsonl", events)))
@@ -114,10 +143,10 @@ def test_json_lists_every_error(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_damaged_and_hostile_lines_fail_their_game_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     events = lines_of(play_record(tmp_path, capsys, 3))
     (a1, b1), (a2, b2), (a3, b3) = game_slices(events)
-    events[a1]["game"] = "\x1b]52;c;aGk=\x07\x1b[2J\u202eevil"      # a terminal payload as the game id
-    events[a1]["rules"]["limit"] = "lots"                             # a rule of the wrong type
+    events[a1]["game"] = "\x1b]52;c;aGk=\x07\x1b[2J\u202eevil"  # a terminal payload as the game id
+    events[a1]["rules"]["limit"] = "lots"  # a rule of the wrong type
     rows: list[Any] = events[:b1]
-    rows += events[a2:a2 + 3] + ["{not json", "[" * 100_000 + "]" * 100_000] + events[a2 + 3:b2]
+    rows += events[a2 : a2 + 3] + ["{not json", "[" * 100_000 + "]" * 100_000] + events[a2 + 3 : b2]
     third = events[a3:b3]
     third[1] = {"event": "deal", "round": 1, "first": 0, "hands": {"a": 1}, "stock": 7, "scores": None}
     path = write(tmp_path / "h.jsonl", rows + third)

@@ -61,14 +61,17 @@ def test_view_never_overwrites_a_file_it_did_not_write(tmp_path):
     run_match(["greedy", "random"], games=2, seed=1, replay=str(path), trusted=True, progress=False)
     mine = arena("view", str(path), cwd=tmp_path)
     assert mine.returncode == 0 and (tmp_path / "g.html").exists()
-    assert arena("view", str(path), cwd=tmp_path).returncode == 0          # its own page: rewritten
+    assert arena("view", str(path), cwd=tmp_path).returncode == 0  # its own page: rewritten
     foreign = tmp_path / "notes.html"
     foreign.write_text("my notes")
     done = arena("view", str(path), "--out", str(foreign), cwd=tmp_path)
     assert done.returncode == 2 and "was not written by arena" in done.stderr and "Traceback" not in done.stderr
     assert foreign.read_text() == "my notes"
-    for bad, message in ((["nothere.jsonl"], "no such file"), ([str(path), "--seat", "5"], "has seats 0 to 1"),
-                         ([str(path), "--game", "9"], "no game with id")):
+    for bad, message in (
+        (["nothere.jsonl"], "no such file"),
+        ([str(path), "--seat", "5"], "has seats 0 to 1"),
+        ([str(path), "--game", "9"], "no game with id"),
+    ):
         done = arena("view", *bad, cwd=tmp_path)
         assert done.returncode == 2 and message in done.stderr and done.stderr.count("\n") == 1
 
@@ -78,8 +81,23 @@ def tournament(tmp_path_factory):
     folder = tmp_path_factory.mktemp("t")
     (folder / "bots").mkdir()
     (folder / "bots" / "counter.py").write_text((Path(__file__).parent.parent / "examples" / "counter.py").read_text())
-    done = arena("tournament", "greedy", "random", "bots/counter.py", "-k", "3", "-n", "1", "-j", "1",
-                 "--db", "t.sqlite", "-q", "--json", cwd=folder)
+    done = arena(
+        "tournament",
+        "greedy",
+        "random",
+        "bots/counter.py",
+        "-k",
+        "3",
+        "-n",
+        "1",
+        "-j",
+        "1",
+        "--db",
+        "t.sqlite",
+        "-q",
+        "--json",
+        cwd=folder,
+    )
     assert done.returncode == 0, done.stderr
     return folder
 
@@ -98,15 +116,18 @@ def test_replay_from_the_database_is_checked_against_the_stored_result(tournamen
     done = arena("replay", "--db", "t.sqlite", "--game", "3p-t0-d0-r2", cwd=tournament)
     assert done.returncode == 0, done.stderr
     conn = sqlite3.connect(tournament / "t.sqlite")
-    (score,) = conn.execute("SELECT r.score FROM results r JOIN games g ON g.id = r.game_id "
-                            "WHERE g.game_key = '3p-t0-d0-r2' AND r.seat = 0").fetchone()
+    (score,) = conn.execute(
+        "SELECT r.score FROM results r JOIN games g ON g.id = r.game_id WHERE g.game_key = '3p-t0-d0-r2' AND r.seat = 0"
+    ).fetchone()
     conn.close()
     assert f"scores [{score}," in done.stdout.splitlines()[-1]
     # a database whose stored result is not what the game gives: the re-play says so
     shutil.copy(tournament / "t.sqlite", tmp_path / "t.sqlite")
     conn = sqlite3.connect(tmp_path / "t.sqlite")
-    conn.execute("UPDATE results SET score = score + 1 WHERE seat = 0 AND game_id = "
-                 "(SELECT id FROM games WHERE game_key = '3p-t0-d0-r2')")
+    conn.execute(
+        "UPDATE results SET score = score + 1 WHERE seat = 0 AND game_id = "
+        "(SELECT id FROM games WHERE game_key = '3p-t0-d0-r2')"
+    )
     conn.commit()
     conn.close()
     done = arena("replay", "--db", "t.sqlite", "--game", "3p-t0-d0-r2", cwd=tmp_path)
@@ -132,8 +153,13 @@ def test_report_writes_a_site_and_never_into_a_foreign_folder(tournament):
 def test_seat_actions_are_checked_for_shape():
     checked = check_action({"action": "put", "card": "10H", "suit": None})
     assert checked == {"action": "put", "card": "10h", "suit": None}
-    for bad in ({"action": "shoot"}, {"action": "put", "card": "1x"}, {"action": "put", "card": "jd", "suit": "x"},
-                ["draw"], None):
+    for bad in (
+        {"action": "shoot"},
+        {"action": "put", "card": "1x"},
+        {"action": "put", "card": "jd", "suit": "x"},
+        ["draw"],
+        None,
+    ):
         with pytest.raises(BadAction):
             check_action(bad)
 
@@ -156,7 +182,7 @@ def test_seat_server_wants_its_token_loopback_host_and_json():
         assert ask("GET", f"/{token}/") == 200
         assert ask("GET", "/") == 404
         assert ask("GET", f"/{token[:-1]}x/state") == 404
-        assert ask("GET", f"/{token}/", headers={"Host": "evil.example:80"}) == 403   # DNS rebinding
+        assert ask("GET", f"/{token}/", headers={"Host": "evil.example:80"}) == 403  # DNS rebinding
         assert ask("POST", f"/{token}/act", b'{"action": "draw"}', {"Content-Type": "text/plain"}) == 415
         assert ask("POST", f"/{token}/act", b'{"action": "eat"}', {"Content-Type": "application/json"}) == 400
         assert ask("POST", f"/{token}/act", b"x" * 5000, {"Content-Type": "application/json"}) == 413
@@ -180,8 +206,13 @@ def test_sources_with_undecodable_bytes_come_back_as_read(tmp_path):
     texts = ["name = 'caf\udce9'\n", "x = 1\n"]
     srcs = [BotSource(f"b{i}", t) for i, t in enumerate(texts)]
     rows = [BotRow(i, f"b{i}", f"b{i}", None, "file", s.sha256) for i, s in enumerate(srcs)]
-    db = TournamentDB.open(tmp_path / "t.sqlite", {"seed": 1}, rows, Schedule.build(2, [2], deals=1, seed=1),
-                           sources={s.sha256: s.source for s in srcs})
+    db = TournamentDB.open(
+        tmp_path / "t.sqlite",
+        {"seed": 1},
+        rows,
+        Schedule.build(2, [2], deals=1, seed=1),
+        sources={s.sha256: s.source for s in srcs},
+    )
     db.close()
     conn, _ = open_readonly(tmp_path / "t.sqlite")
     assert read_sources(conn) == {s.sha256: s.source for s in srcs}
@@ -193,8 +224,12 @@ def test_report_names_the_authors_of_submitted_bots(tmp_path):
     bot.write_text((Path(__file__).parent.parent / "examples" / "counter.py").read_text())
     done = arena("submit", str(bot), "--to", "subs", "--author", "Ada <b>L</b>", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert arena("tournament", "subs", "greedy", "-k", "2", "-n", "1", "-j", "1", "--db", "t.sqlite", "-q",
-                 cwd=tmp_path).returncode == 0
+    assert (
+        arena(
+            "tournament", "subs", "greedy", "-k", "2", "-n", "1", "-j", "1", "--db", "t.sqlite", "-q", cwd=tmp_path
+        ).returncode
+        == 0
+    )
     assert arena("report", "--db", "t.sqlite", "--out", "site", "-q", "-j", "1", cwd=tmp_path).returncode == 0
     page = (tmp_path / "site" / "bots" / "bot-0.html").read_text()
     assert "Ada &lt;b&gt;L&lt;/b&gt;" in page

@@ -22,8 +22,16 @@ from arena.match import run_match
 from arena.record import read_games
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 ARTIFACTS = Path(__file__).parent / "artifacts"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
@@ -56,8 +64,12 @@ class Page:
         self.page.screenshot(path=str(ARTIFACTS / name), full_page=full)
 
     def scores(self) -> dict[int, int]:
-        return {int(s): int(p) for s, p in self.page.eval_on_selector_all(
-            "[data-seat][data-score]", "els => els.map(e => [e.dataset.seat, e.dataset.score])")}
+        return {
+            int(s): int(p)
+            for s, p in self.page.eval_on_selector_all(
+                "[data-seat][data-score]", "els => els.map(e => [e.dataset.seat, e.dataset.score])"
+            )
+        }
 
     def close(self) -> None:
         assert self.errors == []
@@ -82,8 +94,11 @@ def records(tmp_path_factory):
     """Records of games at 2, 4 and 6 seats (several games each)."""
     folder = tmp_path_factory.mktemp("records")
     out = {}
-    for bots in (["greedy", "random"], ["greedy", "heuristic", "random", "greedy"],
-                 ["random", "greedy", "heuristic", "random", "greedy", "heuristic"]):
+    for bots in (
+        ["greedy", "random"],
+        ["greedy", "heuristic", "random", "greedy"],
+        ["random", "greedy", "heuristic", "random", "greedy", "heuristic"],
+    ):
         path = folder / f"{len(bots)}p.jsonl"
         run_match(bots, games=3, seed=len(bots), replay=str(path), trusted=True, progress=False)
         out[len(bots)] = path
@@ -117,13 +132,13 @@ def test_viewer_controls_keys_and_url_state(browser, records, tmp_path):
     p.wait_for_selector(".seat")
     assert p.evaluate("location.hash") == "#game=1&step=0"
     p.keyboard.press("ArrowRight")
-    assert p.evaluate("location.hash") == "#game=1&step=1"          # one action: the deal
+    assert p.evaluate("location.hash") == "#game=1&step=1"  # one action: the deal
     p.keyboard.press("Shift+ArrowRight")
     finish = next(i for i, e in enumerate(events) if e["event"] == "finish")
-    assert p.evaluate("location.hash") == f"#game=1&step={finish}"   # one move: to its finish
+    assert p.evaluate("location.hash") == f"#game=1&step={finish}"  # one move: to its finish
     p.keyboard.press("ArrowLeft")
     assert p.evaluate("location.hash") == f"#game=1&step={finish - 1}"
-    p.keyboard.press("PageDown")                                       # the next round's deal
+    p.keyboard.press("PageDown")  # the next round's deal
     second = [i for i, e in enumerate(events) if e["event"] == "deal"][1]
     assert p.evaluate("location.hash") == f"#game=1&step={second}"
     assert p.locator(".round-info").inner_text() == "Round 2"
@@ -133,11 +148,11 @@ def test_viewer_controls_keys_and_url_state(browser, records, tmp_path):
     p.select_option("#speed", "16")
     p.click("#play")
     p.wait_for_function("!location.hash.endsWith('step=0')")
-    p.click("#play")                                                   # pause
+    p.click("#play")  # pause
     paused = p.evaluate("location.hash")
     p.wait_for_timeout(200)
     assert p.evaluate("location.hash") == paused
-    p.click("#games li:nth-child(3) a")                                # the game list
+    p.click("#games li:nth-child(3) a")  # the game list
     p.wait_for_function("location.hash.startsWith('#game=3&')")
     page.shot("viewer-4p-desktop.png")
     page.close()
@@ -184,12 +199,13 @@ def test_seat_view_page_holds_no_hidden_cards(browser, records, tmp_path):
     data = json.loads(page.page.locator("#arena-data").text_content())
     shown = data["games"][0]["events"]
     assert "seed" not in shown[0]
-    assert shown[1]["hands"][2] == events[1]["hands"][2]                   # its own cards
+    assert shown[1]["hands"][2] == events[1]["hands"][2]  # its own cards
     assert [h for s, h in enumerate(shown[1]["hands"]) if s != 2] == [5, 5, 5]  # the others: counts
     assert shown[1]["stock"] == len(events[1]["stock"])
     assert all("card" not in e for e in shown if e["event"] in ("draw", "penalty") and e["seat"] != 2)
-    face_up = page.page.eval_on_selector_all(".seat .hand .card:not(.back)",
-                                             "els => els.map(e => e.closest('.seat').dataset.seatPanel)")
+    face_up = page.page.eval_on_selector_all(
+        ".seat .hand .card:not(.back)", "els => els.map(e => e.closest('.seat').dataset.seatPanel)"
+    )
     assert set(face_up) == {"2"}
     page.close()
 
@@ -197,8 +213,24 @@ def test_seat_view_page_holds_no_hidden_cards(browser, records, tmp_path):
 @pytest.fixture(scope="module")
 def tournament(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tournament")
-    done = arena("tournament", "greedy", "random", "heuristic", "--players", "2,3", "--games", "1", "--trusted",
-                 "--workers", "1", "--db", "t.sqlite", "--quiet", "--json", cwd=folder)
+    done = arena(
+        "tournament",
+        "greedy",
+        "random",
+        "heuristic",
+        "--players",
+        "2,3",
+        "--games",
+        "1",
+        "--trusted",
+        "--workers",
+        "1",
+        "--db",
+        "t.sqlite",
+        "--quiet",
+        "--json",
+        cwd=folder,
+    )
     assert done.returncode == 0, done.stderr
     return folder
 
@@ -212,8 +244,9 @@ def test_report_ranks_equal_standings_and_games_open_in_the_viewer(browser, tour
     p = page.page
     p.goto((site / "index.html").as_uri())
     for size, scope in [("all", standings["overall"]), *standings["by_size"].items()]:
-        rows = p.eval_on_selector_all(f'table.standings[data-size="{size}"] tr[data-bot]',
-                                      "els => els.map(e => [e.dataset.bot, +e.dataset.rank])")
+        rows = p.eval_on_selector_all(
+            f'table.standings[data-size="{size}"] tr[data-bot]', "els => els.map(e => [e.dataset.bot, +e.dataset.rank])"
+        )
         assert rows == [[r["bot"], r["rank"]] for r in scope["standings"]], size
     assert p.locator("svg.chart").count() >= 3
     page.shot("report-index.png", full=True)
@@ -230,8 +263,11 @@ def test_report_ranks_equal_standings_and_games_open_in_the_viewer(browser, tour
     # the page embeds only the game list; the game itself came from games/KEY.js
     assert "events" not in json.loads(p.locator("#arena-data").text_content())["games"][0]
     conn = sqlite3.connect(tournament / "t.sqlite")
-    scores = dict(conn.execute("SELECT r.seat, r.score FROM results r JOIN games g ON g.id = r.game_id "
-                               "WHERE g.game_key = ?", (key,)).fetchall())
+    scores = dict(
+        conn.execute(
+            "SELECT r.seat, r.score FROM results r JOIN games g ON g.id = r.game_id WHERE g.game_key = ?", (key,)
+        ).fetchall()
+    )
     conn.close()
     assert page.scores() == scores
     page.shot("report-viewer.png")
@@ -252,10 +288,29 @@ STEP = """() => {
 
 def test_human_game_played_to_the_end_by_clicking(browser, tmp_path):
     record = tmp_path / "human.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "play", "human", "greedy", "random", "--web",
-                             "--seed", "5", "--rule", "limit=30",
-                             "--replay", str(record), "--json"], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena",
+            "play",
+            "human",
+            "greedy",
+            "random",
+            "--web",
+            "--seed",
+            "5",
+            "--rule",
+            "limit=30",
+            "--replay",
+            str(record),
+            "--json",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stderr.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+/\S+/", line)
@@ -267,8 +322,10 @@ def test_human_game_played_to_the_end_by_clicking(browser, tmp_path):
         clicks, refused, real = 0, False, 0
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            p.wait_for_function("() => ['move', 'over', 'closed'].includes(document.body.dataset.phase) && "
-                                "!document.querySelector('#table').dataset.animating")
+            p.wait_for_function(
+                "() => ['move', 'over', 'closed'].includes(document.body.dataset.phase) && "
+                "!document.querySelector('#table').dataset.animating"
+            )
             version = p.get_attribute("body", "data-version")
             if p.get_attribute("body", "data-phase") != "move":
                 break
@@ -311,8 +368,22 @@ def test_hostile_bot_markup_stays_text_in_the_report_and_viewer(browser, tmp_pat
     """tests/hostile/html_injection.py plays a real sandboxed tournament; its name and say
     lines are markup. In the report's pages and the viewer nothing of it runs or renders."""
     bot = Path(__file__).parent / "hostile" / "html_injection.py"
-    done = arena("tournament", "greedy", str(bot), "-k", "2", "-n", "1", "-j", "1", "--db", "t.sqlite", "-q",
-                 "--json", cwd=tmp_path)
+    done = arena(
+        "tournament",
+        "greedy",
+        str(bot),
+        "-k",
+        "2",
+        "-n",
+        "1",
+        "-j",
+        "1",
+        "--db",
+        "t.sqlite",
+        "-q",
+        "--json",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     done = arena("report", "--db", "t.sqlite", "--out", "site", "-j", "1", "-q", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -331,6 +402,6 @@ def test_hostile_bot_markup_stays_text_in_the_report_and_viewer(browser, tmp_pat
         p.keyboard.press("Shift+ArrowRight")
     assert p.evaluate("window.pwned") is None
     assert p.locator("img, b").count() == 0
-    assert "onerror=\"window.pwned = 2\"" in p.locator("#log").inner_text()
+    assert 'onerror="window.pwned = 2"' in p.locator("#log").inner_text()
     page.shot("viewer-hostile-say.png")
     page.close()

@@ -13,7 +13,24 @@ from .pool import SUPERVISION, SandboxFactory, sandboxed_factory, supervision
 from .process import ProtocolViolation, Template, WorkerError, WorkerProcess, WorkerTimeout, describe_exit
 from .zygote import UID_BASE
 
-__all__ = ["Limits", "cpu_clock", "cpu_seconds", "current_cpu", "pin_to_one_cpu", "usable_cpus",
-           "WorkerPlayer", "public_log", "SUPERVISION", "SandboxFactory", "sandboxed_factory", "supervision",
-           "ProtocolViolation", "Template", "WorkerError", "WorkerProcess", "WorkerTimeout", "describe_exit",
-           "UID_BASE"]
+__all__ = [
+    "Limits",
+    "cpu_clock",
+    "cpu_seconds",
+    "current_cpu",
+    "pin_to_one_cpu",
+    "usable_cpus",
+    "WorkerPlayer",
+    "public_log",
+    "SUPERVISION",
+    "SandboxFactory",
+    "sandboxed_factory",
+    "supervision",
+    "ProtocolViolation",
+    "Template",
+    "WorkerError",
+    "WorkerProcess",
+    "WorkerTimeout",
+    "describe_exit",
+    "UID_BASE",
+]

@@ -33,11 +33,15 @@ __all__ = ["FORMAT_NAMES", "format_attribute", "is_str_formatter", "safe_format"
 #: Attribute names that reach the format machinery.
 FORMAT_NAMES = frozenset({"format", "format_map"})
 
-_BUILTIN_KINDS = (types.BuiltinMethodType, types.MethodDescriptorType, types.ClassMethodDescriptorType,
-                  types.WrapperDescriptorType, types.MethodWrapperType)
+_BUILTIN_KINDS = (
+    types.BuiltinMethodType,
+    types.MethodDescriptorType,
+    types.ClassMethodDescriptorType,
+    types.WrapperDescriptorType,
+    types.MethodWrapperType,
+)
 
-_REFUSED = ('"{name}" is available to bots only on a plain str, with plain fields '
-            '(f-strings work everywhere)')
+_REFUSED = '"{name}" is available to bots only on a plain str, with plain fields (f-strings work everywhere)'
 
 
 @lru_cache(maxsize=512)
@@ -51,10 +55,12 @@ def check_template(template: str, _depth: int = 0) -> None:
             continue
         first, rest = _string.formatter_field_name_split(field)
         for _ in rest:
-            raise ValueError(f"format field {field!r}: bots may use only plain fields like {{0}} or {{name}}, "
-                             "not .attribute or [index] (use an f-string)")
+            raise ValueError(
+                f"format field {field!r}: bots may use only plain fields like {{0}} or {{name}}, "
+                "not .attribute or [index] (use an f-string)"
+            )
         if isinstance(first, str) and first.startswith("_"):
-            raise ValueError(f"format field {field!r}: names starting with \"_\" are not available to bots")
+            raise ValueError(f'format field {field!r}: names starting with "_" are not available to bots')
         if spec and "{" in spec:
             if _depth >= 2:
                 raise ValueError("Max string recursion exceeded")
@@ -64,6 +70,7 @@ def check_template(template: str, _depth: int = 0) -> None:
 def safe_format(template: str, name: str) -> Callable[..., str]:
     """``template.format`` / ``template.format_map`` for an exact ``str``, plain fields only."""
     if name == "format":
+
         def format(*args: Any, **kwargs: Any) -> str:  # noqa: A001 - it is str.format, checked
             check_template(template)
             return template.format(*args, **kwargs)

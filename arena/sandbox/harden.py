@@ -102,8 +102,17 @@ from .seccomp import (
     prctl,
 )
 
-__all__ = ["HardenReport", "harden", "harden_template", "harden_child", "probe", "LAYERS", "SECCOMP_ALLOW",
-           "SECCOMP_KILL", "PROBE_UID"]
+__all__ = [
+    "HardenReport",
+    "harden",
+    "harden_template",
+    "harden_child",
+    "probe",
+    "LAYERS",
+    "SECCOMP_ALLOW",
+    "SECCOMP_KILL",
+    "PROBE_UID",
+]
 
 #: Layer names, in the order they are reported.
 LAYERS: tuple[str, ...] = ("workdir", "rlimits", "netns", "uid", "no_new_privs", "seccomp")
@@ -112,6 +121,7 @@ LAYERS: tuple[str, ...] = ("workdir", "rlimits", "netns", "uid", "no_new_privs",
 PROBE_UID = 65534
 
 ACTIVE = "active"
+
 
 @dataclass
 class HardenReport:
@@ -337,14 +347,22 @@ def harden_template(*, workdir: str | None = None, network: bool = True) -> Hard
     report = HardenReport(layers={name: "failed: not attempted" for name in LAYERS})
     was_root = os.geteuid() == 0
     _libc()  # resolve the libc functions now, while files may still be opened
-    _run_layers(report, (("workdir", lambda: _layer_workdir(workdir)),
-                         ("netns", lambda: _layer_netns(network, was_root))))
+    _run_layers(
+        report, (("workdir", lambda: _layer_workdir(workdir)), ("netns", lambda: _layer_netns(network, was_root)))
+    )
     return report
 
 
-def harden_child(report: HardenReport, *, memory_bytes: int = 256 * 2**20, cpu_seconds: int = 60,
-                 uid: int | None = None, seccomp: bool = True, open_fds: list[int] | None = None,
-                 prepared: PreparedFilter | None = None) -> HardenReport:
+def harden_child(
+    report: HardenReport,
+    *,
+    memory_bytes: int = 256 * 2**20,
+    cpu_seconds: int = 60,
+    uid: int | None = None,
+    seccomp: bool = True,
+    open_fds: list[int] | None = None,
+    prepared: PreparedFilter | None = None,
+) -> HardenReport:
     """The remaining layers (uid, rlimits, no_new_privs, seccomp), in a process that inherited
     the template's (``report``); returns a new report of all six. ``open_fds``: the
     descriptors this process holds (listed from /proc when not given); ``prepared``: the
@@ -355,16 +373,28 @@ def harden_child(report: HardenReport, *, memory_bytes: int = 256 * 2**20, cpu_s
     out = HardenReport(layers=dict(report.layers), notes=dict(report.notes))
     euid = os.geteuid()
     fds = _open_fds() if open_fds is None else sorted(open_fds)
-    _run_layers(out, (("uid", lambda: _layer_uid(uid, euid)),
-                      ("rlimits", lambda: _layer_rlimits(memory_bytes, cpu_seconds, fds)),
-                      ("no_new_privs", _layer_no_new_privs),
-                      ("seccomp", lambda: layer_seccomp(seccomp, prepared))))
+    _run_layers(
+        out,
+        (
+            ("uid", lambda: _layer_uid(uid, euid)),
+            ("rlimits", lambda: _layer_rlimits(memory_bytes, cpu_seconds, fds)),
+            ("no_new_privs", _layer_no_new_privs),
+            ("seccomp", lambda: layer_seccomp(seccomp, prepared)),
+        ),
+    )
     out.notes["open_fds"] = ",".join(map(str, fds))
     return out
 
 
-def harden(*, memory_bytes: int = 256 * 2**20, cpu_seconds: int = 60, uid: int | None = None,
-           workdir: str | None = None, network: bool = True, seccomp: bool = True) -> HardenReport:
+def harden(
+    *,
+    memory_bytes: int = 256 * 2**20,
+    cpu_seconds: int = 60,
+    uid: int | None = None,
+    workdir: str | None = None,
+    network: bool = True,
+    seccomp: bool = True,
+) -> HardenReport:
     """Lock this (worker) process down, layer by layer, and report what is in force.
 
     Irreversible.  Call once, single-threaded, after every needed import and
@@ -376,8 +406,9 @@ def harden(*, memory_bytes: int = 256 * 2**20, cpu_seconds: int = 60, uid: int |
         raise ValueError("memory_bytes and cpu_seconds must be positive")
     open_fds = _open_fds()
     report = harden_template(workdir=workdir, network=network)
-    return harden_child(report, memory_bytes=memory_bytes, cpu_seconds=cpu_seconds, uid=uid,
-                        seccomp=seccomp, open_fds=open_fds)
+    return harden_child(
+        report, memory_bytes=memory_bytes, cpu_seconds=cpu_seconds, uid=uid, seccomp=seccomp, open_fds=open_fds
+    )
 
 
 _PROBE_CODE = """\
@@ -407,8 +438,14 @@ def probe(*, uid: int | None = None, timeout: float = 30.0) -> HardenReport:
     try:
         proc = subprocess.run(
             [sys.executable, "-I", "-c", _PROBE_CODE, root, args],
-            input='{"ping": 1}\n', capture_output=True, text=True, env={}, cwd="/",
-            start_new_session=True, timeout=timeout, check=False,
+            input='{"ping": 1}\n',
+            capture_output=True,
+            text=True,
+            env={},
+            cwd="/",
+            start_new_session=True,
+            timeout=timeout,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return HardenReport(layers={name: f"failed: probe worker: {exc}" for name in LAYERS})

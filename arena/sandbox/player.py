@@ -60,6 +60,7 @@ def public_log(game: Game) -> list[dict[str, Any]]:
 
 # -- the player ------------------------------------------------------------------------------
 
+
 class WorkerPlayer:
     """A sandboxed seat, as the referee drives it (the :class:`~arena.referee.Player` protocol)."""
 
@@ -144,8 +145,12 @@ class WorkerPlayer:
             self.worker = self.factory.spawn()
         except WorkerError as exc:
             raise BotFault("crash", f"worker did not start: {exc}"[:300]) from None
-        reply = self._call(("game", self.seed, info.seat, list(info.players), info.rules.to_dict(), info.game),
-                           self.limits.load_seconds, "", "load limit")
+        reply = self._call(
+            ("game", self.seed, info.seat, list(info.players), info.rules.to_dict(), info.game),
+            self.limits.load_seconds,
+            "",
+            "load limit",
+        )
         if len(reply) == 6 and type(reply[5]) is dict:
             self.worker.report = reply[5]
         load_error, error = reply[3], reply[2]
@@ -173,9 +178,19 @@ class WorkerPlayer:
         prefetch = None
         if not move.put and game.stock and not move.puttable():
             prefetch = game.stock[-1]._text
-        view = (seat, [c._text for c in hand], move.top._text, move.suit, [c._text for c in move.put],
-                move.first, move.stock, move.pile_size,
-                [len(h) for h in game.hands] + game.scores + game.skips, delta, prefetch)
+        view = (
+            seat,
+            [c._text for c in hand],
+            move.top._text,
+            move.suit,
+            [c._text for c in move.put],
+            move.first,
+            move.stock,
+            move.pile_size,
+            [len(h) for h in game.hands] + game.scores + game.skips,
+            delta,
+            prefetch,
+        )
         budget = min(self.limits.move_seconds, max(self.bank, 0.0))
         self.idle = False
         self.said = 0
@@ -246,7 +261,7 @@ class WorkerPlayer:
         if not self.history_on:
             return None
         events = public_log(game)
-        delta = events[self.sent:]
+        delta = events[self.sent :]
         self.sent = len(events)
         return delta
 
@@ -292,15 +307,26 @@ class WorkerPlayer:
 
     def end_round(self, result: Any) -> None:
         if "end_round" in self.hooks:
-            self._call(("end_round", [result.round, result.winner, list(result.points), list(result.scores),
-                                      list(result.burned)]), self.limits.move_seconds, "", "notification limit")
+            self._call(
+                (
+                    "end_round",
+                    [result.round, result.winner, list(result.points), list(result.scores), list(result.burned)],
+                ),
+                self.limits.move_seconds,
+                "",
+                "notification limit",
+            )
             if self.pending_output and self.game is not None and not self.game.over:
                 self._flush_output(self.game, self.seat)
 
     def end_game(self, result: Any) -> None:
         if "end_game" in self.hooks:
-            self._call(("end_game", [list(result.scores), list(result.losers), list(result.places),
-                                     result.rounds]), self.limits.move_seconds, "", "notification limit")
+            self._call(
+                ("end_game", [list(result.scores), list(result.losers), list(result.places), result.rounds]),
+                self.limits.move_seconds,
+                "",
+                "notification limit",
+            )
         self.pending_output.clear()  # nothing may follow the "end" line of a record
 
     def close(self) -> None:
@@ -311,5 +337,3 @@ class WorkerPlayer:
         worker.kill()
         self._spent(worker)
         self.factory.record(self)
-
-

@@ -32,13 +32,21 @@ import operator
 import re
 import types
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from RestrictedPython import compile_restricted_exec
+from RestrictedPython.compile import compile_restricted_exec
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safe_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTransformer
 
-from ..botenv import ALLOWED_IMPORTS, PLAIN_MODULES, make_arena_module, make_functools_module, make_random_module
+from ..botenv import (
+    ALLOWED_IMPORTS,
+    PLAIN_MODULES,
+    BotRandom,
+    make_arena_module,
+    make_functools_module,
+    make_random_module,
+)
 from ..errors import BotLoadError
 from ..loader import BotSource, parse_source
 from .formatting import FORMAT_NAMES, format_attribute, is_str_formatter
@@ -54,12 +62,20 @@ ModuleType = types.ModuleType
 _SPECIAL = frozenset({"mro", "obj", "Formatter", "get_field", "get_value", "vformat"})
 _FORBIDDEN_ATTRS = frozenset(INSPECT_ATTRIBUTES)
 #: Types a ``str.format`` value can have (bound or unbound): values of these types are looked at closer.
-_BUILTIN_KINDS = frozenset({types.BuiltinMethodType, types.MethodDescriptorType, types.MethodWrapperType,
-                            types.WrapperDescriptorType, types.ClassMethodDescriptorType})
+_BUILTIN_KINDS = frozenset(
+    {
+        types.BuiltinMethodType,
+        types.MethodDescriptorType,
+        types.MethodWrapperType,
+        types.WrapperDescriptorType,
+        types.ClassMethodDescriptorType,
+    }
+)
 
 #: Types whose instances any bot may change (it can only hold ones it made or got as copies).
-WRITABLE_TYPES = frozenset({list, dict, set, collections.deque, collections.defaultdict,
-                            collections.OrderedDict, collections.Counter})
+WRITABLE_TYPES = frozenset(
+    {list, dict, set, collections.deque, collections.defaultdict, collections.OrderedDict, collections.Counter}
+)
 
 
 def _facade(module: ModuleType) -> ModuleType:
@@ -77,6 +93,7 @@ FACADES: dict[str, ModuleType] = {name: _facade(mod) for name, mod in PLAIN_MODU
 
 
 # -- output -------------------------------------------------------------------------------
+
 
 class OutputSink:
     """Collects a bot's printed text, at most ``limit`` characters per game; the rest is dropped."""
@@ -127,8 +144,9 @@ def _print_factory(sink: OutputSink) -> Callable[..., Any]:
         def __init__(self, _getattr_: Any = None) -> None:
             self.lines: list[str] = []
 
-        def _call_print(self, *objects: Any, sep: Any = " ", end: Any = "\n", file: Any = None,
-                        flush: bool = False) -> None:
+        def _call_print(
+            self, *objects: Any, sep: Any = " ", end: Any = "\n", file: Any = None, flush: bool = False
+        ) -> None:
             sep = " " if sep is None else sep
             end = "\n" if end is None else end
             if type(sep) is not str or type(end) is not str:
@@ -146,14 +164,18 @@ def _print_factory(sink: OutputSink) -> Callable[..., Any]:
 
 # -- guards -------------------------------------------------------------------------------
 
+
 def _special(ob: Any, name: str) -> None:
     """Refuse the dangerous uses of the names in :data:`_SPECIAL`."""
     if name == "mro" and isinstance(ob, type):
         raise AttributeError('"mro" is not available to bots')
     if name == "obj" and isinstance(ob, BaseException):
         raise AttributeError('"obj" of an exception is not available to bots')
-    if name in ("Formatter", "get_field", "get_value", "vformat") and not isinstance(ob, ModuleType) \
-            and type(ob).__module__ == "string":
+    if (
+        name in ("Formatter", "get_field", "get_value", "vformat")
+        and not isinstance(ob, ModuleType)
+        and type(ob).__module__ == "string"
+    ):
         raise AttributeError("string.Formatter is not available to bots")
 
 
@@ -166,7 +188,7 @@ class BotNamespace:
     def __init__(self, seed: int, sink: OutputSink | None = None) -> None:
         self.sink = sink if sink is not None else OutputSink()
         self.classes: set[type] = set()
-        modules: dict[str, ModuleType] = dict(FACADES)
+        modules: dict[str, ModuleType | BotRandom] = dict(FACADES)
         modules["random"] = make_random_module(seed)
         modules["functools"] = make_functools_module()
         modules["arena"] = make_arena_module()
@@ -187,8 +209,9 @@ class BotNamespace:
             if type(name) is not str:
                 raise TypeError("attribute name must be str")
             if name[:1] == "_" or name in forbidden:
-                raise AttributeError(f'"{name}" is not available to bots (names starting with "_" and '
-                                     'frame/code attributes are refused)')
+                raise AttributeError(
+                    f'"{name}" is not available to bots (names starting with "_" and frame/code attributes are refused)'
+                )
             if name in format_names:
                 return format_attribute(ob, name, real_getattr)
             if name in special:
@@ -242,18 +265,19 @@ class BotNamespace:
     def _metaclass(self) -> Callable[..., type]:
         classes = self.classes
 
-        def bot_class(name: str, bases: tuple, ns: dict, **kw: Any) -> type:
+        def bot_class(name: str, bases: tuple[type, ...], ns: dict[str, Any], **kw: Any) -> type:
             cls = type(name, bases, ns, **kw)
             classes.add(cls)
             return cls
 
         return bot_class
 
-    def _importer(self) -> Callable[..., ModuleType]:
+    def _importer(self) -> Callable[..., ModuleType | BotRandom]:
         modules = self.modules
 
-        def bot_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (),
-                       level: int = 0) -> ModuleType:
+        def bot_import(
+            name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+        ) -> ModuleType | BotRandom:
             if level != 0 or type(name) is not str or name not in modules:
                 raise ImportError(f"bots may import only {', '.join(ALLOWED_IMPORTS)}; not {name!r}")
             module = modules[name]
@@ -284,7 +308,7 @@ class BotNamespace:
                 return False
             return True
 
-        def g_sorted(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list:
+        def g_sorted(iterable: Any, /, *, key: Any = None, reverse: bool = False) -> list[Any]:
             return sorted(guarded_iter(iterable), key=key, reverse=reverse)
 
         def g_min(*args: Any, **kw: Any) -> Any:
@@ -323,21 +347,30 @@ class BotNamespace:
 
         def g_setattr(ob: Any, name: Any, value: Any) -> None:
             if type(name) is not str or name[:1] == "_":
-                raise AttributeError(f"{name!r}: bots may not set names starting with \"_\"")
+                raise AttributeError(f'{name!r}: bots may not set names starting with "_"')
             setattr(write(ob), name, value)
 
         def g_delattr(ob: Any, name: Any) -> None:
             if type(name) is not str or name[:1] == "_":
-                raise AttributeError(f"{name!r}: bots may not delete names starting with \"_\"")
+                raise AttributeError(f'{name!r}: bots may not delete names starting with "_"')
             delattr(write(ob), name)
 
         def g_apply(f: Any, *args: Any, **kw: Any) -> Any:
             return f(*args, **kw)
 
         ops: dict[str, Callable[[Any, Any], Any]] = {
-            "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
-            "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow, "<<=": operator.ilshift,
-            ">>=": operator.irshift, "|=": operator.ior, "&=": operator.iand, "^=": operator.ixor,
+            "+=": operator.iadd,
+            "-=": operator.isub,
+            "*=": operator.imul,
+            "/=": operator.itruediv,
+            "//=": operator.ifloordiv,
+            "%=": operator.imod,
+            "**=": operator.ipow,
+            "<<=": operator.ilshift,
+            ">>=": operator.irshift,
+            "|=": operator.ior,
+            "&=": operator.iand,
+            "^=": operator.ixor,
             "@=": operator.imatmul,
         }
 
@@ -347,27 +380,76 @@ class BotNamespace:
         env = dict(safe_builtins)
         for name in ("setattr", "delattr", "_getattr_", "id"):
             env.pop(name, None)
-        env.update({
-            "list": list, "tuple": tuple, "dict": dict, "set": set, "frozenset": frozenset,
-            "str": str, "int": int, "float": float, "bool": bool, "complex": complex, "object": object,
-            "range": range, "slice": slice, "len": len, "abs": abs, "round": round, "divmod": divmod,
-            "pow": pow, "repr": repr, "hash": hash, "isinstance": isinstance, "issubclass": issubclass,
-            "callable": callable, "chr": chr, "ord": ord, "bin": bin, "hex": hex, "oct": oct,
-            "ascii": ascii, "format": format, "next": next, "iter": guarded_iter,
-            "sorted": g_sorted, "min": g_min, "max": g_max, "sum": g_sum, "any": g_any, "all": g_all,
-            "enumerate": g_enumerate, "zip": g_zip, "map": g_map, "filter": g_filter,
-            "reversed": g_reversed, "getattr": getattr_, "hasattr": g_hasattr,
-            "setattr": g_setattr, "delattr": g_delattr,
-            "super": super, "property": property, "staticmethod": staticmethod, "classmethod": classmethod,
-            "NotImplemented": NotImplemented, "StopIteration": StopIteration,
-            "__import__": self._importer(), "__build_class__": _builtins.__build_class__,
-        })
+        env.update(
+            {
+                "list": list,
+                "tuple": tuple,
+                "dict": dict,
+                "set": set,
+                "frozenset": frozenset,
+                "str": str,
+                "int": int,
+                "float": float,
+                "bool": bool,
+                "complex": complex,
+                "object": object,
+                "range": range,
+                "slice": slice,
+                "len": len,
+                "abs": abs,
+                "round": round,
+                "divmod": divmod,
+                "pow": pow,
+                "repr": repr,
+                "hash": hash,
+                "isinstance": isinstance,
+                "issubclass": issubclass,
+                "callable": callable,
+                "chr": chr,
+                "ord": ord,
+                "bin": bin,
+                "hex": hex,
+                "oct": oct,
+                "ascii": ascii,
+                "format": format,
+                "next": next,
+                "iter": guarded_iter,
+                "sorted": g_sorted,
+                "min": g_min,
+                "max": g_max,
+                "sum": g_sum,
+                "any": g_any,
+                "all": g_all,
+                "enumerate": g_enumerate,
+                "zip": g_zip,
+                "map": g_map,
+                "filter": g_filter,
+                "reversed": g_reversed,
+                "getattr": getattr_,
+                "hasattr": g_hasattr,
+                "setattr": g_setattr,
+                "delattr": g_delattr,
+                "super": super,
+                "property": property,
+                "staticmethod": staticmethod,
+                "classmethod": classmethod,
+                "NotImplemented": NotImplemented,
+                "StopIteration": StopIteration,
+                "__import__": self._importer(),
+                "__build_class__": _builtins.__build_class__,
+            }
+        )
         self.guards = {
-            "_getattr_": self._attr_guard(), "_getitem_": guarded_getitem, "_getiter_": guarded_iter,
-            "_write_": write, "_inplacevar_": inplacevar, "_apply_": g_apply,
+            "_getattr_": self._attr_guard(),
+            "_getitem_": guarded_getitem,
+            "_getiter_": guarded_iter,
+            "_write_": write,
+            "_inplacevar_": inplacevar,
+            "_apply_": g_apply,
             "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
             "_unpack_sequence_": guarded_unpack_sequence,
-            "_print_": _print_factory(self.sink), "__metaclass__": self._metaclass(),
+            "_print_": _print_factory(self.sink),
+            "__metaclass__": self._metaclass(),
             "_super_init_": _super_init,
         }
         return env
@@ -381,6 +463,7 @@ class BotNamespace:
 
 # -- compiling and checking --------------------------------------------------------------
 
+
 class _AugmentedAssignment(ast.NodeTransformer):
     """``a.b += c`` and ``a[k] += c`` (which RestrictedPython refuses outright) rewritten as
     ``a.b = a.b + c`` style assignments, which it then guards like any other; ``a`` and ``k``
@@ -392,8 +475,11 @@ class _AugmentedAssignment(ast.NodeTransformer):
         if isinstance(target, ast.Attribute) and isinstance(target.value, (ast.Name, ast.Attribute)):
             if not _pure(target.value):
                 return node
-        elif isinstance(target, ast.Subscript) and _pure(target.value) and (
-                isinstance(target.slice, simple) or _pure(target.slice)):
+        elif (
+            isinstance(target, ast.Subscript)
+            and _pure(target.value)
+            and (isinstance(target.slice, simple) or _pure(target.slice))
+        ):
             pass
         else:
             return node
@@ -408,9 +494,15 @@ class BotPolicy(RestrictingNodeTransformer):
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         value = node.value
-        if (node.attr == "__init__" and isinstance(node.ctx, ast.Load) and isinstance(value, ast.Call)
-                and isinstance(value.func, ast.Name) and value.func.id == "super"
-                and not value.args and not value.keywords):
+        if (
+            node.attr == "__init__"
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "super"
+            and not value.args
+            and not value.keywords
+        ):
             call = ast.Call(func=ast.Name("_super_init_", ast.Load()), args=[self.visit(value)], keywords=[])
             for part in (call, call.func):
                 ast.copy_location(part, node)
@@ -421,7 +513,8 @@ class BotPolicy(RestrictingNodeTransformer):
 def _super_init(obj: Any) -> Any:
     if type(obj) is not super:
         raise AttributeError('"__init__" is available to bots only as super().__init__')
-    return obj.__init__
+    proxy: Any = obj  # a super() proxy: its __init__ is the parent class's, bound to the bot's instance
+    return proxy.__init__
 
 
 def _pure(node: ast.AST) -> bool:
@@ -477,18 +570,27 @@ def _check_imports(tree: ast.Module, src: BotSource) -> None:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name not in ALLOWED_IMPORTS:
-                    raise BotLoadError(f"import of {alias.name!r} not allowed; bots may import only "
-                                       f"{', '.join(ALLOWED_IMPORTS)}", path=_where(src), line=node.lineno)
+                    raise BotLoadError(
+                        f"import of {alias.name!r} not allowed; bots may import only {', '.join(ALLOWED_IMPORTS)}",
+                        path=_where(src),
+                        line=node.lineno,
+                    )
         elif isinstance(node, ast.ImportFrom):
             if node.level or node.module not in ALLOWED_IMPORTS:
                 name = "." * node.level + (node.module or "")
-                raise BotLoadError(f"import from {name!r} not allowed; bots may import only "
-                                   f"{', '.join(ALLOWED_IMPORTS)}", path=_where(src), line=node.lineno)
+                raise BotLoadError(
+                    f"import from {name!r} not allowed; bots may import only {', '.join(ALLOWED_IMPORTS)}",
+                    path=_where(src),
+                    line=node.lineno,
+                )
             if node.module == "arena":
                 for alias in node.names:
                     if alias.name not in ARENA_NAMES:
-                        raise BotLoadError(f"from arena a bot may import only {', '.join(sorted(ARENA_NAMES))}; "
-                                           f"not {alias.name!r}", path=_where(src), line=node.lineno)
+                        raise BotLoadError(
+                            f"from arena a bot may import only {', '.join(sorted(ARENA_NAMES))}; not {alias.name!r}",
+                            path=_where(src),
+                            line=node.lineno,
+                        )
 
 
 def _accepts_two(fn: ast.FunctionDef) -> bool:
@@ -517,8 +619,10 @@ def check_source(src: BotSource) -> None:
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     bot = classes.get("Bot")
     if bot is None:
-        assigned = any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "Bot" for t in n.targets)
-                       for n in tree.body)
+        assigned = any(
+            isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "Bot" for t in n.targets)
+            for n in tree.body
+        )
         if not assigned:
             raise BotLoadError("defines no class named Bot", path=_where(src))
         return
@@ -583,4 +687,4 @@ def _short(exc: BaseException, limit: int = 200) -> str:
     text = f"{type(exc).__name__}: {message[:limit]}" if message else type(exc).__name__
     if line:
         text += f" (line {line})"
-    return text[:limit + 40]
+    return text[: limit + 40]

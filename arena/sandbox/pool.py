@@ -25,16 +25,19 @@ SUPERVISION: tuple[str, ...] = ("cpu_time", "freeze", "fresh_process")
 
 def supervision(limits: Limits) -> dict[str, str]:
     """The referee-side layers in force for ``limits`` (name -> "active" or why not)."""
-    return {"cpu_time": "active" if cpu_clocks_work() else "unavailable: cannot read a process's CPU clock",
-            "freeze": "active" if limits.freeze else "unavailable: disabled by caller (freeze=False)",
-            "fresh_process": "active"}
+    return {
+        "cpu_time": "active" if cpu_clocks_work() else "unavailable: cannot read a process's CPU clock",
+        "freeze": "active" if limits.freeze else "unavailable: disabled by caller (freeze=False)",
+        "fresh_process": "active",
+    }
 
 
 class SandboxFactory:
     """Makes a :class:`WorkerPlayer` per game and seat, each with a fresh game process."""
 
-    def __init__(self, src: BotSource, limits: Limits | None = None, *, eager: bool = True,
-                 escaped_for_tests: bool = False) -> None:
+    def __init__(
+        self, src: BotSource, limits: Limits | None = None, *, eager: bool = True, escaped_for_tests: bool = False
+    ) -> None:
         from .policy import check_source
 
         self.src = src
@@ -66,8 +69,9 @@ class SandboxFactory:
                 template.kill()
                 error = template.load_error
                 message, line = (error + [None])[:2] if type(error) is list else ("?", None)
-                raise BotLoadError(clean(str(message), 300), path=self.src.label,
-                                   line=line if type(line) is int else None)
+                raise BotLoadError(
+                    clean(str(message), 300), path=self.src.label, line=line if type(line) is int else None
+                )
             self.template = template
             return template
 
@@ -79,8 +83,9 @@ class SandboxFactory:
             raise BotLoadError(f"sandbox worker did not start: {exc}", path=self.src.label) from None
         try:
             load = self.limits.load_seconds
-            reply, _ = worker.call(("game", 0, 0, ["probe", "probe"], _default_rules(), "probe"), load, load,
-                                   "load limit")
+            reply, _ = worker.call(
+                ("game", 0, 0, ["probe", "probe"], _default_rules(), "probe"), load, load, "load limit"
+            )
         except WorkerError as exc:
             worker.kill()
             if isinstance(exc, WorkerTimeout):

@@ -66,9 +66,14 @@ _MARSHAL = 2
 #: allocated and shrunk per read costs more than the rare extra read of a long message.
 _CHUNK = 4096
 
-_SIGNALS = {signal.SIGKILL: "killed", signal.SIGSYS: "killed by the seccomp filter (SIGSYS)",
-            signal.SIGXCPU: "over its CPU-time limit (SIGXCPU)", signal.SIGSEGV: "crashed (SIGSEGV)",
-            signal.SIGABRT: "aborted (SIGABRT)"}
+_SIGNALS = {
+    signal.SIGKILL: "killed",
+    signal.SIGSYS: "killed by the seccomp filter (SIGSYS)",
+    signal.SIGXCPU: "over its CPU-time limit (SIGXCPU)",
+    signal.SIGSEGV: "crashed (SIGSEGV)",
+    signal.SIGABRT: "aborted (SIGABRT)",
+}
+
 
 class WorkerError(Exception):
     """The worker is unusable: it died, missed a deadline or broke the protocol."""
@@ -111,8 +116,6 @@ def clean(text: Any, limit: int) -> str:
     """A string from the worker, cut to ``limit`` and safe to write anywhere."""
     shown: str = text if type(text) is str else repr(text)
     return shown[:limit].encode("utf-8", "replace").decode("utf-8")
-
-
 
 
 class _Endpoint:
@@ -199,8 +202,15 @@ class Template(_Endpoint):
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-c", _BOOT.format(root=_ROOT, fd=theirs.fileno())],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={}, cwd="/",
-                start_new_session=True, close_fds=True, pass_fds=(theirs.fileno(),))
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                env={},
+                cwd="/",
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=(theirs.fileno(),),
+            )
         finally:
             theirs.close()
         _live.add(self)
@@ -208,11 +218,19 @@ class Template(_Endpoint):
         self.fd_w = self.fd_r = self.sock.fileno()
         self.fd_e = self.proc.stderr.fileno()  # type: ignore[union-attr]
         os.set_blocking(self.fd_e, False)
-        config = {"name": src.name, "source": src.source, "path": src.path,
-                  "memory_bytes": limits.memory_bytes,
-                  "cpu_seconds": int(limits.game_seconds * 2 + limits.load_seconds + 10),
-                  "uid": os.geteuid() == 0, "network": limits.network_namespace, "seccomp": limits.seccomp,
-                  "max_output": limits.max_output_bytes, "raw_ok": raw_ok or escaped, "escaped": escaped}
+        config = {
+            "name": src.name,
+            "source": src.source,
+            "path": src.path,
+            "memory_bytes": limits.memory_bytes,
+            "cpu_seconds": int(limits.game_seconds * 2 + limits.load_seconds + 10),
+            "uid": os.geteuid() == 0,
+            "network": limits.network_namespace,
+            "seccomp": limits.seccomp,
+            "max_output": limits.max_output_bytes,
+            "raw_ok": raw_ok or escaped,
+            "escaped": escaped,
+        }
         try:
             reply = self.request(("hello", config))
         except WorkerError:

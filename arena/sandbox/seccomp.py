@@ -34,40 +34,145 @@ _U32 = 0xFFFFFFFF
 #: holds, memory management, time, randomness, signals to itself, queries.
 SECCOMP_ALLOW: tuple[str, ...] = (
     # I/O on already open descriptors (the pipes to the referee)
-    "read", "readv", "pread64", "preadv", "preadv2", "write", "writev",
-    "close", "close_range", "dup", "dup2", "dup3", "lseek", "fstat",
-    "select", "pselect6", "poll", "ppoll",
-    "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait", "epoll_pwait2",
+    "read",
+    "readv",
+    "pread64",
+    "preadv",
+    "preadv2",
+    "write",
+    "writev",
+    "close",
+    "close_range",
+    "dup",
+    "dup2",
+    "dup3",
+    "lseek",
+    "fstat",
+    "select",
+    "pselect6",
+    "poll",
+    "ppoll",
+    "epoll_create1",
+    "epoll_ctl",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
     # memory
-    "brk", "mmap", "munmap", "mremap", "mprotect", "madvise",
+    "brk",
+    "mmap",
+    "munmap",
+    "mremap",
+    "mprotect",
+    "madvise",
     # synchronisation, time, timers, randomness
-    "futex", "sched_yield", "clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep",
-    "gettimeofday", "time", "getitimer", "setitimer", "alarm", "getrandom",
+    "futex",
+    "sched_yield",
+    "clock_gettime",
+    "clock_getres",
+    "clock_nanosleep",
+    "nanosleep",
+    "gettimeofday",
+    "time",
+    "getitimer",
+    "setitimer",
+    "alarm",
+    "getrandom",
     # signal handling (sending signals: see the conditional rules)
-    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigsuspend",
-    "rt_sigtimedwait", "sigaltstack", "restart_syscall", "pause",
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "rt_sigpending",
+    "rt_sigsuspend",
+    "rt_sigtimedwait",
+    "sigaltstack",
+    "restart_syscall",
+    "pause",
     # harmless queries about the process itself
-    "getpid", "gettid", "getppid", "getpgrp", "getuid", "geteuid", "getgid", "getegid",
-    "getresuid", "getresgid", "getgroups", "getrusage", "times", "getrlimit", "getcwd",
+    "getpid",
+    "gettid",
+    "getppid",
+    "getpgrp",
+    "getuid",
+    "geteuid",
+    "getgid",
+    "getegid",
+    "getresuid",
+    "getresgid",
+    "getgroups",
+    "getrusage",
+    "times",
+    "getrlimit",
+    "getcwd",
     "sched_getaffinity",
     # the end
-    "exit", "exit_group",
+    "exit",
+    "exit_group",
 )
 
 #: Syscalls that kill the worker at once (SIGSYS): attempts to escape or to reach other processes.
 SECCOMP_KILL: tuple[str, ...] = (
-    "fork", "vfork", "clone", "clone3", "execve", "execveat",
-    "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp",
-    "pidfd_open", "pidfd_getfd", "pidfd_send_signal", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
-    "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "mount_setattr",
-    "move_mount", "open_tree", "fsopen", "fsmount", "fspick",
-    "open_by_handle_at", "name_to_handle_at",
-    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
-    "keyctl", "add_key", "request_key",
-    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-    "reboot", "swapon", "swapoff", "iopl", "ioperm", "modify_ldt", "personality", "uselib",
-    "quotactl", "acct", "syslog", "vhangup",
-    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
+    "fork",
+    "vfork",
+    "clone",
+    "clone3",
+    "execve",
+    "execveat",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "process_madvise",
+    "kcmp",
+    "pidfd_open",
+    "pidfd_getfd",
+    "pidfd_send_signal",
+    "rt_sigqueueinfo",
+    "rt_tgsigqueueinfo",
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "mount_setattr",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fspick",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "iopl",
+    "ioperm",
+    "modify_ldt",
+    "personality",
+    "uselib",
+    "quotactl",
+    "acct",
+    "syslog",
+    "vhangup",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "sethostname",
+    "setdomainname",
 )
 
 # Conditionally allowed: syscall -> (argument index, allowed values); masked to 32 bits.
@@ -79,7 +184,6 @@ _ALLOW_IF: dict[str, tuple[int, tuple[int, ...]]] = {
     # PR_GET_DUMPABLE, PR_GET_SECCOMP, PR_GET_NO_NEW_PRIVS (read-only queries)
     "prctl": (0, (_PR_GET_DUMPABLE, _PR_GET_SECCOMP, _PR_GET_NO_NEW_PRIVS)),
 }
-
 
 
 class Unavailable(Exception):
@@ -172,9 +276,11 @@ class PreparedFilter:
 
     def __init__(self, program: bytes) -> None:
         self.program = program
-        self.slots = [i for i in range(0, len(program), _INSN.size)
-                      if _INSN.unpack_from(program, i)[0] == _BPF_JEQ_K
-                      and _INSN.unpack_from(program, i)[3] == _PID_PLACEHOLDER]
+        self.slots = [
+            i
+            for i in range(0, len(program), _INSN.size)
+            if _INSN.unpack_from(program, i)[0] == _BPF_JEQ_K and _INSN.unpack_from(program, i)[3] == _PID_PLACEHOLDER
+        ]
         if not self.slots or len(program) % _INSN.size:
             raise ValueError("the placeholder pid is not in the compiled filter")
 

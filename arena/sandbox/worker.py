@@ -43,12 +43,13 @@ _CARD = Card._by_text
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
 try:  # the C encoder, made once (JSONEncoder.encode builds a new one per call)
     _c_encode = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
-        None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ":", ",",
-        False, False, True)
+        None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True
+    )
 
     def _encode(message: Any) -> bytes:
         return "".join(_c_encode(message, 0)).encode()
 except (AttributeError, TypeError):  # no C accelerator: the plain encoder
+
     def _encode(message: Any) -> bytes:
         return _dumps(message).encode()
 
@@ -129,8 +130,16 @@ class WorkerTable:
     def players(self) -> tuple[PlayerInfo, ...]:
         names, counts, n = self.w.names, self.counts, len(self.w.names)
         seat = self.move.seat
-        return tuple(PlayerInfo(s, names[s], len(self.move.hand) if s == seat and self.open else counts[s],
-                                counts[n + s], counts[2 * n + s]) for s in range(n))
+        return tuple(
+            PlayerInfo(
+                s,
+                names[s],
+                len(self.move.hand) if s == seat and self.open else counts[s],
+                counts[n + s],
+                counts[2 * n + s],
+            )
+            for s in range(n)
+        )
 
     def history(self) -> tuple[Any, ...]:
         w = self.w
@@ -211,8 +220,9 @@ class WorkerTable:
 class Worker:
     """The protocol loop and one bot's state."""
 
-    def __init__(self, chan: Channel, hello: dict[str, Any], code: Any = None,
-                 report: HardenReport | None = None) -> None:
+    def __init__(
+        self, chan: Channel, hello: dict[str, Any], code: Any = None, report: HardenReport | None = None
+    ) -> None:
         self.chan = chan
         self.src = BotSource(hello["name"], hello["source"], hello.get("path"))
         #: The layers this process is under, sent with the answer to its one ``game`` message.
@@ -311,8 +321,16 @@ class Worker:
         seat, hand, top, suit, put, first, stock, pile_size, counts, delta, prefetch = view
         if delta is not None:
             self.add_history(delta)
-        move = Move(seat, [_CARD[c] for c in hand], _CARD[top], suit, put=[_CARD[c] for c in put],
-                    stock=stock, pile_size=pile_size, first=first)
+        move = Move(
+            seat,
+            [_CARD[c] for c in hand],
+            _CARD[top],
+            suit,
+            put=[_CARD[c] for c in put],
+            stock=stock,
+            pile_size=pile_size,
+            first=first,
+        )
         table = WorkerTable(self, move, counts, prefetch)
         self.actions = []
         error = None

@@ -64,7 +64,7 @@ class Control:
                 if size > MAX_IN_FRAME:
                     _quit(3)
                 if len(self.buf) >= 4 + size:
-                    payload, self.buf = self.buf[4:4 + size], self.buf[4 + size:]
+                    payload, self.buf = self.buf[4 : 4 + size], self.buf[4 + size :]
                     fds, self.fds = self.fds, []
                     return marshal.loads(payload), fds
             data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, 4)
@@ -118,8 +118,9 @@ def _reap(doomed: set[int]) -> None:
             _children.discard(pid)
 
 
-def _game_process(fds: list[int], config: dict[str, Any], code: Any, report: HardenReport,
-                  prepared: PreparedFilter | None) -> None:
+def _game_process(
+    fds: list[int], config: dict[str, Any], code: Any, report: HardenReport, prepared: PreparedFilter | None
+) -> None:
     """The forked child: its own group, its own descriptors, the per-game layers, one game."""
     os.setpgid(0, 0)
     _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the template gone: so are we
@@ -131,8 +132,15 @@ def _game_process(fds: list[int], config: dict[str, Any], code: Any, report: Har
         if high > low + 1:
             os.closerange(low + 1, high)
     uid = UID_BASE + os.getpid() if config.get("uid") and os.geteuid() == 0 else None
-    final = harden_child(report, memory_bytes=int(config["memory_bytes"]), cpu_seconds=int(config["cpu_seconds"]),
-                         uid=uid, seccomp=bool(config.get("seccomp", True)), open_fds=keep, prepared=prepared)
+    final = harden_child(
+        report,
+        memory_bytes=int(config["memory_bytes"]),
+        cpu_seconds=int(config["cpu_seconds"]),
+        uid=uid,
+        seccomp=bool(config.get("seccomp", True)),
+        open_fds=keep,
+        prepared=prepared,
+    )
     worker = Worker(Channel(fd_in, fd_out), config, code, final)
     try:
         worker.loop()

@@ -59,7 +59,7 @@ class Design:
 
     bots: int
     size: int
-    tables: tuple[tuple[int, ...], ...]   # the tables rounds may use (the schedule's)
+    tables: tuple[tuple[int, ...], ...]  # the tables rounds may use (the schedule's)
     first_deals: int = 1
     confidence: float = 0.95
     top: int | None = None
@@ -84,8 +84,14 @@ class Design:
         return len(self.tables) * self.first_deals * self.size
 
     def settings(self) -> dict[str, Any]:
-        return {"method": METHOD, "confidence": self.confidence, "top": self.top, "gauntlet": self.gauntlet,
-                "first_deals": self.first_deals, "round_blocks": self.round_blocks}
+        return {
+            "method": METHOD,
+            "confidence": self.confidence,
+            "top": self.top,
+            "gauntlet": self.gauntlet,
+            "first_deals": self.first_deals,
+            "round_blocks": self.round_blocks,
+        }
 
     def default_budget(self) -> int:
         return DEFAULT_BUDGET_ROUNDS * self.first_round_games
@@ -114,10 +120,10 @@ class PairReport:
     upper: int
     lower: int
     blocks: int
-    mean: float | None        # upper's mean paired block-score difference
-    p_value: float            # anytime-valid
+    mean: float | None  # upper's mean paired block-score difference
+    p_value: float  # anytime-valid
     separated: bool
-    verdict: str              # "separated" ("better"/"worse" in a gauntlet), "not yet", "reversed", "no shared table"
+    verdict: str  # "separated" ("better"/"worse" in a gauntlet), "not yet", "reversed", "no shared table"
 
 
 @dataclass
@@ -126,13 +132,13 @@ class State:
 
     design: Design
     rounds: list[list[Block]] = field(default_factory=list)
-    deals: list[int] = field(default_factory=list)           # deals used per table
-    seats: list[int] = field(default_factory=list)           # blocks each bot sat in
+    deals: list[int] = field(default_factory=list)  # deals used per table
+    seats: list[int] = field(default_factory=list)  # blocks each bot sat in
     score_sum: list[float] = field(default_factory=list)
     tests: dict[tuple[int, int], SignTest] = field(default_factory=dict)
     sums: dict[tuple[int, int], float] = field(default_factory=dict)
-    absorbed: int = 0                                         # blocks absorbed, in plan order
-    status: str = "playing"                                   # "playing", "separated", "budget"
+    absorbed: int = 0  # blocks absorbed, in plan order
+    status: str = "playing"  # "playing", "separated", "budget"
 
     def __post_init__(self) -> None:
         d = self.design
@@ -227,8 +233,11 @@ class State:
         blocks: list[Block] = []
         for _ in range(d.round_blocks):
             target = min(todo, key=lambda p: (count[p], rank[p]))
-            candidates = [t for t, table in enumerate(d.tables)
-                          if target[0] in table and target[1] in table and deals[t] < DEAL_CAP]
+            candidates = [
+                t
+                for t, table in enumerate(d.tables)
+                if target[0] in table and target[1] in table and deals[t] < DEAL_CAP
+            ]
             if not candidates:
                 break
 
@@ -277,12 +286,12 @@ class Replay:
                     break
                 s.absorb(plan[s.absorbed], rows)
             if s.absorbed < len(plan):
-                return self._missing(plan[s.absorbed:])
+                return self._missing(plan[s.absorbed :])
             if not s.uncertain():
                 s.status = "separated"
                 return []
             room = (self.budget - len(plan) * s.design.size) // s.design.size
-            blocks = s.next_round()[:max(0, room)]
+            blocks = s.next_round()[: max(0, room)]
             if not blocks:
                 s.status = "budget"
                 return []
@@ -300,16 +309,27 @@ class Replay:
 
 def row_of(record: GameRecord) -> GameRow:
     """A finished game as the database gives it back (so fresh and stored games replay alike)."""
-    return GameRow(record.key, tuple(
-        (bot, record.places[s], record.scores[s], s in record.losers, record.faults[s], s in record.retired)
-        for s, bot in enumerate(record.seating)))
+    return GameRow(
+        record.key,
+        tuple(
+            (bot, record.places[s], record.scores[s], s in record.losers, record.faults[s], s in record.retired)
+            for s, bot in enumerate(record.seating)
+        ),
+    )
 
 
 def design_of(settings: dict[str, Any], bots: int, tables: Sequence[tuple[int, ...]]) -> Design:
     """The design stored in a database's settings."""
     a = settings["adaptive"]
-    return Design(bots, int(settings["sizes"][0]), tuple(tuple(t) for t in tables), int(a["first_deals"]),
-                  float(a["confidence"]), a.get("top"), bool(a.get("gauntlet")))
+    return Design(
+        bots,
+        int(settings["sizes"][0]),
+        tuple(tuple(t) for t in tables),
+        int(a["first_deals"]),
+        float(a["confidence"]),
+        a.get("top"),
+        bool(a.get("gauntlet")),
+    )
 
 
 def read_tables(conn: sqlite3.Connection) -> list[tuple[int, ...]]:
@@ -323,18 +343,27 @@ class AdaptiveResult:
     played: int
     stored: int
     elapsed: float
-    status: str              # "separated", "budget", "interrupted"
+    status: str  # "separated", "budget", "interrupted"
     state: State
-    signum: int = 2          # what interrupted it (SIGINT or SIGTERM)
+    signum: int = 2  # what interrupted it (SIGINT or SIGTERM)
 
     @property
     def rate(self) -> float:
         return self.played / self.elapsed if self.elapsed > 0 else 0.0
 
 
-def run(p: Any, design: Design, db_path: str, backend: Callable[..., Any], *, budget: int | None,
-        replays: str | None = None, force: bool = False, on_start: Callable[[int], None] | None = None,
-        on_round: Callable[[State, int], None] | None = None) -> AdaptiveResult:
+def run(
+    p: Any,
+    design: Design,
+    db_path: str,
+    backend: Callable[..., Any],
+    *,
+    budget: int | None,
+    replays: str | None = None,
+    force: bool = False,
+    on_start: Callable[[int], None] | None = None,
+    on_round: Callable[[State, int], None] | None = None,
+) -> AdaptiveResult:
     """Play ``p`` (a :class:`~.runner.Plan` of one table size) adaptively into ``db_path``.
 
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.
@@ -370,8 +399,9 @@ def run(p: Any, design: Design, db_path: str, backend: Callable[..., Any], *, bu
                                 try:
                                     write_replay(folder, record)
                                 except OSError as exc:
-                                    raise HarnessError(f"cannot write a replay to {folder}: "
-                                                       f"{exc.strerror or exc}") from None
+                                    raise HarnessError(
+                                        f"cannot write a replay to {folder}: {exc.strerror or exc}"
+                                    ) from None
                         try:
                             played += db.add(batch, IdSchedule())  # type: ignore[arg-type]
                         except sqlite3.Error as exc:
@@ -384,8 +414,9 @@ def run(p: Any, design: Design, db_path: str, backend: Callable[..., Any], *, bu
             if not stop.stopped:
                 replay.advance()
         status = "interrupted" if stop.stopped and replay.state.status == "playing" else replay.state.status
-        return AdaptiveResult(played, len(replay.games), time.perf_counter() - started, status, replay.state,
-                              stop.signum)
+        return AdaptiveResult(
+            played, len(replay.games), time.perf_counter() - started, status, replay.state, stop.signum
+        )
     finally:
         db.close()
 

@@ -29,25 +29,47 @@ def _confidence(text: str) -> float:
 
 def add_adaptive_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("adaptive tournaments and gauntlets")
-    g.add_argument("--until-separated", action="store_true",
-                   help="play rounds of duplicate deals where the order is unsettled, until every adjacent pair "
-                        "of the standings is separated at --confidence or --budget games are spent")
-    g.add_argument("--confidence", type=_confidence, default=0.95, metavar="C",
-                   help="with --until-separated: the chance that no claimed separation is wrong (default 0.95)")
-    g.add_argument("--top", type=positive, metavar="K",
-                   help="with --until-separated: only settle places 1 to K+1 (the top K and who comes next)")
-    g.add_argument("--budget", type=positive, metavar="GAMES",
-                   help="with --until-separated: stop after this many games (default: 200 first rounds)")
-    g.add_argument("--gauntlet", nargs="+", metavar="FIELD",
-                   help="play the one BOT against this field: every table holds it (with --until-separated: "
-                        "until it is separated from each of them)")
+    g.add_argument(
+        "--until-separated",
+        action="store_true",
+        help="play rounds of duplicate deals where the order is unsettled, until every adjacent pair "
+        "of the standings is separated at --confidence or --budget games are spent",
+    )
+    g.add_argument(
+        "--confidence",
+        type=_confidence,
+        default=0.95,
+        metavar="C",
+        help="with --until-separated: the chance that no claimed separation is wrong (default 0.95)",
+    )
+    g.add_argument(
+        "--top",
+        type=positive,
+        metavar="K",
+        help="with --until-separated: only settle places 1 to K+1 (the top K and who comes next)",
+    )
+    g.add_argument(
+        "--budget",
+        type=positive,
+        metavar="GAMES",
+        help="with --until-separated: stop after this many games (default: 200 first rounds)",
+    )
+    g.add_argument(
+        "--gauntlet",
+        nargs="+",
+        metavar="FIELD",
+        help="play the one BOT against this field: every table holds it (with --until-separated: "
+        "until it is separated from each of them)",
+    )
 
 
 def check_adaptive_options(args: argparse.Namespace) -> dict[str, Any] | None:
     """The adaptive options, or None without ``--until-separated``. :raises UsageError:."""
     if args.gauntlet and len(args.bots) != 1:
-        raise UsageError(f"--gauntlet plays one bot against a field; {len(args.bots)} given before it "
-                         f"(put the field after --gauntlet)")
+        raise UsageError(
+            f"--gauntlet plays one bot against a field; {len(args.bots)} given before it "
+            f"(put the field after --gauntlet)"
+        )
     if not args.until_separated:
         for name in ("top", "budget"):
             if getattr(args, name) is not None:
@@ -88,8 +110,9 @@ def run_until_separated(args: argparse.Namespace, p: Any, backend: Any, fmt: str
     from .runner import SetupError
 
     size = p.schedule.sizes[0]
-    design = adaptive.Design(len(p.entrants), size.size, size.tables, p.schedule.deals, args.confidence,
-                             args.top, bool(args.gauntlet))
+    design = adaptive.Design(
+        len(p.entrants), size.size, size.tables, p.schedule.deals, args.confidence, args.top, bool(args.gauntlet)
+    )
     budget = args.budget or design.default_budget()
     labels = list(p.labels)
 
@@ -101,8 +124,10 @@ def run_until_separated(args: argparse.Namespace, p: Any, backend: Any, fmt: str
         if fmt == "table":
             for line in p.describe():
                 say(line)
-            say(f"  until separated: {adaptive.METHOD} at {design.confidence:.0%} over {design.family} pairs; "
-                f"then rounds of {design.round_blocks} deals; budget {budget} games")
+            say(
+                f"  until separated: {adaptive.METHOD} at {design.confidence:.0%} over {design.family} pairs; "
+                f"then rounds of {design.round_blocks} deals; budget {budget} games"
+            )
         if stored:
             say(f"resuming: {stored} games already in {args.db}")
 
@@ -115,8 +140,17 @@ def run_until_separated(args: argparse.Namespace, p: Any, backend: Any, fmt: str
         last[0] = set(open_pairs)
 
     try:
-        result = adaptive.run(p, design, args.db, backend, budget=budget, replays=args.replays, force=args.force,
-                              on_start=started, on_round=on_round)
+        result = adaptive.run(
+            p,
+            design,
+            args.db,
+            backend,
+            budget=budget,
+            replays=args.replays,
+            force=args.force,
+            on_start=started,
+            on_round=on_round,
+        )
     except (TournamentDBError, SetupError) as exc:
         raise UsageError(str(exc)) from None
     except HarnessError as exc:
@@ -128,21 +162,24 @@ def run_until_separated(args: argparse.Namespace, p: Any, backend: Any, fmt: str
         from ..interrupts import exit_status, signal_word
 
         command = shlex.join(["arena", *sys.argv[1:]]) if sys.argv[1:2] == ["tournament"] else "the same command"
-        print(f"arena: {signal_word(result.signum)}: {result.stored} games are stored in {args.db}. Resume with:\n"
-              f"  {command}\n(`arena standings --db {shlex.quote(args.db)}` shows the standings so far)",
-              file=sys.stderr)
+        print(
+            f"arena: {signal_word(result.signum)}: {result.stored} games are stored in {args.db}. Resume with:\n"
+            f"  {command}\n(`arena standings --db {shlex.quote(args.db)}` shows the standings so far)",
+            file=sys.stderr,
+        )
         if result.stored:
             show_standings(args.db, fmt=fmt, h2h=args.h2h)
         return exit_status(signum=result.signum)
     if result.played:
         say(f"played {result.played} games in {result.elapsed:.1f} s ({result.rate:.1f} games/s)")
-    what = "the new bot is separated from each of the field" if design.gauntlet else \
-        "every compared pair is separated"
+    what = "the new bot is separated from each of the field" if design.gauntlet else "every compared pair is separated"
     if result.status == "separated":
         say(f"settled after {result.stored} games: {what} at {design.confidence:.0%}")
     else:
-        say(f"budget of {budget} games spent after {result.stored} games; still inseparable: "
-            f"{_pair_names(state, labels, open_pairs)}")
+        say(
+            f"budget of {budget} games spent after {result.stored} games; still inseparable: "
+            f"{_pair_names(state, labels, open_pairs)}"
+        )
     code = show_standings(args.db, fmt=fmt, h2h=args.h2h)
     if args.seed is None and fmt != "json":  # the organiser's output: the secret seed, after the run
         from ..cli import show_seed
@@ -151,8 +188,13 @@ def run_until_separated(args: argparse.Namespace, p: Any, backend: Any, fmt: str
     return code
 
 
-def separation_of(conn: sqlite3.Connection, settings: dict[str, Any], labels: Sequence[str],
-                  games: Sequence[GameRow], doc: dict[str, Any]) -> dict[str, Any]:
+def separation_of(
+    conn: sqlite3.Connection,
+    settings: dict[str, Any],
+    labels: Sequence[str],
+    games: Sequence[GameRow],
+    doc: dict[str, Any],
+) -> dict[str, Any]:
     """The separation section of the standings: an adaptive tournament's sequential verdicts
     (its decisions replayed from the stored games), else fixed-sample paired intervals of the
     overall order's neighbours."""

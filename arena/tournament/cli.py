@@ -9,8 +9,16 @@ import shlex
 import sys
 from typing import Any
 
-from ..cli import (add_limit_options, add_rules_options, at_most, limits_from_args, parse_seed, positive,
-                   rules_from_args, show_seed)
+from ..cli import (
+    add_limit_options,
+    add_rules_options,
+    at_most,
+    limits_from_args,
+    parse_seed,
+    positive,
+    rules_from_args,
+    show_seed,
+)
 from ..errors import UsageError
 from ..interrupts import exit_status, signal_word
 from ..safetext import escape
@@ -28,10 +36,10 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
+    from ..sandbox.limits import usable_cpus
     from ..seeds import fresh_seed, warn_if_guessable
     from .db import TournamentDBError, stored_seed
     from .local import HarnessError
-    from ..sandbox.limits import usable_cpus
     from .runner import SetupError, local_backend, plan, preflight, ray_backend, run
 
     rules = rules_from_args(args)
@@ -47,9 +55,17 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     adaptive_opts = check_adaptive_options(args)
     deals = args.games if args.games is not None else 1 if args.until_separated else 10
     try:
-        p = plan([*args.bots, *(args.gauntlet or [])], sizes=args.players, deals=deals, seed=seed,
-                 rules=rules, trusted=args.trusted, max_tables=args.max_tables,
-                 allow_unverified=args.allow_unverified, limits=limits)
+        p = plan(
+            [*args.bots, *(args.gauntlet or [])],
+            sizes=args.players,
+            deals=deals,
+            seed=seed,
+            rules=rules,
+            trusted=args.trusted,
+            max_tables=args.max_tables,
+            allow_unverified=args.allow_unverified,
+            limits=limits,
+        )
         if args.gauntlet:
             p = gauntlet_plan(p, args.max_tables)
         for warning in preflight(p):
@@ -58,9 +74,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     warn_if_guessable(seed, untrusted=p.untrusted)
     if args.backend == "local" and workers > cpus:
-        print(f"arena: warning: --workers {workers} is more than the {cpus} CPUs this machine gives; games will "
-              f"share CPUs and run no faster (time limits count CPU time, so no bot is faulted for it)",
-              file=sys.stderr)
+        print(
+            f"arena: warning: --workers {workers} is more than the {cpus} CPUs this machine gives; games will "
+            f"share CPUs and run no faster (time limits count CPU time, so no bot is faulted for it)",
+            file=sys.stderr,
+        )
     sandbox = check_sandbox(p, limits, allow_weak=args.allow_weak_sandbox, quiet=args.quiet or fmt != "table")
     if args.backend == "ray":
         try:
@@ -79,6 +97,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         if args.ray_address:
             raise UsageError("--ray-address goes with --backend ray")
         backend = local_backend(workers)
+
     def started(done: int, total: int) -> None:  # the database accepted this tournament
         if not args.quiet and fmt == "table":
             for line in p.describe():
@@ -89,8 +108,16 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     if adaptive_opts is not None:
         return run_until_separated(args, p, backend, fmt)
     try:
-        result = run(p, args.db, backend, replays=args.replays, progress=not args.quiet, on_start=started,
-                     force=args.force, sandbox=sandbox)
+        result = run(
+            p,
+            args.db,
+            backend,
+            replays=args.replays,
+            progress=not args.quiet,
+            on_start=started,
+            force=args.force,
+            sandbox=sandbox,
+        )
     except (TournamentDBError, SetupError) as exc:
         raise UsageError(str(exc)) from None
     except HarnessError as exc:
@@ -98,9 +125,11 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         return 1
     if result.interrupted:
         command = shlex.join(["arena", *sys.argv[1:]]) if sys.argv[1:2] == ["tournament"] else "the same command"
-        print(f"arena: {signal_word(result.signum)}: {result.done} of {result.total} games are stored in {args.db}. "
-              f"Resume with:\n  {command}\n(`arena standings --db {shlex.quote(args.db)}` shows the standings so far)",
-              file=sys.stderr)
+        print(
+            f"arena: {signal_word(result.signum)}: {result.done} of {result.total} games are stored in {args.db}. "
+            f"Resume with:\n  {command}\n(`arena standings --db {shlex.quote(args.db)}` shows the standings so far)",
+            file=sys.stderr,
+        )
         if result.done:  # the standings so far, as `arena play` prints its results so far
             show_standings(args.db, fmt=fmt, h2h=args.h2h)
         return exit_status(signum=result.signum)
@@ -128,8 +157,10 @@ def check_sandbox(p: Any, limits: Any, *, allow_weak: bool, quiet: bool) -> dict
     if missing:
         line += "; missing: " + "; ".join(f"{name} ({layers[name]})" for name in missing)
     if missing and not allow_weak:
-        raise UsageError(f"the sandbox lacks {', '.join(missing)} on this machine and bot files are untrusted "
-                         f"code; fix that (see docs/SECURITY.md), or pass --allow-weak-sandbox to run anyway")
+        raise UsageError(
+            f"the sandbox lacks {', '.join(missing)} on this machine and bot files are untrusted "
+            f"code; fix that (see docs/SECURITY.md), or pass --allow-weak-sandbox to run anyway"
+        )
     if not quiet:
         print(line.replace("\n", " "), file=sys.stderr)
     return {"layers": layers, "missing": missing, "allowed_weak": bool(missing and allow_weak)}
@@ -168,9 +199,14 @@ def show_standings(db_path: str, *, fmt: str = "table", h2h: bool | None = None,
         # Shown once all games are played: partial standings may be posted while bots still play.
         settings = dict(settings, seed="hidden until every game is played")
     if fmt == "json":
-        out = {"db": db_path, "settings": settings,
-               "bots": [{**vars(b), **({"author": authors.get(b.label)} if authors else {})} for b in bots],
-               "games": len(games), "total": total, **doc}
+        out = {
+            "db": db_path,
+            "settings": settings,
+            "bots": [{**vars(b), **({"author": authors.get(b.label)} if authors else {})} for b in bots],
+            "games": len(games),
+            "total": total,
+            **doc,
+        }
         print(json.dumps(out, indent=2))
     elif fmt == "csv":
         print(standings_csv(doc))
@@ -188,59 +224,122 @@ def cmd_standings(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     """Add ``tournament`` and ``standings`` to the ``arena`` command."""
     p = sub.add_parser(
-        "tournament", help="round-robin tournament with duplicate seating, results in a database",
+        "tournament",
+        help="round-robin tournament with duplicate seating, results in a database",
         description="Play every combination of K bots (or a balanced schedule when there are too many), each deal "
-                    "once per seat rotation so every bot plays every seat's cards, store each game in an SQLite "
-                    "database as it ends, and print standings. Running the same command again resumes.")
-    p.add_argument("bots", nargs="+", metavar="BOT",
-                   help="registered bot name, bot file, or folder of bot files (its *.py)")
-    p.add_argument("--players", "-k", type=_sizes, metavar="K",
-                   help="table sizes: 4, 2,4,6 or 2-6 (default 4, or all bots when fewer)")
-    p.add_argument("--games", "-n", type=at_most(MAX_DEALS), default=None, metavar="N",
-                   help="deals per table, each played once per seat rotation (default 10; with "
-                        "--until-separated the first round's, default 1)")
-    p.add_argument("--seed", type=parse_seed, default=None, metavar="S",
-                   help="tournament seed; same seed, same games (default: a fresh secret seed, kept in the "
-                        "database for resuming and shown after the run)")
-    p.add_argument("--workers", "-j", type=positive, default=None, metavar="W",
-                   help=f"parallel games (default: all {os.cpu_count()} cores; more is warned about)")
-    p.add_argument("--db", default="tournament.sqlite", metavar="FILE",
-                   help="results database (default tournament.sqlite)")
-    p.add_argument("--backend", choices=("local", "ray"), default="local",
-                   help="local worker processes (default) or a Ray cluster")
+        "once per seat rotation so every bot plays every seat's cards, store each game in an SQLite "
+        "database as it ends, and print standings. Running the same command again resumes.",
+    )
+    p.add_argument(
+        "bots", nargs="+", metavar="BOT", help="registered bot name, bot file, or folder of bot files (its *.py)"
+    )
+    p.add_argument(
+        "--players",
+        "-k",
+        type=_sizes,
+        metavar="K",
+        help="table sizes: 4, 2,4,6 or 2-6 (default 4, or all bots when fewer)",
+    )
+    p.add_argument(
+        "--games",
+        "-n",
+        type=at_most(MAX_DEALS),
+        default=None,
+        metavar="N",
+        help="deals per table, each played once per seat rotation (default 10; with "
+        "--until-separated the first round's, default 1)",
+    )
+    p.add_argument(
+        "--seed",
+        type=parse_seed,
+        default=None,
+        metavar="S",
+        help="tournament seed; same seed, same games (default: a fresh secret seed, kept in the "
+        "database for resuming and shown after the run)",
+    )
+    p.add_argument(
+        "--workers",
+        "-j",
+        type=positive,
+        default=None,
+        metavar="W",
+        help=f"parallel games (default: all {os.cpu_count()} cores; more is warned about)",
+    )
+    p.add_argument(
+        "--db", default="tournament.sqlite", metavar="FILE", help="results database (default tournament.sqlite)"
+    )
+    p.add_argument(
+        "--backend", choices=("local", "ray"), default="local", help="local worker processes (default) or a Ray cluster"
+    )
     p.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
-    p.add_argument("--replays", metavar="DIR",
-                   help="write each game's record to DIR/<game>.jsonl; DIR must be new, empty or this "
-                        "tournament's own (a resumed run keeps writing into it)")
-    p.add_argument("--force", action="store_true",
-                   help="let --replays write into a folder that holds other files or another tournament's records")
-    p.add_argument("--max-tables", type=at_most(MAX_TABLES), default=DEFAULT_MAX_TABLES, metavar="N",
-                   help=f"per table size, beyond this many combinations play a balanced schedule of about "
-                        f"this many tables (default {DEFAULT_MAX_TABLES})")
-    p.add_argument("--trusted", action="store_true",
-                   help="run bot files in-process without the sandbox (fast; only for code you trust)")
-    p.add_argument("--allow-unverified", action="store_true",
-                   help="play bot files of a submissions folder that have no manifest or changed since "
-                        "`arena submit` (refused by default)")
-    p.add_argument("--allow-weak-sandbox", action="store_true",
-                   help="run bot files even when a hardening layer is missing on this machine")
+    p.add_argument(
+        "--replays",
+        metavar="DIR",
+        help="write each game's record to DIR/<game>.jsonl; DIR must be new, empty or this "
+        "tournament's own (a resumed run keeps writing into it)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="let --replays write into a folder that holds other files or another tournament's records",
+    )
+    p.add_argument(
+        "--max-tables",
+        type=at_most(MAX_TABLES),
+        default=DEFAULT_MAX_TABLES,
+        metavar="N",
+        help=f"per table size, beyond this many combinations play a balanced schedule of about "
+        f"this many tables (default {DEFAULT_MAX_TABLES})",
+    )
+    p.add_argument(
+        "--trusted",
+        action="store_true",
+        help="run bot files in-process without the sandbox (fast; only for code you trust)",
+    )
+    p.add_argument(
+        "--allow-unverified",
+        action="store_true",
+        help="play bot files of a submissions folder that have no manifest or changed since "
+        "`arena submit` (refused by default)",
+    )
+    p.add_argument(
+        "--allow-weak-sandbox",
+        action="store_true",
+        help="run bot files even when a hardening layer is missing on this machine",
+    )
     p.add_argument("--json", action="store_true", help="standings as JSON (as --format json)")
     p.add_argument("--format", choices=FORMATS, default="table", help="standings output (default table)")
-    p.add_argument("--h2h", action=argparse.BooleanOptionalAction, default=None,
-                   help="print the head-to-head table (default: when 16 bots or fewer)")
+    p.add_argument(
+        "--h2h",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="print the head-to-head table (default: when 16 bots or fewer)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or schedule lines")
     add_adaptive_options(p)
     add_limit_options(p)
     add_rules_options(p)
     p.set_defaults(func=cmd_tournament)
 
-    p = sub.add_parser("standings", help="print a tournament database's standings",
-                       description="Print the standings of a tournament database (finished or not).")
-    p.add_argument("--db", default="tournament.sqlite", metavar="FILE",
-                   help="results database (default tournament.sqlite)")
+    p = sub.add_parser(
+        "standings",
+        help="print a tournament database's standings",
+        description="Print the standings of a tournament database (finished or not).",
+    )
+    p.add_argument(
+        "--db", default="tournament.sqlite", metavar="FILE", help="results database (default tournament.sqlite)"
+    )
     p.add_argument("--json", action="store_true", help="standings as JSON (as --format json)")
-    p.add_argument("--format", choices=FORMATS, default="table",
-                   help="table (terminal), markdown, csv (one row per bot and scope) or json")
-    p.add_argument("--h2h", action=argparse.BooleanOptionalAction, default=None,
-                   help="print the head-to-head table (default: when 16 bots or fewer)")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table (terminal), markdown, csv (one row per bot and scope) or json",
+    )
+    p.add_argument(
+        "--h2h",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="print the head-to-head table (default: when 16 bots or fewer)",
+    )
     p.set_defaults(func=cmd_standings)

@@ -19,9 +19,10 @@ import os
 import secrets
 import sqlite3
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..loader import source_bytes
 from ..seeds import guessable
@@ -126,16 +127,18 @@ def _check_format(conn: sqlite3.Connection, path: Path) -> dict[str, str] | None
         if not names:
             return None
         if "meta" not in names:
-            raise TournamentDBError(f"{path}: an SQLite database, but not a tournament database "
-                                    f"(tables: {', '.join(sorted(names))})")
+            raise TournamentDBError(
+                f"{path}: an SQLite database, but not a tournament database (tables: {', '.join(sorted(names))})"
+            )
         meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:
         raise TournamentDBError(f"{path}: not a tournament database ({exc})") from None
     if meta.get("format") != FORMAT:
         raise TournamentDBError(f"{path}: an SQLite database, but not a tournament database")
     if meta.get("version") != str(VERSION):
-        raise TournamentDBError(f"{path}: tournament database version {meta.get('version')}; "
-                                f"this arena reads version {VERSION}")
+        raise TournamentDBError(
+            f"{path}: tournament database version {meta.get('version')}; this arena reads version {VERSION}"
+        )
     return meta
 
 
@@ -177,9 +180,11 @@ def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dic
             conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         except sqlite3.OperationalError:
             conn.close()
-            raise TournamentDBError(f"{p}: its {p.name}-wal file (games of a run still writing, or killed) "
-                                    f"cannot be read without a {p.name}-shm file on read-only media; copy both "
-                                    "files to a writable folder and read them there") from None
+            raise TournamentDBError(
+                f"{p}: its {p.name}-wal file (games of a run still writing, or killed) "
+                f"cannot be read without a {p.name}-shm file on read-only media; copy both "
+                "files to a writable folder and read them there"
+            ) from None
     try:
         meta = _check_format(conn, p)
     except BaseException:
@@ -205,9 +210,15 @@ class TournamentDB:
         self.lock_fd = lock_fd
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], settings: dict[str, Any], bots: Sequence[BotRow],
-             schedule: Schedule, sources: Mapping[str, str] | None = None,
-             authors: dict[str, str] | None = None) -> "TournamentDB":
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        settings: dict[str, Any],
+        bots: Sequence[BotRow],
+        schedule: Schedule,
+        sources: Mapping[str, str] | None = None,
+        authors: dict[str, str] | None = None,
+    ) -> TournamentDB:
         """Create the database, or reopen it to resume the same tournament. ``authors`` (bot label
         -> author, from submission manifests) is stored when the database is made.
 
@@ -245,43 +256,71 @@ class TournamentDB:
         return cls(conn, p, settings, lock_fd)
 
     @staticmethod
-    def _create(conn: sqlite3.Connection, settings: dict[str, Any], bots: Sequence[BotRow],
-                schedule: Schedule, authors: dict[str, str]) -> None:
+    def _create(
+        conn: sqlite3.Connection,
+        settings: dict[str, Any],
+        bots: Sequence[BotRow],
+        schedule: Schedule,
+        authors: dict[str, str],
+    ) -> None:
         from .. import __version__
 
         conn.execute("PRAGMA journal_mode = WAL")
         conn.executescript("BEGIN IMMEDIATE;" + SCHEMA)  # the transaction stays open until COMMIT
         with Transaction(conn, begun=True):
-            conn.executemany("INSERT INTO meta VALUES (?, ?)", [
-                ("format", FORMAT), ("version", str(VERSION)), ("settings", canonical(settings)),
-                ("arena_version", __version__), ("created", _now()), ("tournament_id", secrets.token_hex(16)),
-                ("authors", canonical(authors))])
-            conn.executemany("INSERT INTO bots VALUES (?, ?, ?, ?, ?, ?)",
-                             [(b.bot, b.label, b.name, b.path, b.origin, b.sha256) for b in bots])
-            conn.executemany("INSERT INTO tables VALUES (?, ?, ?)",
-                             [(s.size, t, json.dumps(list(table))) for s in schedule.sizes
-                              for t, table in enumerate(s.tables)])
+            conn.executemany(
+                "INSERT INTO meta VALUES (?, ?)",
+                [
+                    ("format", FORMAT),
+                    ("version", str(VERSION)),
+                    ("settings", canonical(settings)),
+                    ("arena_version", __version__),
+                    ("created", _now()),
+                    ("tournament_id", secrets.token_hex(16)),
+                    ("authors", canonical(authors)),
+                ],
+            )
+            conn.executemany(
+                "INSERT INTO bots VALUES (?, ?, ?, ?, ?, ?)",
+                [(b.bot, b.label, b.name, b.path, b.origin, b.sha256) for b in bots],
+            )
+            conn.executemany(
+                "INSERT INTO tables VALUES (?, ?, ?)",
+                [(s.size, t, json.dumps(list(table))) for s in schedule.sizes for t, table in enumerate(s.tables)],
+            )
 
     @staticmethod
-    def _check_same(conn: sqlite3.Connection, path: Path, meta: dict[str, str], settings: dict[str, Any],
-                    bots: Sequence[BotRow], schedule: Schedule) -> None:
+    def _check_same(
+        conn: sqlite3.Connection,
+        path: Path,
+        meta: dict[str, str],
+        settings: dict[str, Any],
+        bots: Sequence[BotRow],
+        schedule: Schedule,
+    ) -> None:
         old_bots = read_bots(conn)
         where = f"{path} holds a tournament"
-        fix = f"use another --db to start a new tournament"
+        fix = "use another --db to start a new tournament"
         old_labels = [b.label for b in old_bots]
         new_labels = [b.label for b in bots]
         if old_labels != new_labels:
             missing = [x for x in old_labels if x not in new_labels]
             added = [x for x in new_labels if x not in old_labels]
             if not missing and not added:
-                raise TournamentDBError(f"{where} with the same bots in another order "
-                                        f"({' '.join(old_labels)}); give them in that order, or {fix}")
-            parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"new {', '.join(added)}"] if added else [])
+                raise TournamentDBError(
+                    f"{where} with the same bots in another order "
+                    f"({' '.join(old_labels)}); give them in that order, or {fix}"
+                )
+            parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
+                [f"new {', '.join(added)}"] if added else []
+            )
             raise TournamentDBError(f"{where} with other bots ({'; '.join(parts)}); {fix}")
-        for old, new in zip(old_bots, bots):
+        for old, new in zip(old_bots, bots, strict=True):
             if old.sha256 != new.sha256:
-                raise TournamentDBError(f"{where} in which bot {new.label} ({new.path or new.name}) had other code "
-                                        f"(sha256 {old.sha256[:12]}, now {new.sha256[:12]}); restore it or {fix}")
+                raise TournamentDBError(
+                    f"{where} in which bot {new.label} ({new.path or new.name}) had other code "
+                    f"(sha256 {old.sha256[:12]}, now {new.sha256[:12]}); restore it or {fix}"
+                )
         try:
             old_settings = json.loads(meta.get("settings", "{}"))
         except ValueError:
@@ -291,9 +330,12 @@ class TournamentDB:
                 old_settings[key] = value
         if canonical(old_settings) != canonical(settings):
             diffs = _differences(old_settings, settings)
-            raise TournamentDBError(f"{where} with other settings ({'; '.join(diffs)}); "
-                                    f"use the same options to resume, or {fix}")
-        stored = {(size, tbl): tuple(json.loads(b)) for size, tbl, b in conn.execute("SELECT size, tbl, bots FROM tables")}
+            raise TournamentDBError(
+                f"{where} with other settings ({'; '.join(diffs)}); use the same options to resume, or {fix}"
+            )
+        stored = {
+            (size, tbl): tuple(json.loads(b)) for size, tbl, b in conn.execute("SELECT size, tbl, bots FROM tables")
+        }
         wanted = {(s.size, t): table for s in schedule.sizes for t, table in enumerate(s.tables)}
         if stored != wanted:
             raise TournamentDBError(f"{where} with another schedule (made by another arena version?); {fix}")
@@ -321,7 +363,7 @@ class TournamentDB:
                 fresh.setdefault(schedule.index(r.key) + 1, r)
             ids = list(fresh)
             for i in range(0, len(ids), 500):
-                part = ids[i:i + 500]
+                part = ids[i : i + 500]
                 for (gid,) in conn.execute(f"SELECT id FROM games WHERE id IN ({','.join('?' * len(part))})", part):
                     del fresh[gid]
             if not fresh:
@@ -330,17 +372,38 @@ class TournamentDB:
             games, results, faults = [], [], []
             for gid, r in fresh.items():
                 k = r.key
-                games.append((gid, str(k), k.size, k.table, k.deal, k.rotation, r.seed, r.rounds, r.moves,
-                              sum(r.faults), round(r.duration, 6), now))
-                results += [(gid, s, bot, r.places[s], r.scores[s], int(s in r.losers), r.faults[s],
-                             int(s in r.retired)) for s, bot in enumerate(r.seating)]
+                games.append(
+                    (
+                        gid,
+                        str(k),
+                        k.size,
+                        k.table,
+                        k.deal,
+                        k.rotation,
+                        r.seed,
+                        r.rounds,
+                        r.moves,
+                        sum(r.faults),
+                        round(r.duration, 6),
+                        now,
+                    )
+                )
+                results += [
+                    (gid, s, bot, r.places[s], r.scores[s], int(s in r.losers), r.faults[s], int(s in r.retired))
+                    for s, bot in enumerate(r.seating)
+                ]
                 faults += [(gid, seat, r.seating[seat], rnd, kind, detail) for seat, kind, detail, rnd in r.fault_list]
             conn.executemany("INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", games)
             conn.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", results)
             conn.executemany("INSERT INTO faults VALUES (?, ?, ?, ?, ?, ?)", faults)
-            conn.executemany("INSERT INTO seat_times VALUES (?, ?, ?, ?, ?)",
-                             [(gid, s, moves, round(total, 6), round(worst, 6)) for gid, r in fresh.items()
-                              for s, (moves, total, worst) in enumerate(r.seat_times)])
+            conn.executemany(
+                "INSERT INTO seat_times VALUES (?, ?, ?, ?, ?)",
+                [
+                    (gid, s, moves, round(total, 6), round(worst, 6))
+                    for gid, r in fresh.items()
+                    for s, (moves, total, worst) in enumerate(r.seat_times)
+                ],
+            )
         return len(fresh)
 
     def close(self) -> None:
@@ -354,8 +417,10 @@ def _add_later_tables(conn: sqlite3.Connection, sources: Mapping[str, str]) -> N
     with Transaction(conn):
         for table in LATER_TABLES:
             conn.execute(f"CREATE TABLE IF NOT EXISTS {table}")
-        conn.executemany("INSERT OR IGNORE INTO sources VALUES (?, ?)",
-                         [(sha, source_bytes(text)) for sha, text in sorted(sources.items())])
+        conn.executemany(
+            "INSERT OR IGNORE INTO sources VALUES (?, ?)",
+            [(sha, source_bytes(text)) for sha, text in sorted(sources.items())],
+        )
 
 
 def read_sources(conn: sqlite3.Connection) -> dict[str, str]:
@@ -393,8 +458,9 @@ def _lock(path: Path) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        raise TournamentDBError(f"{path}: another arena tournament is writing to it; "
-                                "wait for it to finish or stop it") from None
+        raise TournamentDBError(
+            f"{path}: another arena tournament is writing to it; wait for it to finish or stop it"
+        ) from None
     return fd
 
 
@@ -429,8 +495,9 @@ def read_authors(meta: dict[str, str]) -> dict[str, str]:
 
 
 def read_bots(conn: sqlite3.Connection) -> list[BotRow]:
-    return [BotRow(*row) for row in conn.execute(
-        "SELECT bot, label, name, path, origin, sha256 FROM bots ORDER BY bot")]
+    return [
+        BotRow(*row) for row in conn.execute("SELECT bot, label, name, path, origin, sha256 FROM bots ORDER BY bot")
+    ]
 
 
 def read_games(conn: sqlite3.Connection) -> list[GameRow]:
@@ -440,7 +507,8 @@ def read_games(conn: sqlite3.Connection) -> list[GameRow]:
         games[gid] = GameKey(size, tbl, deal, rot)
     seats: dict[int, list[tuple[int, int, int, bool, int, bool]]] = {gid: [] for gid in games}
     for gid, bot, place, score, loser, faults, retired in conn.execute(
-            "SELECT game_id, bot, place, score, loser, faults, retired FROM results ORDER BY game_id, seat"):
+        "SELECT game_id, bot, place, score, loser, faults, retired FROM results ORDER BY game_id, seat"
+    ):
         seats[gid].append((bot, place, score, bool(loser), faults, bool(retired)))
     return sorted((GameRow(key, tuple(seats[gid])) for gid, key in games.items()), key=lambda g: g.key)
 

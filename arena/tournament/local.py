@@ -15,8 +15,9 @@ import os
 import signal
 import time
 from collections import deque
+from collections.abc import Callable, Generator, Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Generator, Sequence
+from typing import Any
 
 from .schedule import GameKey
 from .worker import GameRecord, GameRunner, Job
@@ -85,7 +86,7 @@ def worker_main(conn: Connection, job: Job, number: int = 0) -> None:
     end, several together when they end within :data:`FLUSH_SECONDS` of each other."""
     pin_worker(number)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    signal.signal(signal.SIGTERM, _terminate)     # ... and stops a busy worker with SIGTERM
+    signal.signal(signal.SIGTERM, _terminate)  # ... and stops a busy worker with SIGTERM
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked while we started
     runner = GameRunner(job)
     try:
@@ -115,8 +116,9 @@ def worker_main(conn: Connection, job: Job, number: int = 0) -> None:
 class _Worker:
     def __init__(self, ctx: Any, job: Job, number: int) -> None:
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=worker_main, args=(child, job, number), name=f"arena-worker-{number}",
-                                   daemon=True)
+        self.process = ctx.Process(
+            target=worker_main, args=(child, job, number), name=f"arena-worker-{number}", daemon=True
+        )
         # A Ctrl-C reaches the whole process group; one that came while a worker starts
         # up would kill it with a traceback. The worker inherits a blocked SIGINT and
         # unblocks it once it ignores it; the parent gets its own Ctrl-C when it unblocks.
@@ -126,7 +128,7 @@ class _Worker:
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
         child.close()
-        self.pending: deque[GameKey] = deque()   # sent, not yet back, in playing order
+        self.pending: deque[GameKey] = deque()  # sent, not yet back, in playing order
 
     def send(self, keys: list[GameKey]) -> None:
         self.conn.send([tuple(k) for k in keys])
@@ -149,8 +151,15 @@ class _Worker:
         self.conn.close()
 
 
-def in_pool(job: Job, keys: Sequence[GameKey], workers: int, stop: Callable[[], bool], *,
-            start_method: str = "spawn", more: More | None = None) -> Batches:
+def in_pool(
+    job: Job,
+    keys: Sequence[GameKey],
+    workers: int,
+    stop: Callable[[], bool],
+    *,
+    start_method: str = "spawn",
+    more: More | None = None,
+) -> Batches:
     """Play ``keys`` on ``workers`` processes; yield the games that have ended, a batch at a time."""
     ctx = multiprocessing.get_context(start_method)
     if start_method != "fork":
@@ -159,7 +168,7 @@ def in_pool(job: Job, keys: Sequence[GameKey], workers: int, stop: Callable[[], 
 
         resource_tracker.ensure_running()
     size = chunk_size(len(keys), workers)
-    todo: deque[list[GameKey]] = deque(list(keys[i:i + size]) for i in range(0, len(keys), size))
+    todo: deque[list[GameKey]] = deque(list(keys[i : i + size]) for i in range(0, len(keys), size))
     pool = [_Worker(ctx, job, i) for i in range(workers if more is not None else min(workers, len(todo)))]
     deaths = 0
     try:
@@ -169,7 +178,7 @@ def in_pool(job: Job, keys: Sequence[GameKey], workers: int, stop: Callable[[], 
                 if not nxt:
                     break
                 size = chunk_size(len(nxt), workers)
-                todo.extend(nxt[i:i + size] for i in range(0, len(nxt), size))
+                todo.extend(nxt[i : i + size] for i in range(0, len(nxt), size))
             for w in pool:
                 while todo and len(w.pending) <= size:  # one chunk playing, the next one waiting
                     w.send(todo.popleft())
@@ -192,7 +201,9 @@ def in_pool(job: Job, keys: Sequence[GameKey], workers: int, stop: Callable[[], 
                     deaths += 1
                     w.process.join(1)
                     if deaths > workers + 2:
-                        raise HarnessError(f"worker processes keep dying (last exit code {w.process.exitcode})") from None
+                        raise HarnessError(
+                            f"worker processes keep dying (last exit code {w.process.exitcode})"
+                        ) from None
                     if w.pending:
                         todo.appendleft(list(w.pending))
                     w.pending.clear()

@@ -11,12 +11,12 @@ task ends, in the same database as the local backend.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .local import Batches, HarnessError
 from .schedule import GameKey
 from .worker import Job, play_chunk
-
 
 #: Seconds to wait for a TCP connection to a Ray cluster's address before giving up.
 CONNECT_SECONDS = 5.0
@@ -69,7 +69,9 @@ def probe(address: str, timeout: float = CONNECT_SECONDS) -> None:
         with socket.create_connection((host, port), timeout=timeout):
             pass
     except socket.gaierror as exc:
-        raise HarnessError(f"cannot reach the Ray cluster at {address}: unknown host {host!r} ({exc.strerror})") from None
+        raise HarnessError(
+            f"cannot reach the Ray cluster at {address}: unknown host {host!r} ({exc.strerror})"
+        ) from None
     except TimeoutError:
         raise HarnessError(f"cannot reach the Ray cluster at {address}: no answer within {timeout:g} s") from None
     except OSError as exc:
@@ -81,15 +83,26 @@ def chunk_size(games: int, workers: int) -> int:
     return max(1, min(16, games // (workers * 8)))
 
 
-def run(job: Job, keys: Sequence[GameKey], *, workers: int, address: str | None,
-        stop: Callable[[], bool], more: Callable[[], Sequence[GameKey]] | None = None) -> Batches:
+def run(
+    job: Job,
+    keys: Sequence[GameKey],
+    *,
+    workers: int,
+    address: str | None,
+    stop: Callable[[], bool],
+    more: Callable[[], Sequence[GameKey]] | None = None,
+) -> Batches:
     """Play ``keys`` as Ray tasks, at most ``2 * workers`` at a time; yield each task's games."""
     import ray
 
     started_here = not ray.is_initialized()
     if started_here:
-        options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                   "logging_level": logging.ERROR, "configure_logging": True}
+        options: dict[str, Any] = {
+            "include_dashboard": False,
+            "log_to_driver": False,
+            "logging_level": logging.ERROR,
+            "configure_logging": True,
+        }
         if address:
             options["address"] = address
         else:
@@ -104,7 +117,7 @@ def run(job: Job, keys: Sequence[GameKey], *, workers: int, address: str | None,
         task = ray.remote(num_cpus=1, max_retries=2)(play_chunk)
         job_ref = ray.put(job)
         size = chunk_size(len(keys), workers)
-        todo = [list(keys[i:i + size]) for i in range(0, len(keys), size)]
+        todo = [list(keys[i : i + size]) for i in range(0, len(keys), size)]
         todo.reverse()
         in_flight: dict[Any, list[GameKey]] = {}
         limit = 2 * workers if not address else max(2 * workers, 2 * int(ray.cluster_resources().get("CPU", 1)))
@@ -114,19 +127,20 @@ def run(job: Job, keys: Sequence[GameKey], *, workers: int, address: str | None,
                 if not nxt:
                     break
                 size = chunk_size(len(nxt), workers)
-                todo = [list(nxt[i:i + size]) for i in range(0, len(nxt), size)]
+                todo = [list(nxt[i : i + size]) for i in range(0, len(nxt), size)]
                 todo.reverse()
             while todo and len(in_flight) < limit:
                 chunk = todo.pop()
-                in_flight[task.remote(job_ref, [tuple(k) for k in chunk])] = chunk  # type: ignore[misc]
+                in_flight[task.remote(job_ref, [tuple(k) for k in chunk])] = chunk
             done, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
             for ref in done:
                 chunk = in_flight.pop(ref)
                 try:
                     records = ray.get(ref)
                 except ray.exceptions.RayError as exc:
-                    raise HarnessError(f"Ray task for games {chunk[0]}..{chunk[-1]} failed: "
-                                       f"{str(exc).strip().splitlines()[-1]}") from None
+                    raise HarnessError(
+                        f"Ray task for games {chunk[0]}..{chunk[-1]} failed: {str(exc).strip().splitlines()[-1]}"
+                    ) from None
                 yield records
         for ref in in_flight:
             ray.cancel(ref, force=True)

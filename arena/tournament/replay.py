@@ -55,8 +55,10 @@ def load_plan(conn: sqlite3.Connection, meta: dict[str, str]) -> Plan:
     bots = read_bots(conn)
     missing = [b.label for b in bots if b.sha256 not in sources]
     if missing:
-        raise ReplayError(f"the database does not hold the source of {', '.join(missing)} (it was made by an "
-                          "arena that did not store sources); only games kept with --replays can be shown")
+        raise ReplayError(
+            f"the database does not hold the source of {', '.join(missing)} (it was made by an "
+            "arena that did not store sources); only games kept with --replays can be shown"
+        )
     trusted = bool(settings.get("trusted", False))
     people = []
     for b in bots:
@@ -66,8 +68,10 @@ def load_plan(conn: sqlite3.Connection, meta: dict[str, str]) -> Plan:
     for size, tbl, members in conn.execute("SELECT size, tbl, bots FROM tables ORDER BY size, tbl"):
         tables.setdefault(size, []).append((tbl, tuple(json.loads(members))))
     kinds = settings.get("schedule", {})
-    sizes = tuple(SizeSchedule(size, str(kinds.get(str(size), "round-robin")), tuple(t for _, t in sorted(rows)))
-                  for size, rows in sorted(tables.items()))
+    sizes = tuple(
+        SizeSchedule(size, str(kinds.get(str(size), "round-robin")), tuple(t for _, t in sorted(rows)))
+        for size, rows in sorted(tables.items())
+    )
     schedule = Schedule(len(bots), int(settings["seed"]), int(settings["games"]), sizes)
     return Plan(tuple(people), Rules.from_dict(settings["rules"]), schedule, trusted)
 
@@ -75,36 +79,59 @@ def load_plan(conn: sqlite3.Connection, meta: dict[str, str]) -> Plan:
 def stored_games(conn: sqlite3.Connection, key: GameKey | None = None) -> list[StoredGame]:
     """Stored results (of one game, or all in key order)."""
     where, args = ("WHERE size = ? AND tbl = ? AND deal = ? AND rotation = ?", tuple(key)) if key else ("", ())
-    games = {gid: (GameKey(size, tbl, deal, rot), seed, rounds, moves)
-             for gid, size, tbl, deal, rot, seed, rounds, moves
-             in conn.execute(f"SELECT id, size, tbl, deal, rotation, seed, rounds, moves FROM games {where}", args)}
+    games = {
+        gid: (GameKey(size, tbl, deal, rot), seed, rounds, moves)
+        for gid, size, tbl, deal, rot, seed, rounds, moves in conn.execute(
+            f"SELECT id, size, tbl, deal, rotation, seed, rounds, moves FROM games {where}", args
+        )
+    }
     seats: dict[int, list[tuple[int, int, int]]] = {gid: [] for gid in games}
     for gid, bot, place, score in conn.execute("SELECT game_id, bot, place, score FROM results ORDER BY game_id, seat"):
         if gid in seats:
             seats[gid].append((bot, place, score))
-    out = [StoredGame(k, seed, tuple(b for b, _, _ in seats[gid]), tuple(p for _, p, _ in seats[gid]),
-                      tuple(s for _, _, s in seats[gid]), rounds, moves)
-           for gid, (k, seed, rounds, moves) in games.items()]
+    out = [
+        StoredGame(
+            k,
+            seed,
+            tuple(b for b, _, _ in seats[gid]),
+            tuple(p for _, p, _ in seats[gid]),
+            tuple(s for _, _, s in seats[gid]),
+            rounds,
+            moves,
+        )
+        for gid, (k, seed, rounds, moves) in games.items()
+    ]
     return sorted(out, key=lambda g: g.key)
 
 
 def differences(stored: StoredGame, record: GameRecord) -> list[str]:
     """How a re-played game differs from its stored result (empty when it is the same game)."""
     out = []
-    for what, a, b in (("seed", stored.seed, record.seed), ("seating", stored.seating, tuple(record.seating)),
-                       ("places", stored.places, tuple(record.places)), ("scores", stored.scores, tuple(record.scores)),
-                       ("rounds", stored.rounds, record.rounds), ("moves", stored.moves, record.moves)):
+    for what, a, b in (
+        ("seed", stored.seed, record.seed),
+        ("seating", stored.seating, tuple(record.seating)),
+        ("places", stored.places, tuple(record.places)),
+        ("scores", stored.scores, tuple(record.scores)),
+        ("rounds", stored.rounds, record.rounds),
+        ("moves", stored.moves, record.moves),
+    ):
         if a != b:
-            out.append(f"{what} {list(a) if isinstance(a, tuple) else a} stored, "
-                       f"{list(b) if isinstance(b, tuple) else b} re-played")
+            out.append(
+                f"{what} {list(a) if isinstance(a, tuple) else a} stored, "
+                f"{list(b) if isinstance(b, tuple) else b} re-played"
+            )
     return out
 
 
 def in_schedule(schedule: Schedule, key: GameKey) -> bool:
     """Whether ``key`` names a game of ``schedule``."""
     sizes = [s for s in schedule.sizes if s.size == key.size]
-    return bool(sizes) and 0 <= key.table < len(sizes[0].tables) and 0 <= key.deal < schedule.deals \
+    return (
+        bool(sizes)
+        and 0 <= key.table < len(sizes[0].tables)
+        and 0 <= key.deal < schedule.deals
         and 0 <= key.rotation < key.size
+    )
 
 
 def parse_key(text: str, plan: Plan) -> GameKey:
@@ -136,8 +163,9 @@ def replay_one(conn: sqlite3.Connection, meta: dict[str, str], text: str) -> tup
     return record, differences(stored[0], record)
 
 
-def replay_many(plan: Plan, keys: Sequence[GameKey], *, workers: int = 1,
-                stop: Callable[[], bool] = lambda: False) -> Iterator[GameRecord]:
+def replay_many(
+    plan: Plan, keys: Sequence[GameKey], *, workers: int = 1, stop: Callable[[], bool] = lambda: False
+) -> Iterator[GameRecord]:
     """Re-play ``keys`` on the tournament's own local backend, in the order they finish."""
     from .runner import local_backend
 
@@ -156,4 +184,3 @@ def open_db(path: str) -> tuple[sqlite3.Connection, dict[str, str]]:
     if not Path(path).exists():
         raise TournamentDBError(f"{path}: no such file")
     return open_readonly(path)
-

@@ -29,13 +29,20 @@ class ReplaysFolderError(ValueError):
 
 def identity(meta: dict[str, str], db_path: str | os.PathLike[str]) -> dict[str, Any]:
     """What ties a replays folder to a database: its tournament id (or creation time) and path."""
-    return {"format": FORMAT, "db": str(Path(db_path).resolve()), "created": meta.get("created", ""),
-            "tournament": meta.get("tournament_id", "")}
+    return {
+        "format": FORMAT,
+        "db": str(Path(db_path).resolve()),
+        "created": meta.get("created", ""),
+        "tournament": meta.get("tournament_id", ""),
+    }
 
 
 def _same(marker: dict[str, Any], ident: dict[str, Any]) -> bool:
-    return (marker.get("format") == FORMAT and marker.get("created") == ident["created"]
-            and marker.get("tournament") == ident["tournament"])
+    return (
+        marker.get("format") == FORMAT
+        and marker.get("created") == ident["created"]
+        and marker.get("tournament") == ident["tournament"]
+    )
 
 
 def _read_marker(folder: Path) -> dict[str, Any] | None:
@@ -64,18 +71,23 @@ def check(folder: Path, db_path: str | os.PathLike[str], *, force: bool = False)
     hint = "choose another --replays folder, or add --force to write into it anyway"
     marker = _read_marker(folder) if MARKER in entries else None
     if marker is None:
-        raise ReplaysFolderError(f"{folder}: holds {len(entries)} file{'s' if len(entries) != 1 else ''} "
-                                 f"that this tournament did not write; {hint}")
+        raise ReplaysFolderError(
+            f"{folder}: holds {len(entries)} file{'s' if len(entries) != 1 else ''} "
+            f"that this tournament did not write; {hint}"
+        )
     theirs = str(marker.get("db", "?"))
     try:
         conn, meta = open_readonly(db_path)
         conn.close()
     except TournamentDBError:
-        raise ReplaysFolderError(f"{folder}: holds the replays of the tournament in {theirs}, "
-                                 f"not of a new one in {db_path}; {hint}") from None
+        raise ReplaysFolderError(
+            f"{folder}: holds the replays of the tournament in {theirs}, not of a new one in {db_path}; {hint}"
+        ) from None
     if not _same(marker, identity(meta, db_path)):
-        raise ReplaysFolderError(f"{folder}: holds the replays of another tournament ({theirs}, created "
-                                 f"{marker.get('created', '?')}); {hint}")
+        raise ReplaysFolderError(
+            f"{folder}: holds the replays of another tournament ({theirs}, created "
+            f"{marker.get('created', '?')}); {hint}"
+        )
 
 
 def claim(folder: Path, meta: dict[str, str], db_path: str | os.PathLike[str]) -> None:

@@ -16,9 +16,10 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .. import submissions
 from ..loader import BotSource, resolve_bot
@@ -26,8 +27,8 @@ from ..match import entrant_labels
 from ..rules import Rules
 from ..safetext import clean_name, escape, storable
 from ..seeds import guessable
-from .db import BotRow, TournamentDB, canonical
 from . import replays as replay_folder
+from .db import BotRow, TournamentDB, canonical
 from .local import Batches, HarnessError
 from .schedule import DEFAULT_MAX_TABLES, MAX_GAMES, GameKey, Schedule, default_sizes
 from .worker import GameRecord, Job
@@ -42,7 +43,7 @@ class Entrant:
     src: BotSource
     label: str
     trusted: bool
-    author: str | None = None   # from the submission manifest, when the file was verified against one
+    author: str | None = None  # from the submission manifest, when the file was verified against one
 
     def row(self, index: int) -> BotRow:
         src = self.src
@@ -64,8 +65,9 @@ def collect(specs: Sequence[str]) -> list[BotSource]:
     for spec in specs:
         p = Path(spec)
         if p.is_dir():
-            files = sorted(f for f in p.iterdir()
-                           if f.suffix == ".py" and f.is_file() and not f.name.startswith(("_", ".")))
+            files = sorted(
+                f for f in p.iterdir() if f.suffix == ".py" and f.is_file() and not f.name.startswith(("_", "."))
+            )
             if not files:
                 raise SetupError(f"{spec}: a folder with no bot files (*.py)")
             found.extend(resolve_bot(str(f), lenient=True) for f in files)
@@ -79,9 +81,13 @@ def entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entrant]:
     (cleaned; ``NAME (file)`` when it is a reserved name, see :func:`~arena.match.entrant_labels`),
     a registered bot's its name; repeats get ``#2``, ``#3``..."""
     sources = collect(specs)
-    labels = entrant_labels([s.name if s.origin == "registry" else clean_name(Path(s.path or s.name).stem)
-                             for s in sources], [s.origin for s in sources])
-    return [Entrant(src, label, trusted or src.origin == "registry") for src, label in zip(sources, labels)]
+    labels = entrant_labels(
+        [s.name if s.origin == "registry" else clean_name(Path(s.path or s.name).stem) for s in sources],
+        [s.origin for s in sources],
+    )
+    return [
+        Entrant(src, label, trusted or src.origin == "registry") for src, label in zip(sources, labels, strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -116,33 +122,59 @@ class Plan:
     def settings(self) -> dict[str, Any]:
         """Everything that decides the games' results, as stored in the database."""
         s = self.schedule
-        return {"seed": s.seed, "sizes": [x.size for x in s.sizes], "games": s.deals,
-                "schedule": {str(x.size): x.kind for x in s.sizes}, "rules": self.rules.to_dict(),
-                "trusted": self.trusted, "move_time": self.move_time, "game_time": self.game_time}
+        return {
+            "seed": s.seed,
+            "sizes": [x.size for x in s.sizes],
+            "games": s.deals,
+            "schedule": {str(x.size): x.kind for x in s.sizes},
+            "rules": self.rules.to_dict(),
+            "trusted": self.trusted,
+            "move_time": self.move_time,
+            "game_time": self.game_time,
+        }
 
     def job(self, keep_logs: bool = False) -> Job:
         ident = canonical([self.settings, [e.src.sha256 for e in self.entrants]])
-        return Job(tuple(e.src for e in self.entrants), self.labels, tuple(e.trusted for e in self.entrants),
-                   self.rules.to_dict(), self.schedule, keep_logs, ident,
-                   {"move_seconds": self.move_time, "game_seconds": self.game_time})
+        return Job(
+            tuple(e.src for e in self.entrants),
+            self.labels,
+            tuple(e.trusted for e in self.entrants),
+            self.rules.to_dict(),
+            self.schedule,
+            keep_logs,
+            ident,
+            {"move_seconds": self.move_time, "game_seconds": self.game_time},
+        )
 
     def describe(self) -> list[str]:
         """Lines for people: the schedule that runs and its size."""
         n = len(self.entrants)
         s = self.schedule
         seed = f"seed {s.seed}" if guessable(s.seed) else "a secret seed (shown after the run)"
-        lines = [f"tournament: {n} bots, {seed}, rules {self.rules.name}"
-                 + (f" ({', '.join(f'{k}={v}' for k, v in self.rules.changed().items())})" if self.rules.changed() else "")]
+        lines = [
+            f"tournament: {n} bots, {seed}, rules {self.rules.name}"
+            + (f" ({', '.join(f'{k}={v}' for k, v in self.rules.changed().items())})" if self.rules.changed() else "")
+        ]
         for x in s.sizes:
             games = len(x.tables) * s.deals * x.size
-            lines.append(f"  {x.describe(n)}; x {s.deals} deal{'s' if s.deals > 1 else ''} x {x.size} seatings"
-                         f" = {games} games")
+            lines.append(
+                f"  {x.describe(n)}; x {s.deals} deal{'s' if s.deals > 1 else ''} x {x.size} seatings = {games} games"
+            )
         return lines
 
 
-def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed: int, rules: Rules,
-         trusted: bool = False, max_tables: int = DEFAULT_MAX_TABLES, allow_unverified: bool = False,
-         limits: Any = None) -> Plan:
+def plan(
+    specs: Sequence[str],
+    *,
+    sizes: Sequence[int] | None,
+    deals: int,
+    seed: int,
+    rules: Rules,
+    trusted: bool = False,
+    max_tables: int = DEFAULT_MAX_TABLES,
+    allow_unverified: bool = False,
+    limits: Any = None,
+) -> Plan:
     """Resolve bots, verify the files of submissions folders against their manifests, and build
     the schedule. :raises SetupError:, :raises BotLoadError:. ``limits``: the sandbox's
     :class:`~arena.sandbox.Limits` (its move and game times are settings)."""
@@ -150,7 +182,7 @@ def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed:
     check = submissions.verify([(e.src.path if e.src.origin == "file" else None, e.src.sha256) for e in people])
     if check.refused and not allow_unverified:
         raise SetupError(submissions.refusal(check.refused))
-    people = [replace(e, author=author) for e, author in zip(people, check.authors)]
+    people = [replace(e, author=author) for e, author in zip(people, check.authors, strict=True)]
     n = len(people)
     if n < 2:
         raise SetupError(f"a tournament needs at least 2 bots; {n} given")
@@ -164,8 +196,10 @@ def plan(specs: Sequence[str], *, sizes: Sequence[int] | None, deals: int, seed:
             raise SetupError(str(exc)) from None
     games = sum(min(math.comb(n, k), max_tables) * deals * k for k in set(sizes))
     if games > MAX_GAMES:
-        raise SetupError(f"this schedule would be about {games:,} games; at most {MAX_GAMES:,} are played in one "
-                         "tournament (fewer --games, --players or --max-tables)")
+        raise SetupError(
+            f"this schedule would be about {games:,} games; at most {MAX_GAMES:,} are played in one "
+            "tournament (fewer --games, --players or --max-tables)"
+        )
     schedule = Schedule.build(n, sizes, deals=deals, seed=seed, max_tables=max_tables)
     times = {} if limits is None else {"move_time": limits.move_seconds, "game_time": limits.game_seconds}
     return Plan(tuple(people), rules, schedule, trusted, tuple(check.refused), **times)
@@ -185,14 +219,18 @@ def preflight(p: Plan) -> list[str]:
         try:
             from ..sandbox import check_source, sandboxed_factory  # noqa: F401
         except ImportError:
-            raise SetupError("bot files run in the sandbox, which this installation lacks; "
-                             "--trusted runs them in-process (only for code you trust)") from None
+            raise SetupError(
+                "bot files run in the sandbox, which this installation lacks; "
+                "--trusted runs them in-process (only for code you trust)"
+            ) from None
         check = check_source
     warnings = []
     if p.unverified:
-        warnings.append(f"--allow-unverified: playing {len(p.unverified)} bot file"
-                        f"{'s' if len(p.unverified) != 1 else ''} that do not match a submission: "
-                        + escape("; ".join(p.unverified), 600))
+        warnings.append(
+            f"--allow-unverified: playing {len(p.unverified)} bot file"
+            f"{'s' if len(p.unverified) != 1 else ''} that do not match a submission: "
+            + escape("; ".join(p.unverified), 600)
+        )
     for e in p.entrants:
         try:
             (compile_trusted if e.trusted else check)(e.src)
@@ -203,12 +241,13 @@ def preflight(p: Plan) -> list[str]:
 
 # -- running -------------------------------------------------------------------
 
+
 @dataclass
 class RunResult:
-    total: int                # games in the schedule
-    done: int                 # games in the database now
-    played: int               # games played by this run
-    elapsed: float            # seconds this run spent playing
+    total: int  # games in the schedule
+    done: int  # games in the database now
+    played: int  # games played by this run
+    elapsed: float  # seconds this run spent playing
     interrupted: bool = False
     signum: int = int(signal.SIGINT)  # what interrupted it: Ctrl-C or SIGTERM
 
@@ -236,8 +275,9 @@ def local_backend(workers: int) -> Backend:
 def ray_backend(workers: int, address: str | None) -> Backend:
     from . import ray_backend as rb
 
-    def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool],
-            more: Callable[[], Sequence[GameKey]] | None = None) -> Batches:
+    def run(
+        job: Job, keys: Sequence[GameKey], stop: Callable[[], bool], more: Callable[[], Sequence[GameKey]] | None = None
+    ) -> Batches:
         return rb.run(job, keys, workers=workers, address=address, stop=stop, more=more)
 
     return run
@@ -264,7 +304,7 @@ class StopFlag:
         self.signum = signum
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
-    def __enter__(self) -> "StopFlag":
+    def __enter__(self) -> StopFlag:
         if threading.current_thread() is threading.main_thread():
             for sig in self.SIGNALS:
                 if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup, background jobs
@@ -286,8 +326,14 @@ def write_replay(folder: Path, record: GameRecord) -> None:
     os.replace(tmp, path)
 
 
-def open_tournament(p: Plan, db_path: str | os.PathLike[str], *, replays: str | None, force: bool,
-                    settings: dict[str, Any] | None = None) -> tuple[TournamentDB, Path | None]:
+def open_tournament(
+    p: Plan,
+    db_path: str | os.PathLike[str],
+    *,
+    replays: str | None,
+    force: bool,
+    settings: dict[str, Any] | None = None,
+) -> tuple[TournamentDB, Path | None]:
     """Check the replays folder, open (or make) the database with ``settings`` (default the
     plan's), then claim the folder; the database and the folder (None without ``replays``).
 
@@ -303,9 +349,14 @@ def open_tournament(p: Plan, db_path: str | os.PathLike[str], *, replays: str | 
             folder.parent.mkdir(parents=True, exist_ok=True)  # the folder itself is made once the database is
         except OSError as exc:
             raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
-    db = TournamentDB.open(db_path, p.settings if settings is None else settings,
-                           [e.row(i) for i, e in enumerate(p.entrants)], p.schedule,
-                           sources={e.src.sha256: e.src.source for e in p.entrants}, authors=p.authors)
+    db = TournamentDB.open(
+        db_path,
+        p.settings if settings is None else settings,
+        [e.row(i) for i, e in enumerate(p.entrants)],
+        p.schedule,
+        sources={e.src.sha256: e.src.source for e in p.entrants},
+        authors=p.authors,
+    )
     if folder:
         try:
             replay_folder.claim(folder, db.meta(), db_path)
@@ -315,9 +366,17 @@ def open_tournament(p: Plan, db_path: str | os.PathLike[str], *, replays: str | 
     return db, folder
 
 
-def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: str | None = None,
-        progress: bool = False, on_start: Callable[[int, int], None] | None = None,
-        force: bool = False, sandbox: dict[str, Any] | None = None) -> RunResult:
+def run(
+    p: Plan,
+    db_path: str | os.PathLike[str],
+    backend: Backend,
+    *,
+    replays: str | None = None,
+    progress: bool = False,
+    on_start: Callable[[int, int], None] | None = None,
+    force: bool = False,
+    sandbox: dict[str, Any] | None = None,
+) -> RunResult:
     """Play every game of ``p`` not yet in the database at ``db_path``, storing each as it ends.
 
     ``replays`` is a folder for the records, refused when it holds files this tournament did not
@@ -338,8 +397,9 @@ def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: 
         if progress and keys and sys.stderr.isatty():
             from tqdm import tqdm
 
-            bar = tqdm(total=total, initial=total - len(keys), unit="game", file=sys.stderr, smoothing=0.05,
-                       dynamic_ncols=True)
+            bar = tqdm(
+                total=total, initial=total - len(keys), unit="game", file=sys.stderr, smoothing=0.05, dynamic_ncols=True
+            )
         played = 0
         started = time.perf_counter()
         with StopFlag() as stop:
@@ -351,7 +411,9 @@ def run(p: Plan, db_path: str | os.PathLike[str], backend: Backend, *, replays: 
                             try:
                                 write_replay(folder, record)
                             except OSError as exc:
-                                raise HarnessError(f"cannot write a replay to {folder}: {exc.strerror or exc}") from None
+                                raise HarnessError(
+                                    f"cannot write a replay to {folder}: {exc.strerror or exc}"
+                                ) from None
                     try:
                         played += db.add(batch, p.schedule)
                     except sqlite3.Error as exc:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from typing import NamedTuple
 
 from ..engine import derive_seed
 
@@ -38,7 +39,7 @@ class GameKey(NamedTuple):
         return f"{self.size}p-t{self.table}-d{self.deal}-r{self.rotation}"
 
     @classmethod
-    def parse(cls, text: str) -> "GameKey":
+    def parse(cls, text: str) -> GameKey:
         """``"4p-t12-d3-r1"`` -> ``GameKey(4, 12, 3, 1)``.
 
         :raises ValueError: not a game key.
@@ -113,11 +114,15 @@ class SizeSchedule:
                 return f"{self.size} players: one table of all {bots} bots"
             return f"{self.size} players: round robin, all {n} tables of {self.size} of {bots} bots"
         if self.kind == "gauntlet":
-            return f"{self.size} players: gauntlet, {n} tables of the new bot and {self.size - 1} of the {bots - 1} others"
+            return (
+                f"{self.size} players: gauntlet, {n} tables of the new bot and {self.size - 1} of the {bots - 1} others"
+            )
         pairs = self.pair_counts(bots).values()
         seats = self.seat_counts(bots)
-        return (f"{self.size} players: balanced schedule of {n} of {math.comb(bots, self.size)} possible tables; "
-                f"each pair shares {spread(pairs)} tables, each bot sits at {spread(seats)}")
+        return (
+            f"{self.size} players: balanced schedule of {n} of {math.comb(bots, self.size)} possible tables; "
+            f"each pair shares {spread(pairs)} tables, each bot sits at {spread(seats)}"
+        )
 
 
 def spread(values: Iterable[int]) -> str:
@@ -184,19 +189,30 @@ def _greedy_tables(bots: int, size: int, count: int, rng: random.Random) -> list
         ties = [rng.random() for _ in range(bots)]
         table = [min(range(bots), key=lambda b: (seats[b], ties[b]))]
         while len(table) < size:
-            table.append(min((b for b in range(bots) if b not in table),
-                             key=lambda b: (sum(pairs[b][m] for m in table), seats[b], ties[b])))
+            table.append(
+                min(
+                    (b for b in range(bots) if b not in table),
+                    key=lambda b: (sum(pairs[b][m] for m in table), seats[b], ties[b]),
+                )
+            )
         for i, a in enumerate(table):
             seats[a] += 1
-            for b in table[i + 1:]:
+            for b in table[i + 1 :]:
                 pairs[a][b] += 1
                 pairs[b][a] += 1
         tables.append(table)
     return tables
 
 
-def _anneal(tables: list[list[int]], bots: int, size: int, rng: random.Random, *,
-            temperature: float = 0.5, budget: int = 200_000) -> tuple[tuple[int, ...], ...]:
+def _anneal(
+    tables: list[list[int]],
+    bots: int,
+    size: int,
+    rng: random.Random,
+    *,
+    temperature: float = 0.5,
+    budget: int = 200_000,
+) -> tuple[tuple[int, ...], ...]:
     """Swap a table member for an outsider to lower ``sum pair_count^2 + (K-1) sum seat_count^2``
     (the squared spread around the targets, since the totals never change); worse swaps
     are taken with a probability that falls to zero over the ``budget`` of tries."""
@@ -205,7 +221,7 @@ def _anneal(tables: list[list[int]], bots: int, size: int, rng: random.Random, *
     for table in tables:
         for i, a in enumerate(table):
             seats[a] += 1
-            for b in table[i + 1:]:
+            for b in table[i + 1 :]:
                 pairs[a][b] += 1
                 pairs[b][a] += 1
     budget = min(budget, 100 * len(tables) * size)
@@ -216,8 +232,9 @@ def _anneal(tables: list[list[int]], bots: int, size: int, rng: random.Random, *
         if cand in table:
             continue
         rest = [m for m in table if m != out]
-        gain = (sum(2 * (pairs[out][m] - pairs[cand][m]) - 2 for m in rest)
-                + (size - 1) * (2 * (seats[out] - seats[cand]) - 2))
+        gain = sum(2 * (pairs[out][m] - pairs[cand][m]) - 2 for m in rest) + (size - 1) * (
+            2 * (seats[out] - seats[cand]) - 2
+        )
         temp = temperature * (1 - it / budget)
         if gain >= 0 or (temp > 0 and rng.random() < math.exp(gain / temp)):
             for m in rest:
@@ -241,10 +258,15 @@ class Schedule:
     sizes: tuple[SizeSchedule, ...]
 
     @classmethod
-    def build(cls, bots: int, sizes: Sequence[int], *, deals: int, seed: int,
-              max_tables: int = DEFAULT_MAX_TABLES) -> "Schedule":
-        return cls(bots, seed, deals, tuple(size_schedule(bots, k, max_tables=max_tables, seed=seed)
-                                            for k in sorted(set(sizes))))
+    def build(
+        cls, bots: int, sizes: Sequence[int], *, deals: int, seed: int, max_tables: int = DEFAULT_MAX_TABLES
+    ) -> Schedule:
+        return cls(
+            bots,
+            seed,
+            deals,
+            tuple(size_schedule(bots, k, max_tables=max_tables, seed=seed) for k in sorted(set(sizes))),
+        )
 
     def by_size(self, size: int) -> SizeSchedule:
         for s in self.sizes:

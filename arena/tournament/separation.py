@@ -25,8 +25,13 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def fixed_doc(labels: Sequence[str], games: Sequence[GameRow], order: Sequence[str],
-              confidence: float = 0.95, gauntlet: bool = False) -> dict[str, Any]:
+def fixed_doc(
+    labels: Sequence[str],
+    games: Sequence[GameRow],
+    order: Sequence[str],
+    confidence: float = 0.95,
+    gauntlet: bool = False,
+) -> dict[str, Any]:
     """Adjacent pairs of ``order`` (labels, best first), or in a gauntlet the new bot (the
     first label) against each of the field, with fixed-sample paired intervals."""
     index = {label: i for i, label in enumerate(labels)}
@@ -37,10 +42,13 @@ def fixed_doc(labels: Sequence[str], games: Sequence[GameRow], order: Sequence[s
         a, b = index[up], index[low]
         values = diffs.get((a, b)) or [-d for d in diffs.get((b, a), [])]
         pairs.append(_pair(up, low, values, confidence, gauntlet))
-    return {"method": f"paired bootstrap over shared duplicate blocks, {confidence:.0%} per pair, one look",
-            "confidence": confidence, "pairs": pairs,
-            "compares": "the new bot against each of the field" if gauntlet else "every adjacent pair",
-            "settled": bool(pairs) and all(p["separated"] for p in pairs)}
+    return {
+        "method": f"paired bootstrap over shared duplicate blocks, {confidence:.0%} per pair, one look",
+        "confidence": confidence,
+        "pairs": pairs,
+        "compares": "the new bot against each of the field" if gauntlet else "every adjacent pair",
+        "settled": bool(pairs) and all(p["separated"] for p in pairs),
+    }
 
 
 def _pair(up: str, low: str, values: Sequence[float], confidence: float, either: bool = False) -> dict[str, Any]:
@@ -55,9 +63,16 @@ def _pair(up: str, low: str, values: Sequence[float], confidence: float, either:
         verdict = "better" if above else "worse" if below else "not separated"
     else:
         verdict = "separated" if above else "reversed" if below else "not separated"
-    return {"upper": up, "lower": low, "blocks": len(values), "diff": _r(mean),
-            "diff_lo": _r(ci[0]) if ci else None, "diff_hi": _r(ci[1]) if ci else None,
-            "separated": separated, "verdict": verdict}
+    return {
+        "upper": up,
+        "lower": low,
+        "blocks": len(values),
+        "diff": _r(mean),
+        "diff_lo": _r(ci[0]) if ci else None,
+        "diff_hi": _r(ci[1]) if ci else None,
+        "separated": separated,
+        "verdict": verdict,
+    }
 
 
 def adaptive_doc(labels: Sequence[str], games: Sequence[GameRow], state: Any) -> dict[str, Any]:
@@ -69,15 +84,31 @@ def adaptive_doc(labels: Sequence[str], games: Sequence[GameRow], state: Any) ->
         rep = state.report((up, low))
         values = diffs.get((up, low)) or [-x for x in diffs.get((low, up), [])]
         row = _pair(labels[up], labels[low], values, d.confidence)
-        row.update({"separated": rep.separated, "verdict": rep.verdict if rep.verdict != "not yet"
-                    else "not separated", "p_value": _r(rep.p_value), "tested_blocks": rep.blocks})
+        row.update(
+            {
+                "separated": rep.separated,
+                "verdict": rep.verdict if rep.verdict != "not yet" else "not separated",
+                "p_value": _r(rep.p_value),
+                "tested_blocks": rep.blocks,
+            }
+        )
         pairs.append(row)
-    what = "the new bot against each of the field" if d.gauntlet else (
-        f"places 1 to {min(d.top, d.bots - 1) + 1}" if d.top else "every adjacent pair")
-    return {"method": (f"sequential: betting sign test on paired block differences, anytime-valid, "
-                       f"Bonferroni over {d.family} pairs (alpha {d.alpha:.2g} each)"),
-            "confidence": d.confidence, "compares": what, "pairs": pairs, "status": state.status,
-            "settled": all(p["separated"] for p in pairs)}
+    what = (
+        "the new bot against each of the field"
+        if d.gauntlet
+        else (f"places 1 to {min(d.top, d.bots - 1) + 1}" if d.top else "every adjacent pair")
+    )
+    return {
+        "method": (
+            f"sequential: betting sign test on paired block differences, anytime-valid, "
+            f"Bonferroni over {d.family} pairs (alpha {d.alpha:.2g} each)"
+        ),
+        "confidence": d.confidence,
+        "compares": what,
+        "pairs": pairs,
+        "status": state.status,
+        "settled": all(p["separated"] for p in pairs),
+    }
 
 
 def format_separation(sep: dict[str, Any], tablefmt: str = "simple") -> str:
@@ -88,8 +119,14 @@ def format_separation(sep: dict[str, Any], tablefmt: str = "simple") -> str:
         diff = "-" if p["diff"] is None else f"{p['diff']:+.3f}"
         anytime = [f"{p['p_value']:.2g}"] if "p_value" in p else []
         rows.append([f"{escape(p['upper'])} > {escape(p['lower'])}", p["blocks"], diff, ci, *anytime, p["verdict"]])
-    headers = ["pair", "shared blocks", "paired diff", f"{sep['confidence']:.0%} interval",
-               *(["anytime p"] if sep["pairs"] and "p_value" in sep["pairs"][0] else []), "verdict"]
+    headers = [
+        "pair",
+        "shared blocks",
+        "paired diff",
+        f"{sep['confidence']:.0%} interval",
+        *(["anytime p"] if sep["pairs"] and "p_value" in sep["pairs"][0] else []),
+        "verdict",
+    ]
     head = ("## " if tablefmt == "github" else "") + f"Separation ({sep['method']})"
     if not rows:
         return head + "\n(no pairs)"

@@ -19,8 +19,9 @@ finished, so the same games always give the same standings.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from tabulate import tabulate
 
@@ -29,9 +30,38 @@ from .db import GameRow
 from .stats import bootstrap_interval
 
 # two-sided 95% quantiles of Student's t for 1..30 degrees of freedom
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-         2.045, 2.042)
+_T975 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
 
 
 def t975(df: int) -> float:
@@ -42,8 +72,12 @@ def t975(df: int) -> float:
     if df <= len(_T975):
         return _T975[df - 1]
     z = 1.959964
-    return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
-            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+    )
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float | None, float | None]:
@@ -95,7 +129,7 @@ def compute(labels: Sequence[str], games: Sequence[GameRow], kinds: Sequence[str
             t.retired += retired
             t.blocks.setdefault(block, []).append((k - place) / (k - 1))
         for i, (a, pa, *_) in enumerate(g.seats):
-            for b, pb, *_ in g.seats[i + 1:]:
+            for b, pb, *_ in g.seats[i + 1 :]:
                 shared[a][b] += 1
                 shared[b][a] += 1
                 if pa == pb:
@@ -106,7 +140,7 @@ def compute(labels: Sequence[str], games: Sequence[GameRow], kinds: Sequence[str
                 else:
                     above[b][a] += 1
         rated = model.rate([[ratings[bot]] for bot, *_ in g.seats], ranks=[place for _, place, *_ in g.seats])
-        for (bot, *_), team in zip(g.seats, rated):
+        for (bot, *_), team in zip(g.seats, rated, strict=True):
             ratings[bot] = team[0]
     rows: list[dict[str, Any]] = []
     for i, t in enumerate(tallies):
@@ -115,21 +149,38 @@ def compute(labels: Sequence[str], games: Sequence[GameRow], kinds: Sequence[str
         ci = bootstrap_interval(block_means)
         half = None if ci is None or score is None else max(score - ci[0], ci[1] - score)
         r = ratings[i]
-        rows.append({
-            "rank": 0, "bot": labels[i], "kind": kinds[i] if kinds else "",
-            "games": t.games, "wins": t.wins, "losses": t.losses,
-            "avg_place": _r(t.place_sum / t.games) if t.games else None,
-            "score": _r(score), "score_ci": _r(half),
-            "score_lo": _r(ci[0]) if ci else None, "score_hi": _r(ci[1]) if ci else None,
-            "blocks": len(t.blocks),
-            "mu": _r(r.mu), "sigma": _r(r.sigma), "ordinal": _r(r.ordinal()),
-            "faults": t.faults, "retired": t.retired})
+        rows.append(
+            {
+                "rank": 0,
+                "bot": labels[i],
+                "kind": kinds[i] if kinds else "",
+                "games": t.games,
+                "wins": t.wins,
+                "losses": t.losses,
+                "avg_place": _r(t.place_sum / t.games) if t.games else None,
+                "score": _r(score),
+                "score_ci": _r(half),
+                "score_lo": _r(ci[0]) if ci else None,
+                "score_hi": _r(ci[1]) if ci else None,
+                "blocks": len(t.blocks),
+                "mu": _r(r.mu),
+                "sigma": _r(r.sigma),
+                "ordinal": _r(r.ordinal()),
+                "faults": t.faults,
+                "retired": t.retired,
+            }
+        )
     rows.sort(key=lambda row: (row["games"] == 0, -(row["score"] or 0.0), -row["ordinal"], row["bot"]))
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
-    h2h = {labels[a]: {labels[b]: {"above": _r(above[a][b] / shared[a][b]), "games": shared[a][b]}
-                       for b in range(n) if b != a and shared[a][b]}
-           for a in range(n)}
+    h2h = {
+        labels[a]: {
+            labels[b]: {"above": _r(above[a][b] / shared[a][b]), "games": shared[a][b]}
+            for b in range(n)
+            if b != a and shared[a][b]
+        }
+        for a in range(n)
+    }
     return {"games": len(games), "blocks": len(blocks), "standings": rows, "head_to_head": h2h}
 
 
@@ -137,8 +188,12 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 6)
 
 
-def standings_doc(labels: Sequence[str], games: Sequence[GameRow],
-                  kinds: Sequence[str] | None = None, authors: dict[str, str] | None = None) -> dict[str, Any]:
+def standings_doc(
+    labels: Sequence[str],
+    games: Sequence[GameRow],
+    kinds: Sequence[str] | None = None,
+    authors: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Overall standings and standings per table size; with ``authors`` (label -> author, from
     submission manifests) each row also names its bot's ``author`` (None when unknown)."""
     sizes = sorted({g.key.size for g in games})
@@ -146,8 +201,10 @@ def standings_doc(labels: Sequence[str], games: Sequence[GameRow],
     if len(sizes) == 1:  # the same games: the same standings
         doc = {"overall": overall, "by_size": {str(sizes[0]): overall}}
     else:
-        doc = {"overall": overall,
-               "by_size": {str(k): compute(labels, [g for g in games if g.key.size == k], kinds) for k in sizes}}
+        doc = {
+            "overall": overall,
+            "by_size": {str(k): compute(labels, [g for g in games if g.key.size == k], kinds) for k in sizes},
+        }
     if authors:
         for scope in [overall, *doc["by_size"].values()]:
             for row in scope["standings"]:
@@ -162,13 +219,28 @@ def kind_of(origin: str) -> str:
 
 # -- printing -------------------------------------------------------------------
 
-COLUMNS = ("rank", "bot", "kind", "games", "wins", "losses", "avg place", "score", "95% interval", "rating mu", "sigma",
-           "ordinal", "faults")
+COLUMNS = (
+    "rank",
+    "bot",
+    "kind",
+    "games",
+    "wins",
+    "losses",
+    "avg place",
+    "score",
+    "95% interval",
+    "rating mu",
+    "sigma",
+    "ordinal",
+    "faults",
+)
 
 #: Printed under each standings table: which column ranks, and why the rating may disagree.
-RANK_NOTE = ("Ranked by score (mean normalised placement over duplicate blocks, 1 = always first); the "
-             "95% interval is a bootstrap over blocks. The rating (OpenSkill, updated game by game) weighs "
-             "whom each game was against and may order close bots differently; it does not rank.")
+RANK_NOTE = (
+    "Ranked by score (mean normalised placement over duplicate blocks, 1 = always first); the "
+    "95% interval is a bootstrap over blocks. The rating (OpenSkill, updated game by game) weighs "
+    "whom each game was against and may order close bots differently; it does not rank."
+)
 
 
 def standings_rows(scope: dict[str, Any]) -> list[list[Any]]:
@@ -177,11 +249,24 @@ def standings_rows(scope: dict[str, Any]) -> list[list[Any]]:
     by = any(r.get("author") for r in scope["standings"])  # an author column only when a manifest named one
     for r in scope["standings"]:
         interval = "-" if r.get("score_lo") is None else f"{r['score_lo']:.3f}-{r['score_hi']:.3f}"
-        rows.append([r["rank"], escape(r["bot"]), r.get("kind", ""),
-                     *([escape(r.get("author") or "-")] if by else []), r["games"], r["wins"], r["losses"],
-                     _f(r["avg_place"], 2),
-                     _f(r["score"], 3), interval, _f(r["mu"], 2), _f(r["sigma"], 2),
-                     _f(r["ordinal"], 2), str(r["faults"]) + (f" ({r['retired']} retired)" if r["retired"] else "")])
+        rows.append(
+            [
+                r["rank"],
+                escape(r["bot"]),
+                r.get("kind", ""),
+                *([escape(r.get("author") or "-")] if by else []),
+                r["games"],
+                r["wins"],
+                r["losses"],
+                _f(r["avg_place"], 2),
+                _f(r["score"], 3),
+                interval,
+                _f(r["mu"], 2),
+                _f(r["sigma"], 2),
+                _f(r["ordinal"], 2),
+                str(r["faults"]) + (f" ({r['retired']} retired)" if r["retired"] else ""),
+            ]
+        )
     return rows
 
 
@@ -190,8 +275,17 @@ def format_scope(scope: dict[str, Any], title: str, tablefmt: str = "simple") ->
     head = f"{title}: {scope['games']} games in {scope['blocks']} duplicate deals"
     by = any(r.get("author") for r in scope["standings"])
     headers = COLUMNS[:3] + (("author",) if by else ()) + COLUMNS[3:]
-    return head + "\n" + tabulate(standings_rows(scope), headers=headers, disable_numparse=True, tablefmt=tablefmt,
-                                  colalign=("right", "left", "left") + ("left",) * by + ("right",) * (len(COLUMNS) - 3))
+    return (
+        head
+        + "\n"
+        + tabulate(
+            standings_rows(scope),
+            headers=headers,
+            disable_numparse=True,
+            tablefmt=tablefmt,
+            colalign=("right", "left", "left") + ("left",) * by + ("right",) * (len(COLUMNS) - 3),
+        )
+    )
 
 
 def format_h2h(scope: dict[str, Any], title: str, tablefmt: str = "simple") -> str:
@@ -205,10 +299,21 @@ def format_h2h(scope: dict[str, Any], title: str, tablefmt: str = "simple") -> s
             cell = scope["head_to_head"].get(a, {}).get(b)
             cells.append("" if a == b else "-" if cell is None else f"{cell['above']:.2f}")
         rows.append([f"{i + 1} {escape(a)}", *cells])
-    head = (f"{title} head-to-head: share of shared games in which the row bot placed above the "
-            f"column bot (equal places count half)")
-    return head + "\n" + tabulate(rows, headers=["", *short], disable_numparse=True, tablefmt=tablefmt,
-                                  colalign=("left",) + ("right",) * len(order))
+    head = (
+        f"{title} head-to-head: share of shared games in which the row bot placed above the "
+        f"column bot (equal places count half)"
+    )
+    return (
+        head
+        + "\n"
+        + tabulate(
+            rows,
+            headers=["", *short],
+            disable_numparse=True,
+            tablefmt=tablefmt,
+            colalign=("left",) + ("right",) * len(order),
+        )
+    )
 
 
 def format_standings(doc: dict[str, Any], *, h2h: bool | None = None, tablefmt: str = "simple") -> str:
@@ -240,8 +345,26 @@ def _f(x: float | None, digits: int) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-CSV_FIELDS = ("scope", "rank", "bot", "kind", "author", "games", "wins", "losses", "avg_place", "score", "score_lo", "score_hi",
-              "blocks", "mu", "sigma", "ordinal", "faults", "retired")
+CSV_FIELDS = (
+    "scope",
+    "rank",
+    "bot",
+    "kind",
+    "author",
+    "games",
+    "wins",
+    "losses",
+    "avg_place",
+    "score",
+    "score_lo",
+    "score_hi",
+    "blocks",
+    "mu",
+    "sigma",
+    "ordinal",
+    "faults",
+    "retired",
+)
 
 
 def standings_csv(doc: dict[str, Any]) -> str:

@@ -68,8 +68,9 @@ def _seed_of(values: Sequence[float]) -> int:
 BOOTSTRAP_MAX = 200
 
 
-def bootstrap_interval(values: Sequence[float], confidence: float = 0.95, *, lo: float = 0.0, hi: float = 1.0,
-                       resamples: int = 1000) -> tuple[float, float] | None:
+def bootstrap_interval(
+    values: Sequence[float], confidence: float = 0.95, *, lo: float = 0.0, hi: float = 1.0, resamples: int = 1000
+) -> tuple[float, float] | None:
     """Percentile bootstrap interval for the mean of ``values`` (independent blocks), within
     ``[lo, hi]``; None below two values. Deterministic: the resampling seed is a hash of the
     values. Above :data:`BOOTSTRAP_MAX` values the normal interval (clipped to the range) is used.
@@ -116,11 +117,11 @@ class ConfSeq:
         self.alpha, self.lo, self.hi, self.c = alpha, lo, hi, c
         self.log_term = math.log(2 / alpha)
         self.n = 0
-        self._sum_x = 0.0            # of mapped values, for the running mean
-        self._sum_sq = 0.0           # sum (x_i - m_i)^2, for the running variance
-        self._sum_l = 0.0            # sum lambda
-        self._sum_lx = 0.0           # sum lambda x
-        self._sum_vpsi = 0.0         # sum v psi(lambda)
+        self._sum_x = 0.0  # of mapped values, for the running mean
+        self._sum_sq = 0.0  # sum (x_i - m_i)^2, for the running variance
+        self._sum_l = 0.0  # sum lambda
+        self._sum_lx = 0.0  # sum lambda x
+        self._sum_vpsi = 0.0  # sum v psi(lambda)
         self.low, self.high = lo, hi  # running intersection, original scale
 
     def add(self, value: float) -> None:
@@ -129,8 +130,8 @@ class ConfSeq:
             raise ValueError(f"{value} is outside [{self.lo}, {self.hi}]")
         x = min(1.0, max(0.0, (value - self.lo) / (self.hi - self.lo)))
         t = self.n + 1
-        mean_prev = (0.5 + self._sum_x) / t            # m_{t-1}
-        var_prev = (0.25 + self._sum_sq) / t           # s2_{t-1}
+        mean_prev = (0.5 + self._sum_x) / t  # m_{t-1}
+        var_prev = (0.25 + self._sum_sq) / t  # s2_{t-1}
         lam = min(math.sqrt(2 * self.log_term / (var_prev * t * math.log(1 + t))), self.c)
         self._sum_l += lam
         self._sum_lx += lam * x
@@ -190,8 +191,8 @@ class SignTest:
         self.cap = cap
         self.threshold = math.log(2 / alpha)
         self.n = 0
-        self.log_wealth = [0.0, 0.0]     # betting on > 0, on < 0
-        self.best = [0.0, 0.0]           # running maxima of the log wealth
+        self.log_wealth = [0.0, 0.0]  # betting on > 0, on < 0
+        self.best = [0.0, 0.0]  # running maxima of the log wealth
         self._stake = [0.0, 0.0]
         self._grad_sq = [1.0, 1.0]
         self.decided = 0
@@ -215,7 +216,7 @@ class SignTest:
             stake = self._stake[side]
             self.log_wealth[side] += math.log1p(stake * sx)
             self.best[side] = max(self.best[side], self.log_wealth[side])
-            grad = sx / (1 + stake * sx)                       # d/dl of log(1 + l x)
+            grad = sx / (1 + stake * sx)  # d/dl of log(1 + l x)
             self._grad_sq[side] += grad * grad
             step = 2 / (2 - math.log(3))
             self._stake[side] = min(self.cap, max(0.0, stake + step * grad / self._grad_sq[side]))

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import BotLoadError
 from ..loader import BotSource
@@ -31,7 +32,7 @@ class Job:
     sources: tuple[BotSource, ...]
     labels: tuple[str, ...]
     trusted: tuple[bool, ...]
-    rules: dict[str, Any]   # Rules.to_dict(): a Rules value does not pickle
+    rules: dict[str, Any]  # Rules.to_dict(): a Rules value does not pickle
     schedule: Schedule
     keep_logs: bool = False
     #: Names this job for the per-process runner cache (the database's settings digest).
@@ -46,17 +47,17 @@ class GameRecord:
 
     key: GameKey
     seed: int
-    seating: tuple[int, ...]      # bot index per seat
-    places: tuple[int, ...]       # per seat
+    seating: tuple[int, ...]  # bot index per seat
+    places: tuple[int, ...]  # per seat
     scores: tuple[int, ...]
-    losers: tuple[int, ...]       # seats
-    faults: tuple[int, ...]       # fault count per seat (retirements not counted)
-    retired: tuple[int, ...]      # seats
+    losers: tuple[int, ...]  # seats
+    faults: tuple[int, ...]  # fault count per seat (retirements not counted)
+    retired: tuple[int, ...]  # seats
     fault_list: list[tuple[int, str, str, int]] = field(default_factory=list)  # (seat, kind, detail, round)
     rounds: int = 0
     moves: int = 0
     duration: float = 0.0
-    log: list[dict] | None = None
+    log: list[dict[str, Any]] | None = None
     #: per seat: (moves, total seconds, worst seconds) of the bot's own moves
     seat_times: tuple[tuple[int, float, float], ...] = ()
 
@@ -107,7 +108,7 @@ class GameRunner:
             factory = exc
         self._factories[bot] = factory
         closable = [b for b, f in self._factories.items() if callable(getattr(f, "close", None))]
-        for old in closable[:max(0, len(closable) - self.keep)]:
+        for old in closable[: max(0, len(closable) - self.keep)]:
             self._factories.pop(old).close()
         return factory
 
@@ -141,19 +142,29 @@ class GameRunner:
             for seat, bot in enumerate(seating):
                 players.append(self._player(bot, bot_key, seat))
                 players[-1].name = self.job.labels[bot]  # clean, distinct, never a reserved name
-            outcome = self.referee.play(players, seed=seed, game_id=str(key),
-                                        bots=[self.job.labels[b] for b in seating])
+            outcome = self.referee.play(
+                players, seed=seed, game_id=str(key), bots=[self.job.labels[b] for b in seating]
+            )
         finally:
             for p in players:
                 p.close()
         result = outcome.result
         return GameRecord(
-            key=key, seed=seed, seating=seating, places=tuple(result.places), scores=tuple(result.scores),
-            losers=tuple(result.losers), faults=tuple(outcome.fault_counts()), retired=tuple(sorted(outcome.retired)),
+            key=key,
+            seed=seed,
+            seating=seating,
+            places=tuple(result.places),
+            scores=tuple(result.scores),
+            losers=tuple(result.losers),
+            faults=tuple(outcome.fault_counts()),
+            retired=tuple(sorted(outcome.retired)),
             fault_list=[(f.seat, f.kind, storable(f.detail), f.round) for f in outcome.faults],
-            rounds=result.rounds, moves=outcome.moves, duration=time.perf_counter() - started,
+            rounds=result.rounds,
+            moves=outcome.moves,
+            duration=time.perf_counter() - started,
             log=outcome.log if self.job.keep_logs else None,
-            seat_times=tuple((len(t), sum(t), max(t, default=0.0)) for t in outcome.move_times))
+            seat_times=tuple((len(t), sum(t), max(t, default=0.0)) for t in outcome.move_times),
+        )
 
 
 _RUNNERS: dict[str, GameRunner] = {}

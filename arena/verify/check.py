@@ -22,9 +22,9 @@ from .state import _Abort
 class GameVerdict:
     """What the checker found in one game of a record."""
 
-    game: Any            # the id on the game line; None for lines outside any game
-    line: int            # the record line the game starts on
-    lines: int = 0       # record lines that belong to it
+    game: Any  # the id on the game line; None for lines outside any game
+    line: int  # the record line the game starts on
+    lines: int = 0  # record lines that belong to it
     errors: list[str] = field(default_factory=list)
     #: True for the lines before the first game line (not a game; always a failure).
     outside: bool = False
@@ -40,11 +40,17 @@ class GameVerdict:
             return ""
         text = self.errors[0]
         prefix = f"game {self.game} "
-        return text[len(prefix):] if text.startswith(prefix) else text
+        return text[len(prefix) :] if text.startswith(prefix) else text
 
     def to_dict(self) -> dict[str, Any]:
-        return {"game": self.game, "line": self.line, "lines": self.lines, "ok": self.ok, "errors": list(self.errors),
-                **({"outside": True} if self.outside else {})}
+        return {
+            "game": self.game,
+            "line": self.line,
+            "lines": self.lines,
+            "ok": self.ok,
+            "errors": list(self.errors),
+            **({"outside": True} if self.outside else {}),
+        }
 
 
 class _BadLine:
@@ -57,7 +63,7 @@ class _BadLine:
 def verify_pairs(pairs: Iterable[tuple[int, Any]]) -> list[GameVerdict]:
     """Check (line number, object or :class:`_BadLine`) pairs; one verdict per game."""
     verdicts: list[GameVerdict] = []
-    stray: GameVerdict | None = None     # lines before any game line
+    stray: GameVerdict | None = None  # lines before any game line
     verdict: GameVerdict | None = None
     game: GameCheck | None = None
     for ln, ev in pairs:
@@ -79,9 +85,15 @@ def verify_pairs(pairs: Iterable[tuple[int, Any]]) -> list[GameVerdict]:
                 stray = GameVerdict(None, ln, outside=True)
                 verdicts.append(stray)
             stray.lines += 1
-            what = ev.reason if isinstance(ev, _BadLine) else (
-                f"{ev['event']} line before any game line" if isinstance(ev, dict) and "event" in ev
-                else f"not an event object: {ev!r:.80}")
+            what = (
+                ev.reason
+                if isinstance(ev, _BadLine)
+                else (
+                    f"{ev['event']} line before any game line"
+                    if isinstance(ev, dict) and "event" in ev
+                    else f"not an event object: {ev!r:.80}"
+                )
+            )
             stray.errors.append(f"line {ln}: format {what}")
             continue
         verdict.lines += 1
@@ -95,7 +107,7 @@ def verify_pairs(pairs: Iterable[tuple[int, Any]]) -> list[GameVerdict]:
             continue
         if game.done:
             game.errors.append(f"game {game.gid} line {ln}: format {ev['event']!r:.40} line after the game's end line")
-            game.aborted, game.done = True, False   # report once
+            game.aborted, game.done = True, False  # report once
             continue
         if game.aborted:
             continue
@@ -104,8 +116,9 @@ def verify_pairs(pairs: Iterable[tuple[int, Any]]) -> list[GameVerdict]:
         except _Abort:
             game.aborted = True
         except Exception as exc:  # noqa: BLE001 - a value of the wrong type: that game fails, the rest go on
-            game.errors.append(f"game {game.gid} line {ln}: format malformed {ev.get('event')!r:.40} line "
-                               f"({type(exc).__name__})")
+            game.errors.append(
+                f"game {game.gid} line {ln}: format malformed {ev.get('event')!r:.40} line ({type(exc).__name__})"
+            )
             game.aborted = True
     if game is not None and not game.done and not game.aborted:
         game.errors.append(f"game {game.gid}: R9 record ends before the game's end line")

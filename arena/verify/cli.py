@@ -45,9 +45,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
     empty = [r["file"] for r in reports if not r["verdicts"]]
     passed = not failed and not stray and not empty
     if args.json:
-        doc = {"passed": passed, "games": games, "ok": games - failed, "failed": failed,
-               "files": [{"file": r["file"], "games": [v.to_dict() for v in r["verdicts"]],
-                          "failed": sum(1 for v in r["verdicts"] if not v.ok)} for r in reports]}
+        doc = {
+            "passed": passed,
+            "games": games,
+            "ok": games - failed,
+            "failed": failed,
+            "files": [
+                {
+                    "file": r["file"],
+                    "games": [v.to_dict() for v in r["verdicts"]],
+                    "failed": sum(1 for v in r["verdicts"] if not v.ok),
+                }
+                for r in reports
+            ],
+        }
         print(json.dumps(doc, indent=2))
         return 0 if passed else 1
     several = len(reports) > 1
@@ -59,8 +70,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print(prefix + verdict_line(v))
     files = f" in {len(reports)} files" if several else ""
     notes = (["lines outside any game"] if stray else []) + (["a file with no game"] if empty else [])
-    print(f"{games} game{'s' if games != 1 else ''}{files}: {games - failed} OK, {failed} FAIL"
-          + (f"; and {' and '.join(notes)}" if notes else ""))
+    print(
+        f"{games} game{'s' if games != 1 else ''}{files}: {games - failed} OK, {failed} FAIL"
+        + (f"; and {' and '.join(notes)}" if notes else "")
+    )
     return 0 if passed else 1
 
 
@@ -72,11 +85,13 @@ def _usage(message: str) -> int:
 def register(sub: Any) -> None:
     """Add ``verify`` to the ``arena`` command."""
     p = sub.add_parser(
-        "verify", help="re-check game records against the rules (an organiser's audit)",
+        "verify",
+        help="re-check game records against the rules (an organiser's audit)",
         description="Re-simulate every game of one or more record files (JSON Lines, as written by "
-                    "`arena play --replay` and `arena tournament --replays`) with an independent rules "
-                    "checker, and print OK or FAIL per game with the first disagreement. "
-                    "Exit status 0 only when every game passes.")
+        "`arena play --replay` and `arena tournament --replays`) with an independent rules "
+        "checker, and print OK or FAIL per game with the first disagreement. "
+        "Exit status 0 only when every game passes.",
+    )
     p.add_argument("files", nargs="+", metavar="FILE", help="record file")
     p.add_argument("--json", action="store_true", help="the verdicts as JSON (every error of every game)")
     p.set_defaults(func=cmd_verify)

@@ -31,8 +31,12 @@ class GameCheck(GameState):
             self.fatal(ln, "R4", f"seat {self.mover} puts {card}, which is not in their hand")
         if not self.put:
             if not self.matches(card):
-                self.fatal(ln, "R4.2", f"first card {card} does not match top {self.top} "
-                           f"(suit to follow {self.follow}, rank {_rank(self.top)}, or a jack)")
+                self.fatal(
+                    ln,
+                    "R4.2",
+                    f"first card {card} does not match top {self.top} "
+                    f"(suit to follow {self.follow}, rank {_rank(self.top)}, or a jack)",
+                )
         elif _rank(self.put[-1]) == "6":
             if not self.matches(card):
                 self.fatal(ln, "R5.2", f"{card} does not cover the six {self.top} (its suit, a six or a jack)")
@@ -57,8 +61,12 @@ class GameCheck(GameState):
             if self.has_cover():
                 self.fatal(ln, "R5.3", f"seat {self.mover} draws while holding a card that covers the six {self.top}")
         elif self.put:
-            self.fatal(ln, "R4.4", f"seat {self.mover} draws after putting a card in this move"
-                       + (" (the opening card counts as put, R3.3)" if len(self.put) == 1 and self.moves == 0 else ""))
+            self.fatal(
+                ln,
+                "R4.4",
+                f"seat {self.mover} draws after putting a card in this move"
+                + (" (the opening card counts as put, R3.3)" if len(self.put) == 1 and self.moves == 0 else ""),
+            )
         elif self.drew:
             self.fatal(ln, "R4.4", f"seat {self.mover} draws a second time in one move")
         if not self.can_draw():
@@ -72,8 +80,12 @@ class GameCheck(GameState):
     def on_finish(self, ln: int, ev: Event) -> None:
         if self.put:
             if _rank(self.put[-1]) == "6" and (self.can_draw() or self.has_cover()):
-                self.fatal(ln, "R5.1", f"seat {self.mover} finishes with its own six {self.top} uncovered "
-                           f"({'a cover is in hand' if self.has_cover() else 'a card can still be drawn'})")
+                self.fatal(
+                    ln,
+                    "R5.1",
+                    f"seat {self.mover} finishes with its own six {self.top} uncovered "
+                    f"({'a cover is in hand' if self.has_cover() else 'a card can still be drawn'})",
+                )
         elif not self.drew and self.can_draw():
             self.fatal(ln, "R4.5", f"seat {self.mover} finishes without putting or drawing a card")
         self.moves += 1
@@ -103,12 +115,12 @@ class GameCheck(GameState):
                 for i in range(k):
                     t = others[i % len(others)]
                     if rank == "7":
-                        self.penalties.append((t, "7"))          # R6.1
+                        self.penalties.append((t, "7"))  # R6.1
                     elif rank == "8":
-                        self.penalties.extend([(t, "8")] * 2)    # R6.2
+                        self.penalties.extend([(t, "8")] * 2)  # R6.2
                         self.skips[t] += 1
                     else:
-                        self.skips[t] += 1                       # R6.3
+                        self.skips[t] += 1  # R6.3
         self.phase = "effects"
 
     # -- effects, skips --------------------------------------------------------
@@ -116,12 +128,20 @@ class GameCheck(GameState):
         seat = self.seat(ln, ev.get("seat"))
         card = self.card(ln, ev.get("card"))
         if not self.penalties:
-            self.fatal(ln, "R6", f"penalty for seat {seat} but the move's final group "
-                       f"({' '.join(self.final_group) or 'nothing'}) leaves no effect draw")
+            self.fatal(
+                ln,
+                "R6",
+                f"penalty for seat {seat} but the move's final group "
+                f"({' '.join(self.final_group) or 'nothing'}) leaves no effect draw",
+            )
         target, rank = self.penalties[0]
         if seat != target:
-            self.fatal(ln, "R6", f"effect draw for seat {seat}, but the next target is seat {target} "
-                       f"(final group {' '.join(self.final_group)} of seat {self.effect_mover})")
+            self.fatal(
+                ln,
+                "R6",
+                f"effect draw for seat {seat}, but the next target is seat {target} "
+                f"(final group {' '.join(self.final_group)} of seat {self.effect_mover})",
+            )
         if str(ev.get("rank")) != rank:
             self.fatal(ln, "R6.5", f"effect draw marked rank {ev.get('rank')!r}, expected {rank!r}")
         self.take(ln, card, f"penalty seat {seat}")
@@ -134,9 +154,13 @@ class GameCheck(GameState):
         if self.penalties:
             if self.can_draw():
                 t, rank = self.penalties[0]
-                self.fatal(ln, "R6.5", f"missing effect draw ({rank}) for seat {t}: {len(self.penalties)} still due "
-                           "and a card can be drawn")
-            self.penalties.clear()   # R7.2: they lapse
+                self.fatal(
+                    ln,
+                    "R6.5",
+                    f"missing effect draw ({rank}) for seat {t}: {len(self.penalties)} still due "
+                    "and a card can be drawn",
+                )
+            self.penalties.clear()  # R7.2: they lapse
         mover = self.effect_mover
         if not self.hands[mover]:
             self.expected_winner = mover
@@ -177,8 +201,12 @@ class GameCheck(GameState):
         want = Counter(self.pile[:-1])
         got = Counter(new)
         if got != want:
-            self.fatal(ln, "R7.1", f"new stock is not the pile but the top: missing {_fmt_cards(want - got)}, "
-                       f"extra {_fmt_cards(got - want)}")
+            self.fatal(
+                ln,
+                "R7.1",
+                f"new stock is not the pile but the top: missing {_fmt_cards(want - got)}, "
+                f"extra {_fmt_cards(got - want)}",
+            )
         self.stock = list(new)
         self.pile = [self.pile[-1]]
         self.pending_reshuffle = ln
@@ -208,9 +236,14 @@ class GameCheck(GameState):
         burned = [s for s in range(n) if burn is not None and raw[s] == burn]
         scores = [0 if s in burned else raw[s] for s in range(n)]
         got_points = ev.get("points")
-        ok_points = isinstance(got_points, list) and len(got_points) == n and all(
-            got_points[s] == points[s] or (bonus and s == winner and got_points[s] == points[s] - bonus)
-            for s in range(n))
+        ok_points = (
+            isinstance(got_points, list)
+            and len(got_points) == n
+            and all(
+                got_points[s] == points[s] or (bonus and s == winner and got_points[s] == points[s] - bonus)
+                for s in range(n)
+            )
+        )
         if not ok_points:
             problems.append(("R8.2", f"points should be {points}, not {got_points!r}"))
         got_scores = ev.get("scores")

@@ -62,13 +62,22 @@ DEFAULT_RULES: dict[str, Any] = {
 }
 
 #: The type of each rule setting in a record's ``rules`` (``burn`` may also be null).
-_RULE_TYPES: dict[str, type] = {"limit": int, "max_rounds": int, "hand_size": int, "first_player": str,
-                                "burn": int, "max_moves": int, "jack_finish": int, "stacked_effects": bool,
-                                "teams": bool}
+_RULE_TYPES: dict[str, type] = {
+    "limit": int,
+    "max_rounds": int,
+    "hand_size": int,
+    "first_player": str,
+    "burn": int,
+    "max_moves": int,
+    "jack_finish": int,
+    "stacked_effects": bool,
+    "teams": bool,
+}
 _TYPE_WORDS = {int: "a whole number", str: "text", bool: "true or false"}
 
 KNOWN_EVENTS = frozenset(
-    ["game", "deal", "put", "draw", "finish", "penalty", "skip", "reshuffle", "fault", "say", "round", "end"])
+    ["game", "deal", "put", "draw", "finish", "penalty", "skip", "reshuffle", "fault", "say", "round", "end"]
+)
 
 
 def _rank(card: str) -> str:
@@ -161,8 +170,8 @@ class GameState:
         self.over = False
         # round state
         self.hands: list[list[str]] = [[] for _ in range(n)]
-        self.stock: list[str] = []   # top first
-        self.pile: list[str] = []    # top last
+        self.stock: list[str] = []  # top first
+        self.pile: list[str] = []  # top last
         self.skips = [0] * n
         self.moves = 0
         self.first = 0
@@ -170,13 +179,13 @@ class GameState:
         self.mover = 0
         self.put: list[str] = []
         self.drew = False
-        self.follow = ""             # suit to follow
+        self.follow = ""  # suit to follow
         self.final_group: list[str] = []
         self.penalties: deque[tuple[int, str]] = deque()
         self.effect_mover = 0
         self.skip_queue: deque[int] = deque()
         self.next_mover = 0
-        self.pending_reshuffle = 0   # line number of a reshuffle waiting for its draw
+        self.pending_reshuffle = 0  # line number of a reshuffle waiting for its draw
         self.expected_winner: int | None = None
 
     # -- helpers -----------------------------------------------------------------
@@ -252,8 +261,11 @@ class GameState:
         if kind == "game":  # handled by the caller
             raise AssertionError
         if self.pending_reshuffle and kind not in ("draw", "penalty"):
-            self.fatal(self.pending_reshuffle, "R7.1",
-                       f"reshuffle not followed by the draw that needed it (next: {kind} at line {ln})")
+            self.fatal(
+                self.pending_reshuffle,
+                "R7.1",
+                f"reshuffle not followed by the draw that needed it (next: {kind} at line {ln})",
+            )
         if self.phase == "effects":
             if kind == "penalty":
                 self.on_penalty(ln, ev)
@@ -278,8 +290,12 @@ class GameState:
     # -- phases -----------------------------------------------------------------
     def in_deal(self, ln: int, kind: str, ev: Event) -> None:
         if kind == "end":
-            self.fatal(ln, "R2.3", f"the game ends after round {self.round} but no score exceeds "
-                       f"{self.rules['limit']} and fewer than {self.rules['max_rounds']} rounds were played (R2.4)")
+            self.fatal(
+                ln,
+                "R2.3",
+                f"the game ends after round {self.round} but no score exceeds "
+                f"{self.rules['limit']} and fewer than {self.rules['max_rounds']} rounds were played (R2.4)",
+            )
         if kind != "deal":
             self.fatal(ln, "R3", f"expected a deal line, got {kind}")
         n, hs = self.n, self.rules["hand_size"]
@@ -291,8 +307,9 @@ class GameState:
         else:
             first = (self.round - 1) % n
         if ev.get("first") != first:
-            self.fatal(ln, "R3.2",
-                       f"first player of round {self.round} should be seat {first}, not {ev.get('first')!r}")
+            self.fatal(
+                ln, "R3.2", f"first player of round {self.round} should be seat {first}, not {ev.get('first')!r}"
+            )
         hands, stock = ev.get("hands"), ev.get("stock")
         if not isinstance(hands, list) or len(hands) != n or not all(isinstance(h, list) for h in hands):
             self.fatal(ln, "R3.1", f"deal needs {n} hands")
@@ -307,11 +324,16 @@ class GameState:
         got = Counter(everything)
         if got != DECK_COUNT:
             missing, extra = DECK_COUNT - got, got - DECK_COUNT
-            self.fatal(ln, "R1.1", f"hands + stock are not the 36-card deck: missing {_fmt_cards(missing)}, "
-                       f"duplicated {_fmt_cards(extra)}")
+            self.fatal(
+                ln,
+                "R1.1",
+                f"hands + stock are not the 36-card deck: missing {_fmt_cards(missing)}, "
+                f"duplicated {_fmt_cards(extra)}",
+            )
         if ev.get("scores") != self.scores:
-            self.fatal(ln, "R2.2",
-                       f"scores before round {self.round} should be {self.scores}, not {ev.get('scores')!r}")
+            self.fatal(
+                ln, "R2.2", f"scores before round {self.round} should be {self.scores}, not {ev.get('scores')!r}"
+            )
         self.hands = [list(h) for h in hands]
         self.stock = list(stock)
         self.pile = []
@@ -324,12 +346,18 @@ class GameState:
         if kind != "put" or not ev.get("opening"):
             self.fatal(ln, "R3.3", f"expected the opening card's put line, got {kind}")
         if ev.get("seat") != self.first:
-            self.fatal(ln, "R3.3", f"the opening card counts as put by the first player, seat {self.first}, "
-                       f"not {ev.get('seat')!r}")
+            self.fatal(
+                ln,
+                "R3.3",
+                f"the opening card counts as put by the first player, seat {self.first}, not {ev.get('seat')!r}",
+            )
         card = self.card(ln, ev.get("card"))
         if not self.stock or self.stock[0] != card:
-            self.fatal(ln, "R3.3", f"opening card {card} is not the stock's top "
-                       f"({self.stock[0] if self.stock else 'empty stock'})")
+            self.fatal(
+                ln,
+                "R3.3",
+                f"opening card {card} is not the stock's top ({self.stock[0] if self.stock else 'empty stock'})",
+            )
         self.stock.pop(0)
         self.pile = [card]
         self.start_move(self.first)

@@ -14,8 +14,15 @@ def _x(value: float, lo: float, hi: float, left: float, width: float) -> float:
     return left + (value - lo) / (hi - lo) * width if hi > lo else left
 
 
-def interval_chart(rows: Sequence[tuple[str, float | None, float | None]], *, lo: float, hi: float,
-                   title: str, ticks: Sequence[float], width: int = 640) -> str:
+def interval_chart(
+    rows: Sequence[tuple[str, float | None, float | None]],
+    *,
+    lo: float,
+    hi: float,
+    title: str,
+    ticks: Sequence[float],
+    width: int = 640,
+) -> str:
     """One row per label: a dot at the value and a bar over its interval (value, half-width).
 
     Rows without a value are drawn as "no games"; a missing half-width draws the dot alone.
@@ -23,9 +30,11 @@ def interval_chart(rows: Sequence[tuple[str, float | None, float | None]], *, lo
     row_h, left, right, top = 26, 170, 20, 10
     plot_w = width - left - right
     height = top + row_h * len(rows) + 26
-    out = [f'<figure class="chart-box"><figcaption>{escape(title)}</figcaption>'
-           f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px" role="img" '
-           f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">']
+    out = [
+        f'<figure class="chart-box"><figcaption>{escape(title)}</figcaption>'
+        f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px" role="img" '
+        f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">'
+    ]
     for t in ticks:
         x = _x(t, lo, hi, left, plot_w)
         out.append(f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{height - 22}" class="grid"/>')
@@ -33,8 +42,10 @@ def interval_chart(rows: Sequence[tuple[str, float | None, float | None]], *, lo
     for i, (label, value, half) in enumerate(rows):
         y = top + row_h * i + row_h / 2
         short = label if len(label) <= 22 else label[:21] + "\u2026"
-        out.append(f'<text x="{left - 10}" y="{y + 4:.1f}" text-anchor="end" class="label">{escape(short)}'
-                   f'<title>{escape(label)}</title></text>')
+        out.append(
+            f'<text x="{left - 10}" y="{y + 4:.1f}" text-anchor="end" class="label">{escape(short)}'
+            f"<title>{escape(label)}</title></text>"
+        )
         if value is None:
             out.append(f'<text x="{left + 4}" y="{y + 4:.1f}" class="tick">no games</text>')
             continue
@@ -70,17 +81,23 @@ def heat_map(labels: Sequence[str], cells: dict[tuple[int, int], tuple[float, in
     cell = 44 if n <= 12 else 30 if n <= 24 else 18
     left, top = 190, 22
     width, height = left + cell * n + 10, top + cell * n + 10
-    out = [f'<figure class="chart-box"><figcaption>{escape(title)}</figcaption>'
-           f'<svg class="chart heat" viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px" '
-           f'role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">']
+    out = [
+        f'<figure class="chart-box"><figcaption>{escape(title)}</figcaption>'
+        f'<svg class="chart heat" viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px" '
+        f'role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">'
+    ]
     for j in range(n):
-        out.append(f'<text x="{left + cell * j + cell / 2:.1f}" y="{top - 8}" text-anchor="middle" class="tick">{j + 1}'
-                   f'<title>{escape(labels[j])}</title></text>')
+        out.append(
+            f'<text x="{left + cell * j + cell / 2:.1f}" y="{top - 8}" text-anchor="middle" class="tick">{j + 1}'
+            f"<title>{escape(labels[j])}</title></text>"
+        )
     for i, label in enumerate(labels):
         y = top + cell * i
         short = label if len(label) <= 22 else label[:21] + "\u2026"
-        out.append(f'<text x="{left - 8}" y="{y + cell / 2 + 4:.1f}" text-anchor="end" class="label">{i + 1}. '
-                   f'{escape(short)}<title>{escape(label)}</title></text>')
+        out.append(
+            f'<text x="{left - 8}" y="{y + cell / 2 + 4:.1f}" text-anchor="end" class="label">{i + 1}. '
+            f"{escape(short)}<title>{escape(label)}</title></text>"
+        )
         for j in range(n):
             x = left + cell * j
             if i == j:
@@ -92,10 +109,14 @@ def heat_map(labels: Sequence[str], cells: dict[tuple[int, int], tuple[float, in
                 continue
             share, games = found
             tip = f"{labels[i]} above {labels[j]} in {share:.0%} of {games} shared games"
-            out.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{heat_colour(share)}" '
-                       f'class="cell"><title>{escape(tip)}</title></rect>')
+            out.append(
+                f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{heat_colour(share)}" '
+                f'class="cell"><title>{escape(tip)}</title></rect>'
+            )
             if cell >= 30:
-                out.append(f'<text x="{x + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" text-anchor="middle" '
-                           f'class="cell-text">{share:.2f}</text>')
+                out.append(
+                    f'<text x="{x + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" text-anchor="middle" '
+                    f'class="cell-text">{share:.2f}</text>'
+                )
     out.append("</svg></figure>")
     return "".join(out)

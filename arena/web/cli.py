@@ -99,23 +99,29 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .report import ReportError, build_report
 
     try:
-        result = build_report(args.db, args.out, replays=args.replays, workers=args.workers or os.cpu_count() or 1,
-                              quiet=args.quiet)
+        result = build_report(
+            args.db, args.out, replays=args.replays, workers=args.workers or os.cpu_count() or 1, quiet=args.quiet
+        )
     except (TournamentDBError, ReplayError, ReportError) as exc:
         raise UsageError(str(exc)) from None
     for line in result.warnings:
         print(f"arena: warning: {line}", file=sys.stderr)
-    print(f"wrote {result.index} ({result.games} games, {result.replayed} re-played); "
-          f"publish the folder {args.out} as it is")
+    print(
+        f"wrote {result.index} ({result.games} games, {result.replayed} re-played); "
+        f"publish the folder {args.out} as it is"
+    )
     return 0
 
 
 def register(sub: Any) -> None:
     """Add ``view`` and ``report`` to the ``arena`` command."""
-    p = sub.add_parser("view", help="write a game record as an HTML replay viewer",
-                       description="Write one self-contained HTML page (no network, works from a file) that "
-                                   "replays every game of a record on a drawn table. Open a moment directly with "
-                                   "PAGE.html#game=ID&step=N (step=end for the last one).")
+    p = sub.add_parser(
+        "view",
+        help="write a game record as an HTML replay viewer",
+        description="Write one self-contained HTML page (no network, works from a file) that "
+        "replays every game of a record on a drawn table. Open a moment directly with "
+        "PAGE.html#game=ID&step=N (step=end for the last one).",
+    )
     p.add_argument("record", nargs="?", help="record file written by --replay")
     p.add_argument("--out", "-o", metavar="FILE", help="the page to write (default: RECORD with .html)")
     p.add_argument("--seat", type=int, metavar="N", help="show (and put in the page) only what seat N saw (R10)")
@@ -123,14 +129,18 @@ def register(sub: Any) -> None:
     p.add_argument("--db", metavar="FILE", help="re-play the game --game from a tournament database")
     p.set_defaults(func=cmd_view)
 
-    p = sub.add_parser("report", help="write a tournament's results as a static web site",
-                       description="Write a static site from a tournament database: standings overall and per "
-                                   "table size with charts, head-to-head heat map, one page per bot, and every "
-                                   "game in a replay viewer (games whose record was not kept are re-played from "
-                                   "the database and checked against the stored result).")
+    p = sub.add_parser(
+        "report",
+        help="write a tournament's results as a static web site",
+        description="Write a static site from a tournament database: standings overall and per "
+        "table size with charts, head-to-head heat map, one page per bot, and every "
+        "game in a replay viewer (games whose record was not kept are re-played from "
+        "the database and checked against the stored result).",
+    )
     p.add_argument("--db", default="tournament.sqlite", metavar="FILE", help="tournament database")
-    p.add_argument("--out", "-o", required=True, metavar="DIR",
-                   help="folder to write (new, or a report written before)")
+    p.add_argument(
+        "--out", "-o", required=True, metavar="DIR", help="folder to write (new, or a report written before)"
+    )
     p.add_argument("--replays", metavar="DIR", help="records kept by `arena tournament --replays DIR`")
     p.add_argument("--workers", "-j", type=positive, metavar="W", help="parallel re-plays (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")

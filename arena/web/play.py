@@ -44,9 +44,19 @@ def play_web(args: argparse.Namespace, rules: Rules, games: int) -> int:
     print(f"arena: your seat is at {server.url}", file=sys.stderr, flush=True)
     print("arena: open it in a browser (Ctrl-C here stops the match)", file=sys.stderr, flush=True)
     try:
-        doc = run_match(args.bots, games=games, seed=args.seed, rules=rules, replay=replay, verbose=args.verbose,
-                        trusted=args.trusted, progress=False, human=web_factory(shared),
-                        force=getattr(args, "force", False), limits=limits_from_args(args))
+        doc = run_match(
+            args.bots,
+            games=games,
+            seed=args.seed,
+            rules=rules,
+            replay=replay,
+            verbose=args.verbose,
+            trusted=args.trusted,
+            progress=False,
+            human=web_factory(shared),
+            force=getattr(args, "force", False),
+            limits=limits_from_args(args),
+        )
         shared.publish(phase="closed", standings=doc.get("standings", []))
         shared.wait_fetched(timeout=10.0)  # let the page read the last result before the server goes
     finally:

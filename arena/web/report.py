@@ -52,7 +52,7 @@ class BotStats:
 
     bot: BotRow
     author: str | None = None
-    games: list[dict[str, Any]] = field(default_factory=list)     # one per game it played
+    games: list[dict[str, Any]] = field(default_factory=list)  # one per game it played
     faults: list[dict[str, Any]] = field(default_factory=list)
     moves: int = 0
     seconds: float = 0.0
@@ -93,19 +93,33 @@ def prepare(out: Path) -> None:
 def gather(conn: sqlite3.Connection, bots: list[BotRow], authors: dict[str, str]) -> list[BotStats]:
     """Per-bot games, faults and move times."""
     stats = [BotStats(b, author_of(b, authors)) for b in bots]
-    keys = {gid: GameKey(size, tbl, deal, rot) for gid, size, tbl, deal, rot in
-            conn.execute("SELECT id, size, tbl, deal, rotation FROM games")}
+    keys = {
+        gid: GameKey(size, tbl, deal, rot)
+        for gid, size, tbl, deal, rot in conn.execute("SELECT id, size, tbl, deal, rotation FROM games")
+    }
     for gid, seat, bot, place, score, loser, faults, retired in conn.execute(
-            "SELECT game_id, seat, bot, place, score, loser, faults, retired FROM results ORDER BY game_id, seat"):
-        stats[bot].games.append({"key": keys[gid], "seat": seat, "place": place, "score": score,
-                                 "loser": bool(loser), "faults": faults, "retired": bool(retired)})
+        "SELECT game_id, seat, bot, place, score, loser, faults, retired FROM results ORDER BY game_id, seat"
+    ):
+        stats[bot].games.append(
+            {
+                "key": keys[gid],
+                "seat": seat,
+                "place": place,
+                "score": score,
+                "loser": bool(loser),
+                "faults": faults,
+                "retired": bool(retired),
+            }
+        )
     for gid, seat, bot, rnd, kind, detail in conn.execute(
-            "SELECT game_id, seat, bot, round, kind, detail FROM faults ORDER BY game_id, rowid"):
+        "SELECT game_id, seat, bot, round, kind, detail FROM faults ORDER BY game_id, rowid"
+    ):
         stats[bot].faults.append({"key": keys[gid], "seat": seat, "round": rnd, "kind": kind, "detail": detail})
     if has_table(conn, "seat_times"):
         for bot, moves, seconds, worst in conn.execute(
-                "SELECT r.bot, SUM(t.moves), SUM(t.seconds), MAX(t.worst) FROM seat_times t JOIN results r "
-                "ON r.game_id = t.game_id AND r.seat = t.seat GROUP BY r.bot"):
+            "SELECT r.bot, SUM(t.moves), SUM(t.seconds), MAX(t.worst) FROM seat_times t JOIN results r "
+            "ON r.game_id = t.game_id AND r.seat = t.seat GROUP BY r.bot"
+        ):
             s = stats[bot]
             s.moves, s.seconds, s.worst, s.timed = int(moves or 0), float(seconds or 0), float(worst or 0), True
     for s in stats:
@@ -125,15 +139,24 @@ def kept_record(folder: Path, stored: StoredGame) -> list[dict[str, Any]] | None
     if len(games) != 1:
         return None
     end = games[0][-1]
-    if end.get("event") != "end" or tuple(end.get("places", ())) != stored.places \
-            or tuple(end.get("scores", ())) != stored.scores:
+    if (
+        end.get("event") != "end"
+        or tuple(end.get("places", ())) != stored.places
+        or tuple(end.get("scores", ())) != stored.scores
+    ):
         return None
     return games[0]
 
 
-def records(conn: sqlite3.Connection, meta: dict[str, str], stored: list[StoredGame], replays: str | None,
-            workers: int, quiet: bool, warnings: list[str]) -> tuple[dict[GameKey, list[dict[str, Any]]], int,
-                                                                     dict[GameKey, str]]:
+def records(
+    conn: sqlite3.Connection,
+    meta: dict[str, str],
+    stored: list[StoredGame],
+    replays: str | None,
+    workers: int,
+    quiet: bool,
+    warnings: list[str],
+) -> tuple[dict[GameKey, list[dict[str, Any]]], int, dict[GameKey, str]]:
     """Every game's record: kept ones first, the rest re-played and checked.
     Returns (records by key, how many were re-played, notes for games that differ)."""
     found: dict[GameKey, list[dict[str, Any]]] = {}
@@ -181,8 +204,9 @@ def write_page(path: Path, text: str) -> None:
     _write_page(path, text, mine=True)
 
 
-def build_report(db: str, out_dir: str, *, replays: str | None = None, workers: int = 1,
-                 quiet: bool = False) -> ReportResult:
+def build_report(
+    db: str, out_dir: str, *, replays: str | None = None, workers: int = 1, quiet: bool = False
+) -> ReportResult:
     """Write the report for the database ``db`` into ``out_dir``.
 
     :raises TournamentDBError:, :raises ReportError:.
@@ -216,10 +240,20 @@ def build_report(db: str, out_dir: str, *, replays: str | None = None, workers: 
         names = [labels[b] for b in g.seating]
         winners = [names[s] for s, p in enumerate(g.places) if p == 1]
         listed.append({"id": str(g.key), "label": str(g.key), "summary": ", ".join(winners) + " first"})
-    context = {"db": os.path.basename(db), "settings": settings, "total": total, "played": len(rows),
-               "created": meta.get("created", ""), "arena_version": meta.get("arena_version", "")}
-    write_page(out / "viewer.html", render_viewer(listed, title="Yard bridge tournament: games", src="games/",
-                                                  back=("index.html", "\u2190 standings")))
+    context = {
+        "db": os.path.basename(db),
+        "settings": settings,
+        "total": total,
+        "played": len(rows),
+        "created": meta.get("created", ""),
+        "arena_version": meta.get("arena_version", ""),
+    }
+    write_page(
+        out / "viewer.html",
+        render_viewer(
+            listed, title="Yard bridge tournament: games", src="games/", back=("index.html", "\u2190 standings")
+        ),
+    )
     write_page(out / "index.html", index_page(doc, stats, context))
     write_page(out / "games.html", games_page(stored, labels, set(found), notes, context))
     for s in stats:

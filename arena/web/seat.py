@@ -124,8 +124,13 @@ class WebHumanPlayer(HumanPlayer):
         del self.lines[:-40]
 
     def _view(self, turn: Turn | None, phase: str, prompt: str = "") -> dict[str, Any]:
-        state: dict[str, Any] = {"phase": phase, "seat": self.seat, "prompt": prompt, "messages": list(self.lines),
-                                 "hint": ""}
+        state: dict[str, Any] = {
+            "phase": phase,
+            "seat": self.seat,
+            "prompt": prompt,
+            "messages": list(self.lines),
+            "hint": "",
+        }
         if turn is not None:
             state["events"] = plain(turn.history)
             state["hand"] = [str(c) for c in self.sorted_hand(turn)]
@@ -171,8 +176,7 @@ class WebHumanPlayer(HumanPlayer):
     def start_game(self, info: GameInfo) -> None:
         self.lines.clear()
         super().start_game(info)
-        self.shared.publish(phase="busy", events=[], hand=[], messages=list(self.lines), game=info.game,
-                            result=None)
+        self.shared.publish(phase="busy", events=[], hand=[], messages=list(self.lines), game=info.game, result=None)
 
     def end_round(self, result: RoundResult) -> None:
         super().end_round(result)

@@ -36,8 +36,11 @@ POLL_SECONDS = 20.0
 def play_page(token: str) -> str:
     """The browser seat's page, everything inlined."""
     page = asset("play.html")
-    parts = {"{{CSS}}": asset("table.css") + "\n" + asset("play.css"),
-             "{{JS}}": asset("table.js") + "\n" + asset("play.js"), "{{TOKEN}}": html.escape(token)}
+    parts = {
+        "{{CSS}}": asset("table.css") + "\n" + asset("play.css"),
+        "{{JS}}": asset("table.js") + "\n" + asset("play.js"),
+        "{{TOKEN}}": html.escape(token),
+    }
     return re.sub(r"\{\{[A-Z]+\}\}", lambda m: parts.get(m.group(0), m.group(0)), page)
 
 
@@ -101,19 +104,25 @@ class Handler(BaseHTTPRequestHandler):
             return None
         parts = urlsplit(self.path)
         prefix = f"/{self.server.token}/"
-        if not parts.path.startswith(prefix) or not secrets.compare_digest(parts.path[:len(prefix)], prefix):
+        if not parts.path.startswith(prefix) or not secrets.compare_digest(parts.path[: len(prefix)], prefix):
             self._json(404, {"error": "not found: open the address arena printed"})
             return None
-        return parts.path[len(prefix):]
+        return parts.path[len(prefix) :]
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         route = self._route()
         if route is None:
             return
         if route == "":
-            self._send(200, self.server.page, "text/html; charset=utf-8", {
-                "Content-Security-Policy": "default-src 'none'; script-src 'unsafe-inline'; "
-                                           "style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:"})
+            self._send(
+                200,
+                self.server.page,
+                "text/html; charset=utf-8",
+                {
+                    "Content-Security-Policy": "default-src 'none'; script-src 'unsafe-inline'; "
+                    "style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:"
+                },
+            )
         elif route == "state":
             query = parse_qs(urlsplit(self.path).query)
             try:

@@ -42,8 +42,13 @@ def embed_json(data: Any) -> str:
     and the JS line separators are written as ``\\uXXXX`` escapes, so no string in
     the data can close the element (``</script>``) or open a comment (``<!--``)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def seat_view(events: Sequence[Mapping[str, Any]], seat: int) -> list[dict[str, Any]]:
@@ -72,8 +77,12 @@ def viewer_game(events: Sequence[Mapping[str, Any]], *, seat: int | None = None)
     if "seed" in header:
         header["seed"] = str(header["seed"])  # beyond 2**53: JavaScript numbers would round it
     shown[0] = header
-    return {"id": str(header.get("game")), "label": f"game {header.get('game')}",
-            "summary": summary(events), "events": shown}
+    return {
+        "id": str(header.get("game")),
+        "label": f"game {header.get('game')}",
+        "summary": summary(events),
+        "events": shown,
+    }
 
 
 def summary(events: Sequence[Mapping[str, Any]]) -> str:
@@ -102,16 +111,26 @@ def check_seat(games: Iterable[Sequence[Mapping[str, Any]]], seat: int | None) -
             raise ValueError(f"--seat {seat}: game {events[0].get('game')} has seats 0 to {n - 1}")
 
 
-def render_viewer(games: Sequence[Mapping[str, Any]], *, title: str = "Yard bridge replay",
-                  seat: int | None = None, src: str | None = None, back: tuple[str, str] | None = None) -> str:
+def render_viewer(
+    games: Sequence[Mapping[str, Any]],
+    *,
+    title: str = "Yard bridge replay",
+    seat: int | None = None,
+    src: str | None = None,
+    back: tuple[str, str] | None = None,
+) -> str:
     """The viewer page for ``games`` (from :func:`viewer_game`). With ``src``, games carry no
     events and the page loads ``src + id + ".js"`` when one is opened (the report's viewer)."""
     data = {"title": title, "seat": seat, "src": src, "games": list(games)}
     link = f'<a class="back" href="{html.escape(back[0])}">{html.escape(back[1])}</a>' if back else ""
     page = asset("viewer.html")
-    parts = {"{{TITLE}}": html.escape(title), "{{BACK}}": link,
-             "{{CSS}}": asset("table.css") + "\n" + asset("viewer.css"),
-             "{{JS}}": asset("table.js") + "\n" + asset("viewer.js"), "{{DATA}}": embed_json(data)}
+    parts = {
+        "{{TITLE}}": html.escape(title),
+        "{{BACK}}": link,
+        "{{CSS}}": asset("table.css") + "\n" + asset("viewer.css"),
+        "{{JS}}": asset("table.js") + "\n" + asset("viewer.js"),
+        "{{DATA}}": embed_json(data),
+    }
     # one pass: a placeholder inside an inserted text (a title, the data) is not read again
     return re.sub(r"\{\{[A-Z]+\}\}", lambda m: parts.get(m.group(0), m.group(0)), page)
 
