@@ -11,25 +11,20 @@ a JSON manifest in the organiser's submissions folder.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import statistics
 import string
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .engine import derive_seed
 from .errors import BotLoadError, UsageError
 from .rules import CONTEST, Rules
 from .safetext import escape
-from .submissions import file_sha256, submitted, write_atomic
 
 #: A bot name usable as a file name: letters, digits, ``-`` and ``_``, from a letter.
 NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
@@ -407,110 +402,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.clean else 1
 
 
-# -- arena submit ------------------------------------------------------------------
-
-
-def cmd_submit(args: argparse.Namespace) -> int:
-    """Check a bot and store it with its manifest. The file is read once: the bytes checked
-    are the bytes hashed and stored, whatever happens to the file meanwhile."""
-    from .loader import bot_source, read_bot_bytes
-
-    path = Path(args.bot)
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file" if not path.exists() else f"{path}: not a bot file")
-    folder = Path(args.to)
-    if folder.exists() and not folder.is_dir():
-        raise UsageError(f"{folder}: not a folder")
-    try:
-        checked = read_bot_bytes(path)
-    except BotLoadError as exc:
-        return refuse(f"the check failed: {exc}")
-    try:
-        src = bot_source(checked, path)
-    except BotLoadError:
-        src = None
-    name = src.name if src else path.stem
-    if not NAME_PATTERN.fullmatch(name) or name.lower() in RESERVED_NAMES:
-        raise UsageError(
-            f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
-            "(starting with a letter)"
-        )
-    sha = hashlib.sha256(checked).hexdigest()
-    stored = folder / f"{name}.py"
-    manifest = folder / f"{name}.json"
-    if folder.is_dir():
-        same = submitted(folder).get(sha)
-        if same is not None:
-            return refuse(f"{same} is this very file (sha256 {sha[:12]}); it was submitted already")
-        if stored.exists() and not args.replace:
-            return refuse(
-                f"{stored} holds a different bot named {name!r}; rename your bot (Bot.name) "
-                "or use --replace to submit a new version"
-            )
-        if manifest.exists() and not stored.exists():  # not ours to overwrite, --replace or not
-            return refuse(f"{manifest} exists but is not the manifest of a submitted bot; move it away first")
-
-    report = check_from_args(args, data=checked)
-    if not args.json:
-        for line in report.lines():
-            print(line)
-    if not report.clean:
-        reasons = [
-            f"{p['path']}" + (f":{p['line']}" if p.get("line") else "") + f": {p['message']}" for p in report.problems
-        ]
-        counts: dict[str, int] = {}
-        for f in report.faults:
-            if f["kind"] != "retired":
-                key = f"{f['kind']}: {f['detail']}"
-                counts[key] = counts.get(key, 0) + 1
-        reasons += [f"{n}x {key}" if n > 1 else key for key, n in counts.items()]
-        if not reasons:
-            reasons.append("no smoke game could be played")
-        if args.json:
-            print(json.dumps({"submitted": False, "reasons": reasons, "check": report.to_dict()}, indent=2))
-        return refuse(
-            "the check failed: "
-            + "; ".join(reasons[:3])
-            + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
-        )
-
-    previous = file_sha256(stored) if stored.exists() else None
-    data = {
-        "name": name,
-        "author": args.author,
-        "description": report.description,
-        "sha256": sha,
-        "file": stored.name,
-        "source": str(path),
-        "submitted": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "arena_version": __version__,
-        "check": report.to_dict(),
-    }
-    if previous:
-        data["replaces"] = previous
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(stored, checked)  # the bytes that were checked, not the file as it is now
-        write_atomic(manifest, (json.dumps(data, indent=2) + "\n").encode())
-    except OSError as exc:
-        raise UsageError(f"{folder}: cannot store the submission: {exc.strerror or exc}") from None
-    if args.json:
-        print(json.dumps({"submitted": True, "bot": str(stored), "manifest": str(manifest), "sha256": sha}, indent=2))
-    else:
-        verb = "replaced" if previous else "submitted"
-        print(
-            f"{verb}: {stored} and {manifest} (sha256 {sha[:12]}"
-            + (f", author {args.author}" if args.author else "")
-            + ")"
-        )
-    return 0
-
-
-def refuse(message: str) -> int:
-    print(f"arena: error: submission refused: {escape(message, 600)}", file=sys.stderr)
-    return 1
-
-
 # -- registration ------------------------------------------------------------------
 
 
@@ -550,4 +441,6 @@ def register(sub: Any) -> None:
     p.add_argument("--replace", action="store_true", help="replace an earlier version of a bot with this name")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_check_options(p)
+    from .submit import cmd_submit  # submit builds on check (this module)
+
     p.set_defaults(func=cmd_submit)

@@ -95,6 +95,9 @@ def run(
     """Play ``keys`` as Ray tasks, at most ``2 * workers`` at a time; yield each task's games."""
     import ray
 
+    # Ray's own hints are partial (untyped calls, remote functions typed by the
+    # Python function): the backend talks to it through Any.
+    ray_api: Any = ray
     started_here = not ray.is_initialized()
     if started_here:
         options: dict[str, Any] = {
@@ -114,13 +117,13 @@ def run(
             where = f"join the Ray cluster at {address}" if address else "start a local Ray instance"
             raise HarnessError(f"cannot {where}: {lines[-1]}") from None
     try:
-        task = ray.remote(num_cpus=1, max_retries=2)(play_chunk)
+        task = ray_api.remote(num_cpus=1, max_retries=2)(play_chunk)
         job_ref = ray.put(job)
         size = chunk_size(len(keys), workers)
         todo = [list(keys[i : i + size]) for i in range(0, len(keys), size)]
         todo.reverse()
         in_flight: dict[Any, list[GameKey]] = {}
-        limit = 2 * workers if not address else max(2 * workers, 2 * int(ray.cluster_resources().get("CPU", 1)))
+        limit = 2 * workers if not address else max(2 * workers, 2 * int(ray_api.cluster_resources().get("CPU", 1)))
         while not stop():
             if not todo and not in_flight:
                 nxt = list(more()) if more is not None else []
