@@ -14,7 +14,7 @@ import pytest
 from test_cli_play import one_line_error, run
 
 import arena.author as author
-from arena import submissions
+from arena import submissions, submit
 
 CLEAN = '''"""Swapper: an honest bot while it is checked."""
 
@@ -64,13 +64,13 @@ def test_a_file_swapped_during_the_check_is_not_stored(
     bot = tmp_path / "swapper.py"
     bot.write_text(CLEAN)
     if when == "before the check":
-        real_check = author.check_from_args
+        real_check = submit.check_from_args
 
         def swap_then_check(args: Any, data: bytes | None = None) -> Any:
             bot.write_text(EVIL)
             return real_check(args, data=data)
 
-        monkeypatch.setattr(author, "check_from_args", swap_then_check)
+        monkeypatch.setattr(submit, "check_from_args", swap_then_check)
     else:
         real_games = author.play_smoke_games
 
