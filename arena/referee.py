@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, Protocol
 from .cards import Card
 from .engine import Game, GameResult, RoundResult, derive_seed
 from .errors import IllegalMove
+from .moves import Move
 from .rules import CONTEST, Rules
 from .turn import PlayerInfo, PublicFeed, Turn
 
@@ -59,6 +60,12 @@ class Player(Protocol):
     def close(self) -> None: ...
 
 
+class RemoteSeat(Player, Protocol):
+    """A player that acts from another process: it gets its :class:`SeatContext` first."""
+
+    def sit(self, context: SeatContext) -> None: ...
+
+
 @dataclass(frozen=True)
 class Fault:
     """One recorded misbehaviour."""
@@ -93,8 +100,36 @@ class GameOutcome:
         return counts
 
 
+class SeatContext(Protocol):
+    """What a seat played from outside the referee's process needs, and nothing more.
+
+    The referee hands one to each player that has a ``sit`` method (a sandboxed
+    seat, :class:`~arena.sandbox.player.WorkerPlayer`) before ``start_game``.
+    It shows the seat's own move, the public counts and history (R10), and the
+    card a forced draw would give, to the mover only (docs/RULINGS.md); every
+    action goes through the engine's checked path. No engine object escapes it
+    but the seat's own :class:`~arena.moves.Move`.
+    """
+
+    seat: int
+    rules: Rules
+
+    def current_move(self) -> Move: ...
+    def live(self, move: Move) -> bool: ...
+    def counts(self) -> list[int]: ...
+    def history_since(self, mark: int) -> list[dict[str, Any]]: ...
+    def forced_draw(self) -> Card | None: ...
+    def say(self, text: str, output: bool = False) -> None: ...
+    def checked_put(self, card: Card, suit: str | None) -> None: ...
+    def checked_draw(self) -> Card: ...
+    def checked_finish(self) -> None: ...
+    @property
+    def over(self) -> bool: ...
+
+
 class EngineTable:
-    """A seat's view of an in-process game (the :class:`~arena.turn.Table` protocol)."""
+    """A seat's view of an in-process game: the :class:`~arena.turn.Table` protocol for a
+    :class:`~arena.turn.Turn`, and the :class:`SeatContext` for a seat played elsewhere."""
 
     __slots__ = ("game", "seat", "names", "rules", "shared")
 
@@ -116,8 +151,16 @@ class EngineTable:
     def history(self) -> tuple[Mapping[str, Any], ...]:
         return self.shared.update(self.game.log)
 
+    def _mine(self) -> Game:
+        """The game, when this seat's move is in progress (R2.1)."""
+        game = self.game
+        if game.mover != self.seat or game.move.finished or not game.in_round:
+            raise IllegalMove("R2.1", "it is not your move")
+        return game
+
     # The Turn has checked each action against the move in progress, which
     # for an in-process bot is the engine's own Move: apply it unchecked.
+    # (The mover check is written out in each: these are the in-process hot path.)
     def act_put(self, card: Card, suit: str | None) -> None:
         game = self.game
         if game.mover != self.seat or game.move.finished or not game.in_round:
@@ -138,6 +181,59 @@ class EngineTable:
 
     def act_say(self, text: str) -> None:
         self.game.say(self.seat, text)  # capped per seat and game there, as for sandboxed bots
+
+    # -- the SeatContext: a seat played in another process ----------------------------
+    def current_move(self) -> Move:
+        """This seat's move in progress (its own hand, top, suit, puts, counts)."""
+        game = self._mine()
+        return game.move
+
+    def live(self, move: Move) -> bool:
+        """Whether ``move`` is still the move in progress and may take actions."""
+        game = self.game
+        return game.move is move and not move.finished and game.in_round
+
+    def counts(self) -> list[int]:
+        """Cards held per seat, then scores, then skips owed (R10: everyone sees them)."""
+        g = self.game
+        return [len(h) for h in g.hands] + g.scores + g.skips
+
+    def history_since(self, mark: int) -> list[dict[str, Any]]:
+        """The public events from index ``mark`` on, as plain data shared by the game's seats (do not change)."""
+        return self.shared.data_since(self.game.log, mark)
+
+    def forced_draw(self) -> Card | None:
+        """The stock's top card when this seat's move must begin with a draw, else None.
+
+        That card lands in the mover's hand in this move whatever it does (the fallback
+        draws it too), so showing it early shows the seat nothing it would not see.
+        """
+        game = self.game
+        move = game.move
+        if game.mover != self.seat or move.put or not game.stock or move.puttable():
+            return None
+        return game.stock[-1]
+
+    def say(self, text: str, output: bool = False) -> None:
+        """A ``say`` line (or printed output) of this seat, capped in the engine."""
+        self.game.say(self.seat, text, output=output)
+
+    def checked_put(self, card: Card, suit: str | None) -> None:
+        """Put through the engine's checked path (:class:`IllegalMove` and no change if not allowed)."""
+        self._mine().put(card, suit)
+
+    def checked_draw(self) -> Card:
+        """Draw through the engine's checked path."""
+        return self._mine().draw()
+
+    def checked_finish(self) -> None:
+        """Finish through the engine's checked path."""
+        self._mine().finish()
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended."""
+        return self.game.over
 
 
 def fallback_move(game: Game, rng: random.Random) -> None:
@@ -264,6 +360,9 @@ class Referee:
                 fault(seat, "exception", f"{method}: {_detail(exc)}")
 
         for s in range(n):
+            sit = getattr(players[s], "sit", None)  # a seat played elsewhere takes its SeatContext
+            if sit is not None:
+                sit(tables[s])
             notify(s, "start_game", GameInfo(s, names, self.rules, game_id))
         game.start_round()
         moves = 0

@@ -248,23 +248,41 @@ def is_public(event: Mapping[str, Any]) -> bool:
 
 
 class PublicFeed:
-    """The public part of one game's log (R10), built once and shared by its in-process seats."""
+    """The public part of one game's log (R10), built once, incrementally, and shared by its seats.
 
-    __slots__ = ("events", "seen")
+    The one place that turns the engine's log into public events: plain data
+    (:attr:`data`, what a sandboxed seat is sent) and, made from it on first
+    demand, read-only mappings (what ``turn.history`` hands an in-process bot).
+    """
+
+    __slots__ = ("data", "frozen", "seen")
 
     def __init__(self) -> None:
-        self.events: list[Mapping[str, Any]] = []
+        self.data: list[dict[str, Any]] = []
+        self.frozen: list[Mapping[str, Any]] = []
         self.seen = 0
 
-    def update(self, log: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
-        """The public events of ``log`` (which only grows), oldest first."""
+    def pull(self, log: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The public events of ``log`` (which only grows) as plain data, oldest first; do not change them."""
         if self.seen < len(log):
-            events = self.events
+            data = self.data
             for e in log[self.seen :]:
                 if is_public(e):
-                    events.append(public_event(e))
+                    data.append(public_data(e))
             self.seen = len(log)
-        return tuple(self.events)
+        return self.data
+
+    def data_since(self, log: Sequence[Mapping[str, Any]], mark: int) -> list[dict[str, Any]]:
+        """The public events of ``log`` from index ``mark`` on, as plain data."""
+        return self.pull(log)[mark:]
+
+    def update(self, log: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+        """The public events of ``log``, oldest first, as read-only mappings."""
+        data = self.pull(log)
+        frozen = self.frozen
+        if len(frozen) < len(data):
+            frozen.extend(freeze(e) for e in data[len(frozen) :])
+        return tuple(frozen)
 
 
 def freeze(value: Any) -> Any:

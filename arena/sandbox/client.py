@@ -8,7 +8,7 @@ pinning), :mod:`.process` (the template and game processes, the watchdog),
 from __future__ import annotations
 
 from .limits import Limits, cpu_clock, cpu_seconds, current_cpu, pin_to_one_cpu, usable_cpus
-from .player import WorkerPlayer, public_log
+from .player import WorkerPlayer
 from .pool import SUPERVISION, SandboxFactory, sandboxed_factory, supervision
 from .process import ProtocolViolation, Template, WorkerError, WorkerProcess, WorkerTimeout, describe_exit
 from .zygote import UID_BASE
@@ -21,7 +21,6 @@ __all__ = [
     "pin_to_one_cpu",
     "usable_cpus",
     "WorkerPlayer",
-    "public_log",
     "SUPERVISION",
     "SandboxFactory",
     "sandboxed_factory",

@@ -1,64 +1,36 @@
-"""The referee's player for a sandboxed seat (:class:`WorkerPlayer`), and the public history it sends.
+"""The referee's player for a sandboxed seat (:class:`WorkerPlayer`).
 
 A :class:`WorkerPlayer` gets a fresh game process from its bot's
 :class:`~arena.sandbox.pool.SandboxFactory` for each game, sends the seat's
-view each move, re-applies every action the process reports through the
-engine's checked path, and turns every misbehaviour into a
+view each move (a :class:`~arena.sandbox.protocol.MoveView`), re-applies every
+action the process reports through the engine's checked path, and turns every misbehaviour into a
 :class:`~arena.referee.BotFault`. Each call is one *turn* of the process
 (:meth:`~arena.sandbox.process.WorkerProcess.begin` ... ``end``): continued
 while it is on turn, frozen otherwise, timed by its CPU clock.
+
+It sees the game only through the :class:`~arena.referee.SeatContext` the
+referee hands it (:meth:`WorkerPlayer.sit`), never the engine itself; the
+public history comes from the game's one :class:`~arena.turn.PublicFeed`.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from ..cards import Card
-from ..engine import Game, derive_seed
+from ..engine import derive_seed
 from ..errors import IllegalMove
-from ..referee import BotFault, GameInfo
-from ..turn import Turn, public_data
+from ..referee import BotFault, GameInfo, SeatContext
+from ..turn import Turn
 from .process import ProtocolViolation, WorkerError, WorkerProcess, WorkerTimeout, clean
+from .protocol import DrawnCard, GameStart, MoveView, parse_ok, parse_step
 
 if TYPE_CHECKING:
+    from ..moves import Move
     from .pool import SandboxFactory
 
 #: Card texts exactly as the worker sends them (anything else goes through ``Card()`` and fails there).
 _CARDS = Card._by_text
-
-# -- the public history, as sandboxed bots get it ------------------------------------------
-
-# Per game: [game, public events so far, log entries they cover], for the few
-# most recent games, keyed by id() and holding the game itself (so an id is
-# never reused while cached). Not a WeakKeyDictionary: a compiled Game
-# (arena/native.py) takes no weak references.
-_PUBLIC: OrderedDict[int, list[Any]] = OrderedDict()
-_PUBLIC_GAMES = 16
-
-
-def public_log(game: Game) -> list[dict[str, Any]]:
-    """The game's public events as plain data (R10), shared by its sandboxed seats.
-
-    A bot's printed output (``say`` lines marked ``output``) is kept out: only ``turn.say`` is public.
-    """
-    cache = _PUBLIC.get(id(game))
-    if cache is None or cache[0] is not game:
-        cache = _PUBLIC[id(game)] = [game, [], 0]
-        while len(_PUBLIC) > _PUBLIC_GAMES:
-            _PUBLIC.popitem(last=False)
-    _, events, seen = cache
-    log = game.log
-    if seen < len(log):
-        for e in log[seen:]:
-            if e["event"] == "say" and e.get("output"):
-                continue
-            events.append(public_data(e))
-        cache[2] = len(log)
-    return events  # type: ignore[no-any-return]
-
-
-# -- the player ------------------------------------------------------------------------------
 
 
 class WorkerPlayer:
@@ -76,7 +48,8 @@ class WorkerPlayer:
         self.history_on = False
         self.output_left = self.limits.max_output_bytes
         self.pending_output: list[str] = []
-        self.game: Game | None = None
+        #: The seat's context, handed over by the referee (:meth:`sit`): all it sees of the game.
+        self.table: SeatContext | None = None
         self.idle = False
         self.said = 0
         #: CPU seconds of each move, the game process's total, and what it used between turns.
@@ -98,7 +71,7 @@ class WorkerPlayer:
             return BotFault("crash", f"{what}protocol violation: {detail}"[:300])
         return BotFault("crash", f"{what}{detail}"[:300])
 
-    def _call(self, message: Any, seconds: float, what: str = "", label: str = "per-move limit") -> Any:
+    def _call(self, message: tuple[Any, ...], seconds: float, what: str = "", label: str = "per-move limit") -> Any:
         worker = self.worker
         if worker is None or worker.dead:
             raise BotFault("crash", "the bot's worker is gone", retire=True)
@@ -109,14 +82,15 @@ class WorkerPlayer:
             self._spent(worker)
             raise self._fault(exc, what) from None
         self._spent(worker)
-        if not (type(reply) is list and len(reply) in (5, 6) and reply[0] == "ok" and type(reply[1]) is list):
+        ok = parse_ok(reply)
+        if ok is None:
             raise self._fault(ProtocolViolation("bad reply to a notification"), what)
         self.idle = True
-        hooks = reply[4]
+        hooks = ok.hooks
         if type(hooks) is list and all(type(h) is str for h in hooks):
             self.hooks = tuple(hooks)
-        self._keep_output(reply[1])
-        return reply
+        self._keep_output(ok.actions)
+        return ok
 
     def _keep_output(self, actions: list[Any]) -> None:
         """Output printed outside a move: kept until it can join the game record."""
@@ -133,27 +107,27 @@ class WorkerPlayer:
         self.output_left -= len(kept)
         return kept
 
-    def _flush_output(self, game: Game, seat: int) -> None:
+    def _flush_output(self, table: SeatContext) -> None:
         for text in self.pending_output:
-            game.say(seat, text, output=True)
+            table.say(text, output=True)
         self.pending_output.clear()
 
     # -- the Player protocol ---------------------------------------------------------------
+    def sit(self, context: SeatContext) -> None:
+        """Take the seat's context from the referee (before ``start_game``)."""
+        self.table = context
+
     def start_game(self, info: GameInfo) -> None:
         self.seat = info.seat
         try:
             self.worker = self.factory.spawn()
         except WorkerError as exc:
             raise BotFault("crash", f"worker did not start: {exc}"[:300]) from None
-        reply = self._call(
-            ("game", self.seed, info.seat, list(info.players), info.rules.to_dict(), info.game),
-            self.limits.load_seconds,
-            "",
-            "load limit",
-        )
-        if len(reply) == 6 and type(reply[5]) is dict:
-            self.worker.report = reply[5]
-        load_error, error = reply[3], reply[2]
+        start = GameStart(self.seed, info.seat, list(info.players), info.rules.to_dict(), info.game)
+        reply = self._call(("game", *start), self.limits.load_seconds, "", "load limit")
+        if type(reply.report) is dict:
+            self.worker.report = reply.report
+        load_error, error = reply.load_error, reply.error
         if load_error is not None:
             self.worker.kill()
             raise BotFault("crash", f"could not load: {clean(load_error, 250)}")
@@ -161,33 +135,31 @@ class WorkerPlayer:
             raise BotFault("exception", clean(error, 300))
 
     def move(self, turn: Turn) -> None:
-        move = turn._move
-        game: Game = turn._table.game  # type: ignore[attr-defined]
-        seat = move.seat
-        self.game = game
+        """Play the seat's move in the game process; the ``turn`` is not used, only the seat's context."""
+        table = self.table
+        if table is None:
+            raise BotFault("crash", "the seat has no context (the referee did not seat it)", retire=True)
+        move = table.current_move()
         if self.pending_output:
-            self._flush_output(game, seat)
+            self._flush_output(table)
         worker = self.worker
         if worker is None or worker.dead:
             raise BotFault("crash", "the bot's worker is gone", retire=True)
-        delta = self._delta(game) if self.history_on else None
-        hand = move.hand
-        # A move that must begin with a draw gets the stock's top card with its view: that card
-        # lands in this seat's hand in this move whatever the bot does (the fallback draws it
-        # too), so sending it early shows the seat nothing it would not see, and saves a round trip.
-        prefetch = None
-        if not move.put and game.stock and not move.puttable():
-            prefetch = game.stock[-1]._text
-        view = (
-            seat,
-            [c._text for c in hand],
+        delta = self._delta(table) if self.history_on else None
+        # A move that must begin with a draw gets the stock's top card with its view (the
+        # context's forced_draw: that card is the mover's in this move whatever it does).
+        forced = table.forced_draw()
+        prefetch = None if forced is None else forced._text
+        view = MoveView(
+            move.seat,
+            [c._text for c in move.hand],
             move.top._text,
             move.suit,
             [c._text for c in move.put],
             move.first,
             move.stock,
             move.pile_size,
-            [len(h) for h in game.hands] + game.scores + game.skips,
+            table.counts(),
             delta,
             prefetch,
         )
@@ -201,31 +173,32 @@ class WorkerPlayer:
             self._spent(worker)
             raise self._fault(exc) from None
         try:
-            worker.send(("move", view))
+            worker.send(("move", tuple(view)))
             worker.resume()
             while True:
-                reply = worker.recv()
-                if type(reply) is not list or len(reply) < 2 or type(reply[1]) is not list:
+                step = parse_step(worker.recv())
+                if step is None:
                     raise ProtocolViolation("a malformed message")
-                kind = reply[0]
-                self._apply(reply[1], game, move, seat, prefetch)
+                kind = step.kind
+                self._apply(step.actions, table, move, prefetch)
                 if kind == "done":
-                    if len(reply) != 3:
+                    if len(step.rest) != 1:
                         raise ProtocolViolation("a malformed done message")
-                    error = reply[2]
+                    error = step.rest[0]
                     break
                 if kind == "draw":
-                    if move.finished or game.move is not move:
+                    if not table.live(move):
                         raise ProtocolViolation("a draw after the move ended")
                     try:
-                        card = game.draw()
+                        card = table.checked_draw()
                     except IllegalMove as exc:
                         raise ProtocolViolation(f"an illegal draw ({exc.rule})") from None
-                    worker.send(("card", card._text, move.stock, move.pile_size, self._delta(game)))
+                    drawn = DrawnCard(card._text, move.stock, move.pile_size, self._delta(table))
+                    worker.send(("card", *drawn))
                 elif kind == "hist":
                     self.history_on = True
                     self.sent = 0
-                    worker.send(("hist", self._delta(game)))
+                    worker.send(("hist", self._delta(table)))
                 else:
                     raise ProtocolViolation(f"an unknown message {str(kind)[:20]!r}")
         except WorkerError as exc:
@@ -256,16 +229,15 @@ class WorkerPlayer:
         self.frozen = worker.freezing
         self.bank = self.limits.game_seconds - worker.cpu_seen
 
-    def _delta(self, game: Game) -> list[Any] | None:
+    def _delta(self, table: SeatContext) -> list[Any] | None:
         """The public events the worker has not seen yet (None until the bot reads the history)."""
         if not self.history_on:
             return None
-        events = public_log(game)
-        delta = events[self.sent :]
-        self.sent = len(events)
+        delta = table.history_since(self.sent)
+        self.sent += len(delta)
         return delta
 
-    def _apply(self, actions: list[Any], game: Game, move: Any, seat: int, prefetch: str | None = None) -> None:
+    def _apply(self, actions: list[Any], table: SeatContext, move: Move, prefetch: str | None = None) -> None:
         """Re-apply the worker's actions through the engine's checked path."""
         for action in actions:
             if type(action) is not list or not action:
@@ -276,28 +248,28 @@ class WorkerPlayer:
                     raise ProtocolViolation("bad output action")
                 text = self._cap_output(action[1])
                 if text:
-                    game.say(seat, text, output=True)
+                    table.say(text, output=True)
                 continue
-            if move.finished or game.move is not move or not game.in_round:
+            if not table.live(move):
                 raise ProtocolViolation("action after the move ended")
             try:
                 if kind == "p" and len(action) == 3:
                     card, suit = action[1], action[2]
                     if type(card) is not str or not (suit is None or type(suit) is str):
                         raise ProtocolViolation("bad put")
-                    game.put(_CARDS.get(card) or Card(card), suit)
+                    table.checked_put(_CARDS.get(card) or Card(card), suit)
                 elif kind == "f" and len(action) == 1:
-                    game.finish()
+                    table.checked_finish()
                 elif kind == "d" and len(action) == 2:
                     if prefetch is None or action[1] != prefetch or move.put or move.drew:
                         raise ProtocolViolation("a draw of a card it was not given")
-                    if game.draw()._text != prefetch:
+                    if table.checked_draw()._text != prefetch:
                         raise ProtocolViolation("the drawn card is not the one sent")
                 elif kind == "s" and len(action) == 2 and type(action[1]) is str:
                     self.said += 1
                     if self.said > 20:
                         raise ProtocolViolation("more than 20 says in a move")
-                    game.say(seat, clean(action[1], 200))
+                    table.say(clean(action[1], 200))
                 else:
                     raise ProtocolViolation(f"unknown action {str(kind)[:10]!r}")
             except (IllegalMove, ValueError) as exc:
@@ -316,8 +288,8 @@ class WorkerPlayer:
                 "",
                 "notification limit",
             )
-            if self.pending_output and self.game is not None and not self.game.over:
-                self._flush_output(self.game, self.seat)
+            if self.pending_output and self.table is not None and not self.table.over:
+                self._flush_output(self.table)
 
     def end_game(self, result: Any) -> None:
         if "end_game" in self.hooks:

@@ -23,19 +23,20 @@ Referee -> template messages (over a unix socket; the template is trusted, it ru
 
 Referee -> game process messages (first item is the kind):
 
-``("game", seed, seat, names, rules, game_id)``
+``("game", *GameStart)``
     the only game of this process: a fresh ``Bot()`` from the source with ``seed``,
     then ``start_game`` if defined; answered ``["ok", actions, error, load_error, hooks, report]``.
 ``("move", view)``
-    run ``bot.move(turn)``; ``view`` is the seat's view (see :meth:`arena.sandbox.player.WorkerPlayer.move`).
-``("card", card, stock, pile_size, history)`` / ``("hist", history)``
+    run ``bot.move(turn)``; ``view`` is a :class:`MoveView` sent as a plain tuple.
+``("card", *DrawnCard)`` / ``("hist", history)``
     answers to the worker's ``draw`` and ``hist`` requests.
 ``("end_round", fields)``, ``("end_game", fields)``
     the notifications, when the bot defines them.
 ``("raw", code)``
     tests only, and only when the hello allowed it: run unrestricted code in the hardened worker.
 
-Game process -> referee messages: ``["ok", actions, error, load_error, hooks]`` (``report`` added
+Game process -> referee messages (decoded and checked by :func:`parse_ok` and :func:`parse_step`):
+``["ok", actions, error, load_error, hooks]`` (``report`` added
 to the answer to ``game``), ``["draw", actions]``, ``["hist", actions]``, ``["done", actions, error]``,
 ``["raw", result]``. An action is ``["p", card, suit]`` (put), ``["s", text]`` (say), ``["o", text]``
 (printed output) or ``["f"]`` (finish).
@@ -47,6 +48,7 @@ after sending it a message (:mod:`arena.sandbox.process`).
 from __future__ import annotations
 
 import struct
+from typing import Any, NamedTuple
 
 HEADER = struct.Struct(">I")
 
@@ -57,3 +59,83 @@ MAX_IN_FRAME = 4 * 2**20
 def frame(payload: bytes) -> bytes:
     """``payload`` with its length header."""
     return HEADER.pack(len(payload)) + payload
+
+
+# -- referee -> game process (trusted; marshal carries plain tuples, so each is sent as ``tuple(x)``) --
+
+
+class GameStart(NamedTuple):
+    """The fields of the ``game`` message: the only game of a process."""
+
+    seed: int
+    seat: int
+    names: list[str]
+    rules: dict[str, Any]
+    game_id: str
+
+
+class MoveView(NamedTuple):
+    """The seat's view of its move (R10), the field of a ``move`` message.
+
+    ``counts`` is cards held per seat, then scores, then skips owed; ``history``
+    the public events the worker has not seen (None until the bot reads the
+    history); ``forced`` the card a forced first draw gives (see
+    :meth:`arena.referee.EngineTable.forced_draw`), or None.
+    """
+
+    seat: int
+    hand: list[str]
+    top: str
+    suit: str
+    put: list[str]
+    first: bool
+    stock: int
+    pile_size: int
+    counts: list[int]
+    history: list[dict[str, Any]] | None
+    forced: str | None
+
+
+class DrawnCard(NamedTuple):
+    """The fields of a ``card`` message: the answer to a ``draw`` request."""
+
+    card: str
+    stock: int
+    pile_size: int
+    history: list[dict[str, Any]] | None
+
+
+# -- game process -> referee (untrusted JSON: shapes checked here, contents by the player) --------
+
+
+class OkReply(NamedTuple):
+    """``["ok", actions, error, load_error, hooks(, report)]``: the answer to ``game`` and notifications."""
+
+    actions: list[Any]
+    error: Any
+    load_error: Any
+    hooks: Any
+    report: Any = None
+
+
+class Step(NamedTuple):
+    """One message of a game process during a move: ``kind`` (``done``, ``draw``, ``hist``...),
+    the actions it reports, and the fields after them (``[error]`` for ``done``)."""
+
+    kind: Any
+    actions: list[Any]
+    rest: list[Any]
+
+
+def parse_ok(raw: Any) -> OkReply | None:
+    """``raw`` as an :class:`OkReply`, or None when it is not one."""
+    if type(raw) is list and len(raw) in (5, 6) and raw[0] == "ok" and type(raw[1]) is list:
+        return OkReply(*raw[1:])
+    return None
+
+
+def parse_step(raw: Any) -> Step | None:
+    """``raw`` as a :class:`Step`, or None when it is malformed."""
+    if type(raw) is not list or len(raw) < 2 or type(raw[1]) is not list:
+        return None
+    return Step(raw[0], raw[1], raw[2:])

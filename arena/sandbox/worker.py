@@ -36,7 +36,7 @@ from ..rules import Rules
 from ..turn import PlayerInfo, Turn, freeze
 from .harden import HardenReport
 from .policy import OutputSink, _short, instantiate
-from .protocol import HEADER, MAX_IN_FRAME
+from .protocol import HEADER, MAX_IN_FRAME, DrawnCard, GameStart, MoveView
 
 HOOKS = ("start_game", "end_round", "end_game")
 _CARD = Card._by_text
@@ -193,12 +193,13 @@ class WorkerTable:
         reply = w.request(["draw", w.take_actions()])
         if type(reply) is not tuple or reply[0] != "card":
             _exit(3)
-        card = _CARD[reply[1]]
+        drawn = DrawnCard._make(reply[1:])
+        card = _CARD[drawn.card]
         if not move.put:
             move.drew = True
         move.hand.append(card)
-        move.stock = reply[2]
-        move.pile_size = reply[3]
+        move.stock = drawn.stock
+        move.pile_size = drawn.pile_size
         return card
 
     def act_finish(self) -> None:
@@ -317,21 +318,21 @@ class Worker:
             return _short(exc)
         return None
 
-    def on_move(self, view: tuple[Any, ...]) -> list[Any]:
-        seat, hand, top, suit, put, first, stock, pile_size, counts, delta, prefetch = view
-        if delta is not None:
-            self.add_history(delta)
+    def on_move(self, fields: tuple[Any, ...]) -> list[Any]:
+        view = MoveView._make(fields)
+        if view.history is not None:
+            self.add_history(view.history)
         move = Move(
-            seat,
-            [_CARD[c] for c in hand],
-            _CARD[top],
-            suit,
-            put=[_CARD[c] for c in put],
-            stock=stock,
-            pile_size=pile_size,
-            first=first,
+            view.seat,
+            [_CARD[c] for c in view.hand],
+            _CARD[view.top],
+            view.suit,
+            put=[_CARD[c] for c in view.put],
+            stock=view.stock,
+            pile_size=view.pile_size,
+            first=view.first,
         )
-        table = WorkerTable(self, move, counts, prefetch)
+        table = WorkerTable(self, move, view.counts, view.forced)
         self.actions = []
         error = None
         try:
@@ -372,7 +373,7 @@ class Worker:
             if kind == "move":
                 reply = self.on_move(msg[1])
             elif kind == "game":
-                reply = self.on_game(*msg[1:])
+                reply = self.on_game(*GameStart._make(msg[1:]))
             elif kind in ("end_round", "end_game"):
                 reply = self.on_notify(kind, msg[1])
             elif kind == "raw":
