@@ -23,6 +23,7 @@ from typing import Any
 
 from .engine import derive_seed
 from .errors import BotLoadError, UsageError
+from .events import FaultKind
 from .rules import CONTEST, Rules
 from .safetext import escape
 
@@ -35,7 +36,7 @@ REFERENCE_BOTS = ("random", "greedy", "heuristic")
 #: Table sizes the smoke games cover.
 TABLE_SIZES = (2, 3, 4, 6)
 #: Fault kinds after which further smoke games would only be slow.
-STOPPING_FAULTS = ("timeout", "crash")
+STOPPING_FAULTS = (FaultKind.TIMEOUT, FaultKind.CRASH)
 
 
 # -- arena new ------------------------------------------------------------------
@@ -140,13 +141,13 @@ class CheckReport:
 
     def fault_count(self) -> int:
         """Faults of the bot (retirements are their consequence, not counted)."""
-        return sum(1 for f in self.faults if f["kind"] != "retired")
+        return sum(1 for f in self.faults if f["kind"] != FaultKind.RETIRED)
 
     def fault_lines(self) -> Iterator[str]:
         """Faults grouped by kind and detail: count, first game and round."""
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for f in self.faults:
-            if f["kind"] != "retired":
+            if f["kind"] != FaultKind.RETIRED:
                 groups.setdefault((f["kind"], f["detail"]), []).append(f)
         for (kind, detail), found in groups.items():
             first = found[0]
@@ -154,7 +155,7 @@ class CheckReport:
                 f"  FAULT {len(found)}x {escape(kind, 40)}: {escape(detail, 400)} "
                 f"(first in game {first['game']}, seat {first['seat']}, round {first['round']})"
             )
-        retired = sorted({f["game"] for f in self.faults if f["kind"] == "retired"})
+        retired = sorted({f["game"] for f in self.faults if f["kind"] == FaultKind.RETIRED})
         if retired:
             games = f"game{'s' if len(retired) != 1 else ''} {', '.join(retired)}"
             yield f"  retired (the fallback played its seat) in {games}"
@@ -326,7 +327,14 @@ def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rule
                 return
             except BotFault as exc:
                 report.faults.append(
-                    {"game": game_id, "players": n, "seat": seat, "round": 0, "kind": exc.kind, "detail": exc.detail}
+                    {
+                        "game": game_id,
+                        "players": n,
+                        "seat": seat,
+                        "round": 0,
+                        "kind": exc.kind.value,
+                        "detail": exc.detail,
+                    }
                 )
                 report.stopped = f"the bot could not be seated in game {game_id}"
                 return
@@ -338,10 +346,17 @@ def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rule
             table["places"].append(outcome.result.places[seat])
             report.move_times.extend(outcome.move_times[seat])
             mine = [f for f in outcome.faults if f.seat == seat]
-            table["faults"] += sum(1 for f in mine if f.kind != "retired")
+            table["faults"] += sum(1 for f in mine if f.kind is not FaultKind.RETIRED)
             for f in mine:
                 report.faults.append(
-                    {"game": game_id, "players": n, "seat": seat, "round": f.round, "kind": f.kind, "detail": f.detail}
+                    {
+                        "game": game_id,
+                        "players": n,
+                        "seat": seat,
+                        "round": f.round,
+                        "kind": f.kind.value,
+                        "detail": f.detail,
+                    }
                 )
             stopping = sorted({f.kind for f in mine if f.kind in STOPPING_FAULTS})
             if stopping:

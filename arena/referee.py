@@ -20,20 +20,22 @@ from typing import Any, NamedTuple, Protocol
 from .cards import Card
 from .engine import Game, GameResult, RoundResult, derive_seed
 from .errors import IllegalMove
+from .events import FaultEvent, FaultKind, GameEvent
 from .moves import Move
 from .rules import CONTEST, Rules
 from .turn import PlayerInfo, PublicFeed, Turn
 
-FAULT_KINDS = ("exception", "illegal-finish", "timeout", "crash", "retired")
+#: Every fault kind, as records hold them (:class:`~arena.events.FaultKind`).
+FAULT_KINDS: tuple[FaultKind, ...] = tuple(FaultKind)
 
 
 class BotFault(Exception):
     """Raised by a player whose bot misbehaved in a way only its runtime can see
-    (``timeout``, ``crash``...). ``kind`` is one of :data:`FAULT_KINDS`."""
+    (``timeout``, ``crash``...). ``kind`` is a :class:`~arena.events.FaultKind` (or its value)."""
 
-    def __init__(self, kind: str, detail: str, *, retire: bool = False) -> None:
-        super().__init__(f"{kind}: {detail}")
-        self.kind = kind
+    def __init__(self, kind: FaultKind | str, detail: str, *, retire: bool = False) -> None:
+        self.kind = FaultKind(kind)
+        super().__init__(f"{self.kind}: {detail}")
         self.detail = detail
         #: Retire the bot now, whatever its fault count (a sandbox worker killed after a timeout).
         self.retire = retire
@@ -71,7 +73,7 @@ class Fault:
     """One recorded misbehaviour."""
 
     seat: int
-    kind: str
+    kind: FaultKind
     detail: str
     round: int
 
@@ -95,7 +97,7 @@ class GameOutcome:
     def fault_counts(self) -> list[int]:
         counts = [0] * len(self.names)
         for f in self.faults:
-            if f.kind != "retired":
+            if f.kind is not FaultKind.RETIRED:
                 counts[f.seat] += 1
         return counts
 
@@ -310,16 +312,15 @@ class Referee:
         n = len(players)
         names = tuple(p.name for p in players)
         game = Game(n, self.rules, seed, on_event=self.on_event)
-        game._emit(
-            {
-                "event": "game",
-                "version": 1,
-                "game": game_id,
-                "seed": seed,
-                "players": [{"seat": s, "name": names[s], "bot": (bots[s] if bots else names[s])} for s in range(n)],
-                "rules": self.rules.to_dict(),
-            }
-        )
+        header: GameEvent = {
+            "event": "game",
+            "version": 1,
+            "game": game_id,
+            "seed": seed,
+            "players": [{"seat": s, "name": names[s], "bot": (bots[s] if bots else names[s])} for s in range(n)],
+            "rules": self.rules.to_dict(),
+        }
+        game._emit(header)
         faults: list[Fault] = []
         move_times: list[list[float]] = [[] for _ in range(n)]
         counts = [0] * n
@@ -336,18 +337,21 @@ class Referee:
         shared = PublicFeed()
         tables = [EngineTable(game, s, names, shared) for s in range(n)]
 
-        def fault(seat: int, kind: str, detail: str, retire: bool = False) -> None:
+        def fault(seat: int, kind: FaultKind, detail: str, retire: bool = False) -> None:
             detail = clip_detail(detail)
             faults.append(Fault(seat, kind, detail, game.round))
-            game._emit({"event": "fault", "seat": seat, "kind": kind, "detail": detail})
-            if kind == "retired":
+            # Records hold the kind's plain value (records are JSON, a seat's history is marshalled).
+            event: FaultEvent = {"event": "fault", "seat": seat, "kind": kind.value, "detail": detail}
+            game._emit(event)
+            if kind is FaultKind.RETIRED:
                 return
             counts[seat] += 1
-            if seat not in retired and (kind == "crash" or retire or counts[seat] >= self.max_faults):
+            if seat not in retired and (kind is FaultKind.CRASH or retire or counts[seat] >= self.max_faults):
                 retired.add(seat)
-                why = "crashed" if kind == "crash" else "stopped" if retire else f"{counts[seat]} faults"
-                faults.append(Fault(seat, "retired", why, game.round))
-                game._emit({"event": "fault", "seat": seat, "kind": "retired", "detail": why})
+                why = "crashed" if kind is FaultKind.CRASH else "stopped" if retire else f"{counts[seat]} faults"
+                faults.append(Fault(seat, FaultKind.RETIRED, why, game.round))
+                event = {"event": "fault", "seat": seat, "kind": FaultKind.RETIRED.value, "detail": why}
+                game._emit(event)
 
         def notify(seat: int, method: str, arg: Any) -> None:
             if seat in retired:
@@ -357,7 +361,7 @@ class Referee:
             except BotFault as bad:
                 fault(seat, bad.kind, f"{method}: {bad.detail}", bad.retire)
             except Exception as exc:  # noqa: BLE001 - any bot error is a fault
-                fault(seat, "exception", f"{method}: {_detail(exc)}")
+                fault(seat, FaultKind.EXCEPTION, f"{method}: {_detail(exc)}")
 
         for s in range(n):
             sit = getattr(players[s], "sit", None)  # a seat played elsewhere takes its SeatContext
@@ -379,7 +383,7 @@ class Referee:
                 except BotFault as bad:
                     fault(seat, bad.kind, bad.detail, bad.retire)
                 except Exception as exc:  # noqa: BLE001 - any bot error is a fault
-                    fault(seat, "exception", _detail(exc))
+                    fault(seat, FaultKind.EXCEPTION, _detail(exc))
                 else:
                     if not move.finished:
                         if move.can_finish():
@@ -388,7 +392,7 @@ class Referee:
                             refusal = move.finish_refusal()
                             fault(
                                 seat,
-                                "illegal-finish",
+                                FaultKind.ILLEGAL_FINISH,
                                 f"{refusal[0]}: {refusal[1]}" if refusal else "move not finished",
                             )
                 move_times[seat].append(clock() - t0)

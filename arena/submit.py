@@ -17,6 +17,7 @@ from pathlib import Path
 from . import __version__
 from .author import NAME_PATTERN, RESERVED_NAMES, check_from_args
 from .errors import BotLoadError, UsageError
+from .events import FaultKind
 from .safetext import escape
 from .submissions import file_sha256, submitted, write_atomic
 
@@ -71,7 +72,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         ]
         counts: dict[str, int] = {}
         for f in report.faults:
-            if f["kind"] != "retired":
+            if f["kind"] != FaultKind.RETIRED:
                 key = f"{f['kind']}: {f['detail']}"
                 counts[key] = counts.get(key, 0) + 1
         reasons += [f"{n}x {key}" if n > 1 else key for key, n in counts.items()]

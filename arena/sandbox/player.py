@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..cards import Card
 from ..engine import derive_seed
 from ..errors import IllegalMove
+from ..events import FaultKind
 from ..referee import BotFault, GameInfo, SeatContext
 from ..turn import Turn
 from .process import ProtocolViolation, WorkerError, WorkerProcess, WorkerTimeout, clean
@@ -66,15 +67,15 @@ class WorkerPlayer:
         detail = str(exc)
         if isinstance(exc, WorkerTimeout):
             why = str(exc) if str(exc).startswith(("over", "used")) else "over the time limit"
-            return BotFault("timeout", f"{what}{why}; worker stopped", retire=True)
+            return BotFault(FaultKind.TIMEOUT, f"{what}{why}; worker stopped", retire=True)
         if isinstance(exc, ProtocolViolation):
-            return BotFault("crash", f"{what}protocol violation: {detail}"[:300])
-        return BotFault("crash", f"{what}{detail}"[:300])
+            return BotFault(FaultKind.CRASH, f"{what}protocol violation: {detail}"[:300])
+        return BotFault(FaultKind.CRASH, f"{what}{detail}"[:300])
 
     def _call(self, message: tuple[Any, ...], seconds: float, what: str = "", label: str = "per-move limit") -> Any:
         worker = self.worker
         if worker is None or worker.dead:
-            raise BotFault("crash", "the bot's worker is gone", retire=True)
+            raise BotFault(FaultKind.CRASH, "the bot's worker is gone", retire=True)
         self.idle = False
         try:
             reply, _ = worker.call(message, min(seconds, max(self.bank, 0.0)), seconds, label)
@@ -122,7 +123,7 @@ class WorkerPlayer:
         try:
             self.worker = self.factory.spawn()
         except WorkerError as exc:
-            raise BotFault("crash", f"worker did not start: {exc}"[:300]) from None
+            raise BotFault(FaultKind.CRASH, f"worker did not start: {exc}"[:300]) from None
         start = GameStart(self.seed, info.seat, list(info.players), info.rules.to_dict(), info.game)
         reply = self._call(("game", *start), self.limits.load_seconds, "", "load limit")
         if type(reply.report) is dict:
@@ -130,21 +131,21 @@ class WorkerPlayer:
         load_error, error = reply.load_error, reply.error
         if load_error is not None:
             self.worker.kill()
-            raise BotFault("crash", f"could not load: {clean(load_error, 250)}")
+            raise BotFault(FaultKind.CRASH, f"could not load: {clean(load_error, 250)}")
         if error is not None:
-            raise BotFault("exception", clean(error, 300))
+            raise BotFault(FaultKind.EXCEPTION, clean(error, 300))
 
     def move(self, turn: Turn) -> None:
         """Play the seat's move in the game process; the ``turn`` is not used, only the seat's context."""
         table = self.table
         if table is None:
-            raise BotFault("crash", "the seat has no context (the referee did not seat it)", retire=True)
+            raise BotFault(FaultKind.CRASH, "the seat has no context (the referee did not seat it)", retire=True)
         move = table.current_move()
         if self.pending_output:
             self._flush_output(table)
         worker = self.worker
         if worker is None or worker.dead:
-            raise BotFault("crash", "the bot's worker is gone", retire=True)
+            raise BotFault(FaultKind.CRASH, "the bot's worker is gone", retire=True)
         delta = self._delta(table) if self.history_on else None
         # A move that must begin with a draw gets the stock's top card with its view (the
         # context's forced_draw: that card is the mover's in this move whatever it does).
@@ -220,7 +221,7 @@ class WorkerPlayer:
             return
         if type(error) is not str:
             raise self._fault(ProtocolViolation("a malformed error field"))
-        raise BotFault("exception", clean(error, 300))
+        raise BotFault(FaultKind.EXCEPTION, clean(error, 300))
 
     def _spent(self, worker: WorkerProcess) -> None:
         """The game's bank is what the game process has used in all: every turn, and between them."""

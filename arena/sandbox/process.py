@@ -35,6 +35,7 @@ import time
 import weakref
 from typing import Any
 
+from ..events import FaultKind
 from ..loader import BotSource
 from .limits import Limits, cpu_clock, cpu_seconds, pin_to_one_cpu
 from .protocol import HEADER
@@ -78,11 +79,11 @@ _SIGNALS = {
 class WorkerError(Exception):
     """The worker is unusable: it died, missed a deadline or broke the protocol."""
 
-    kind = "crash"
+    kind = FaultKind.CRASH
 
 
 class WorkerTimeout(WorkerError):
-    kind = "timeout"
+    kind = FaultKind.TIMEOUT
 
 
 class ProtocolViolation(WorkerError):

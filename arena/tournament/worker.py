@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import BotLoadError
+from ..events import FaultKind
 from ..loader import BotSource
 from ..players import make_factory
 from ..referee import BotFault, Referee
@@ -70,7 +71,7 @@ class CrashedPlayer:
         self.detail = detail
 
     def _crash(self, *_: Any) -> None:
-        raise BotFault("crash", f"could not load: {self.detail}")
+        raise BotFault(FaultKind.CRASH, f"could not load: {self.detail}")
 
     start_game = move = end_round = end_game = _crash
 
@@ -158,7 +159,7 @@ class GameRunner:
             losers=tuple(result.losers),
             faults=tuple(outcome.fault_counts()),
             retired=tuple(sorted(outcome.retired)),
-            fault_list=[(f.seat, f.kind, storable(f.detail), f.round) for f in outcome.faults],
+            fault_list=[(f.seat, f.kind.value, storable(f.detail), f.round) for f in outcome.faults],
             rounds=result.rounds,
             moves=outcome.moves,
             duration=time.perf_counter() - started,
