@@ -6,13 +6,16 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
 from .errors import BotLoadError, UsageError
 from .interrupts import SIGPIPE_STATUS, exit_status, quiet_stdout, signal_word, sigterm_as_ctrl_c, stdout_closed
 from .rules import Rules, parse_setting
 from .safetext import escape
+
+if TYPE_CHECKING:
+    from .referee import GameOutcome
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -157,18 +160,22 @@ def cmd_play(args: argparse.Namespace) -> int:
         from .web.play import play_web
 
         return play_web(args, rules, games)
-    doc = run_match(
-        args.bots,
-        games=games,
-        seed=args.seed,
-        rules=rules,
-        replay=args.replay,
-        force=args.force,
-        verbose=args.verbose,
-        trusted=args.trusted,
-        progress=not (args.quiet or human),
-        limits=limits_from_args(args),
-    )
+    show = MatchDisplay(games, verbose=args.verbose, progress=not (args.quiet or human))
+    try:
+        doc = run_match(
+            args.bots,
+            games=games,
+            seed=args.seed,
+            rules=rules,
+            replay=args.replay,
+            force=args.force,
+            trusted=args.trusted,
+            limits=limits_from_args(args),
+            on_game=show.game,
+            notice=to_stderr,
+        )
+    finally:
+        show.close()
     status = exit_status(signum=doc.pop("stopped_by", None))
     secret = doc.pop("secret_seed", False)
     if doc.get("interrupted") and not doc["games"]:
@@ -178,6 +185,40 @@ def cmd_play(args: argparse.Namespace) -> int:
     if secret and fmt != "json":  # the JSON document holds the seed
         show_seed(doc["seed"], "plays these games again")
     return status if doc.get("interrupted") else 0
+
+
+def to_stderr(line: str) -> None:
+    """A notice for the user (a warning, how a run ended): one line on stderr."""
+    print(line, file=sys.stderr)
+
+
+class MatchDisplay:
+    """What ``arena play`` shows while games run: each game's text (``--verbose``), or a
+    progress bar on a terminal (not for one game, a human seat or ``--quiet``)."""
+
+    def __init__(self, games: int, *, verbose: bool = False, progress: bool = True) -> None:
+        self.verbose = verbose
+        self.bar: Any = None
+        if progress and sys.stderr.isatty() and games > 1 and not verbose:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=games, unit="game", file=sys.stderr, leave=False)
+
+    def game(self, outcome: GameOutcome) -> None:
+        """One game played, recorded and tallied."""
+        if self.verbose:
+            from .record import format_game
+
+            for line in format_game(outcome.log):
+                print(line)
+            print()
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def show_seed(seed: int, what: str) -> None:

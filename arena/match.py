@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from .engine import derive_seed
 from .errors import UsageError
 from .loader import BotSource, resolve_bot
 from .players import make_factory
-from .record import RecordWriter, format_game
+from .record import RecordWriter
 from .referee import GameOutcome, Referee
 from .rules import CONTEST, Rules
 from .seeds import fresh_seed, warn_if_guessable
@@ -144,12 +143,12 @@ def run_match(
     seed: int | None = None,
     rules: Rules = CONTEST,
     replay: str | None = None,
-    verbose: bool = False,
     trusted: bool = False,
-    progress: bool = True,
     human: Any = None,
     force: bool = False,
     limits: Any = None,
+    on_game: Callable[[GameOutcome], None] | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``.
     ``human`` is the player factory for the ``human`` seat (default: the terminal);
@@ -157,8 +156,12 @@ def run_match(
     ``limits``: the sandbox's :class:`~arena.sandbox.Limits` for bot files (default ones when None).
 
     Without ``seed`` a fresh secret one is drawn; the result holds it (``seed``,
-    and ``secret_seed``), for the caller to show once the games are over. A guessable
-    ``seed`` with sandboxed bots at the table gets a warning on stderr.
+    and ``secret_seed``), for the caller to show once the games are over.
+
+    It prints nothing: ``on_game`` gets each game's outcome once it is recorded and
+    tallied (the CLI's progress bar and ``--verbose`` text), ``notice`` each line for
+    the user (a guessable ``seed`` with sandboxed bots at the table; how an interrupted
+    run ended), which the CLI writes to stderr.
     """
     entrants = build_entrants(specs, trusted=trusted, human=human, limits=limits)
     secret = seed is None
@@ -166,17 +169,14 @@ def run_match(
         seed = fresh_seed()
     else:
         warn_if_guessable(
-            seed, untrusted=any(e.src is not None and not (trusted or e.src.origin == "registry") for e in entrants)
+            seed,
+            untrusted=any(e.src is not None and not (trusted or e.src.origin == "registry") for e in entrants),
+            notice=notice,
         )
     n = len(entrants)
     tallies = [Tally(e.label, KINDS.get(e.kind, e.kind)) for e in entrants]
     writer = open_writer(replay, force=force, bots=[e.src for e in entrants if e.src]) if replay else None
     referee = Referee(rules)
-    bar = None
-    if progress and sys.stderr.isatty() and games > 1 and not verbose:
-        from tqdm import tqdm
-
-        bar = tqdm(total=games, unit="game", file=sys.stderr, leave=False)
     played = 0
     interrupted = False
     why = "interrupted"
@@ -205,19 +205,13 @@ def run_match(
                 writer.write_game(outcome.log)
             record(outcome, order, tallies)
             played += 1
-            if verbose:
-                for line in format_game(outcome.log):
-                    print(line)
-                print()
-            if bar:
-                bar.update(1)
+            if on_game is not None:
+                on_game(outcome)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM (interrupts.Terminated) or a human who left
         interrupted = True
         why = str(exc) or "interrupted"
         stopped_by = getattr(exc, "signum", None)
     finally:
-        if bar:
-            bar.close()
         if writer:
             writer.close()
     doc: dict[str, Any] = {"games": played, "seed": seed, "rules": rules.name, "standings": [t.row() for t in tallies]}
@@ -227,9 +221,8 @@ def run_match(
         doc["interrupted"] = True
         if stopped_by is not None:
             doc["stopped_by"] = int(stopped_by)  # the exit status's signal; not part of the results
-        print(
-            f"arena: {why} after {played} of {games} games" + ("; results so far:" if played else ""), file=sys.stderr
-        )
+        if notice is not None:
+            notice(f"arena: {why} after {played} of {games} games" + ("; results so far:" if played else ""))
     return doc
 
 

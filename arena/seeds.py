@@ -27,7 +27,7 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
-import sys
+from collections.abc import Callable
 from typing import Any
 
 #: Random bits in a fresh master seed.
@@ -67,11 +67,13 @@ def guessable_warning(seed: Any) -> str:
     )
 
 
-def warn_if_guessable(seed: Any, *, untrusted: bool) -> bool:
-    """Print :func:`guessable_warning` to stderr when ``seed`` is guessable and ``untrusted``
-    bots play (trusted ones run in the referee's process and could read the seed anyway)."""
+def warn_if_guessable(seed: Any, *, untrusted: bool, notice: Callable[[str], None] | None = None) -> bool:
+    """Whether ``seed`` is guessable while ``untrusted`` bots play (trusted ones run in the
+    referee's process and could read the seed anyway); if so, :func:`guessable_warning`
+    goes to ``notice`` (the CLI's stderr). The library itself prints nothing."""
     if untrusted and guessable(seed):
-        print(guessable_warning(seed), file=sys.stderr)
+        if notice is not None:
+            notice(guessable_warning(seed))
         return True
     return False
 

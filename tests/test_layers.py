@@ -75,3 +75,34 @@ def test_one_public_feed_serves_both_kinds_of_seat() -> None:
     game.start_round()
     other = EngineTable(game, 1 - game.mover, ("a", "b"))
     assert other.forced_draw() is None
+
+
+#: The command layer: what ``arena ...`` commands run, which talk to the user.
+COMMAND_MODULES = {
+    "cli.py",
+    "human.py",
+    "author.py",
+    "web/cli.py",
+    "web/play.py",
+    "tournament/cli.py",
+    "tournament/adaptive_cli.py",
+    "verify/cli.py",
+}
+
+
+def test_library_code_does_not_print() -> None:
+    # Library modules hand text and progress to their caller (callbacks, returned values);
+    # only the command layer prints or draws a progress bar.
+    found = []
+    for path in sorted(ARENA.rglob("*.py")):
+        rel = path.relative_to(ARENA).as_posix()
+        if rel in COMMAND_MODULES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                found.append(f"{rel}:{node.lineno} print")
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                if any(n.split(".")[0] == "tqdm" for n in names):
+                    found.append(f"{rel}:{node.lineno} tqdm")
+    assert found == []

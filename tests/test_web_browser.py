@@ -100,7 +100,7 @@ def records(tmp_path_factory):
         ["random", "greedy", "heuristic", "random", "greedy", "heuristic"],
     ):
         path = folder / f"{len(bots)}p.jsonl"
-        run_match(bots, games=3, seed=len(bots), replay=str(path), trusted=True, progress=False)
+        run_match(bots, games=3, seed=len(bots), replay=str(path), trusted=True)
         out[len(bots)] = path
     return out
 

@@ -18,6 +18,7 @@ from ..cli import (
     positive,
     rules_from_args,
     show_seed,
+    to_stderr,
 )
 from ..errors import UsageError
 from ..interrupts import exit_status, signal_word
@@ -72,7 +73,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             print(f"arena: warning: {warning}", file=sys.stderr)
     except SetupError as exc:
         raise UsageError(str(exc)) from None
-    warn_if_guessable(seed, untrusted=p.untrusted)
+    warn_if_guessable(seed, untrusted=p.untrusted, notice=to_stderr)
     if args.backend == "local" and workers > cpus:
         print(
             f"arena: warning: --workers {workers} is more than the {cpus} CPUs this machine gives; games will "
@@ -104,6 +105,18 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                 print(line, file=sys.stderr)
         if done and not args.quiet:
             print(f"resuming: {done} of {total} games already in {args.db}", file=sys.stderr)
+        if not args.quiet and done < total and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            bar.append(
+                tqdm(total=total, initial=done, unit="game", file=sys.stderr, smoothing=0.05, dynamic_ncols=True)
+            )
+
+    bar: list[Any] = []  # the progress bar, once the run has started
+
+    def played(count: int) -> None:
+        if bar:
+            bar[0].update(count)
 
     if adaptive_opts is not None:
         return run_until_separated(args, p, backend, fmt)
@@ -113,8 +126,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             args.db,
             backend,
             replays=args.replays,
-            progress=not args.quiet,
             on_start=started,
+            on_played=played,
             force=args.force,
             sandbox=sandbox,
         )
@@ -123,6 +136,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     except HarnessError as exc:
         print(f"arena: error: {escape(exc, 400)}; the games stored in {escape(args.db)} are kept", file=sys.stderr)
         return 1
+    finally:
+        if bar:
+            bar.pop().close()
     if result.interrupted:
         command = shlex.join(["arena", *sys.argv[1:]]) if sys.argv[1:2] == ["tournament"] else "the same command"
         print(

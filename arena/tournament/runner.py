@@ -13,7 +13,6 @@ import math
 import os
 import signal
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -372,8 +371,8 @@ def run(
     backend: Backend,
     *,
     replays: str | None = None,
-    progress: bool = False,
     on_start: Callable[[int, int], None] | None = None,
+    on_played: Callable[[int], None] | None = None,
     force: bool = False,
     sandbox: dict[str, Any] | None = None,
 ) -> RunResult:
@@ -393,13 +392,6 @@ def run(
         total = p.schedule.total_games
         if on_start:
             on_start(total - len(keys), total)
-        bar = None
-        if progress and keys and sys.stderr.isatty():
-            from tqdm import tqdm
-
-            bar = tqdm(
-                total=total, initial=total - len(keys), unit="game", file=sys.stderr, smoothing=0.05, dynamic_ncols=True
-            )
         played = 0
         started = time.perf_counter()
         with StopFlag() as stop:
@@ -418,14 +410,12 @@ def run(
                         played += db.add(batch, p.schedule)
                     except sqlite3.Error as exc:
                         raise HarnessError(f"cannot store games in {db_path}: {exc}") from None
-                    if bar:
-                        bar.update(len(batch))
+                    if on_played is not None:
+                        on_played(len(batch))
             except KeyboardInterrupt:
                 stop.stopped = True
             finally:
                 batches.close()  # stops the workers
-                if bar:
-                    bar.close()
         elapsed = time.perf_counter() - started
         done = len(db.finished())
         return RunResult(total, done, played, elapsed, interrupted=stop.stopped and done < total, signum=stop.signum)

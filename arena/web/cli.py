@@ -98,12 +98,25 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..tournament.replay import ReplayError
     from .report import ReportError, build_report
 
+    bar: list[Any] = []
+
+    def replayed(done: int, total: int) -> None:  # a progress bar on a terminal, unless --quiet
+        if not bar and not args.quiet and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            bar.append(tqdm(total=total, unit="game", desc="re-playing", file=sys.stderr, leave=False))
+        if bar and done:
+            bar[0].update(1)
+
     try:
         result = build_report(
-            args.db, args.out, replays=args.replays, workers=args.workers or os.cpu_count() or 1, quiet=args.quiet
+            args.db, args.out, replays=args.replays, workers=args.workers or os.cpu_count() or 1, on_replayed=replayed
         )
     except (TournamentDBError, ReplayError, ReportError) as exc:
         raise UsageError(str(exc)) from None
+    finally:
+        if bar:
+            bar.pop().close()
     for line in result.warnings:
         print(f"arena: warning: {line}", file=sys.stderr)
     print(

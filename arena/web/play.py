@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli import emit_results, limits_from_args, show_seed
+from ..cli import MatchDisplay, emit_results, limits_from_args, show_seed, to_stderr
 from ..errors import UsageError
 from ..interrupts import exit_status
 from ..rules import Rules
@@ -50,10 +50,10 @@ def play_web(args: argparse.Namespace, rules: Rules, games: int) -> int:
             seed=args.seed,
             rules=rules,
             replay=replay,
-            verbose=args.verbose,
             trusted=args.trusted,
-            progress=False,
             human=web_factory(shared),
+            on_game=MatchDisplay(games, verbose=args.verbose, progress=False).game,
+            notice=to_stderr,
             force=getattr(args, "force", False),
             limits=limits_from_args(args),
         )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,11 +154,12 @@ def records(
     stored: list[StoredGame],
     replays: str | None,
     workers: int,
-    quiet: bool,
+    on_replayed: Callable[[int, int], None] | None,
     warnings: list[str],
 ) -> tuple[dict[GameKey, list[dict[str, Any]]], int, dict[GameKey, str]]:
     """Every game's record: kept ones first, the rest re-played and checked.
-    Returns (records by key, how many were re-played, notes for games that differ)."""
+    Returns (records by key, how many were re-played, notes for games that differ).
+    ``on_replayed(done, total)`` hears of the re-plays (0 first), for a progress bar."""
     found: dict[GameKey, list[dict[str, Any]]] = {}
     folder = Path(replays) if replays else None
     if folder is not None:
@@ -178,11 +179,8 @@ def records(
         warnings.append(f"{len(todo)} games have no viewer: {exc}")
         return found, 0, notes
     by_key = {g.key: g for g in todo}
-    bar = None
-    if not quiet and sys.stderr.isatty():
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(todo), unit="game", desc="re-playing", file=sys.stderr, leave=False)
+    if on_replayed is not None:
+        on_replayed(0, len(todo))
     count = 0
     for record in replay_many(plan, [g.key for g in todo], workers=min(workers, max(1, len(todo) // 8))):
         diffs = differences(by_key[record.key], record)
@@ -192,10 +190,8 @@ def records(
         assert record.log is not None
         found[record.key] = record.log
         count += 1
-        if bar:
-            bar.update(1)
-    if bar:
-        bar.close()
+        if on_replayed is not None:
+            on_replayed(count, len(todo))
     return found, count, notes
 
 
@@ -205,9 +201,14 @@ def write_page(path: Path, text: str) -> None:
 
 
 def build_report(
-    db: str, out_dir: str, *, replays: str | None = None, workers: int = 1, quiet: bool = False
+    db: str,
+    out_dir: str,
+    *,
+    replays: str | None = None,
+    workers: int = 1,
+    on_replayed: Callable[[int, int], None] | None = None,
 ) -> ReportResult:
-    """Write the report for the database ``db`` into ``out_dir``.
+    """Write the report for the database ``db`` into ``out_dir`` (``on_replayed``: see :func:`records`).
 
     :raises TournamentDBError:, :raises ReportError:.
     """
@@ -225,7 +226,7 @@ def build_report(
         stats = gather(conn, bots, read_authors(meta))
         stored = stored_games(conn)
         prepare(out)
-        found, replayed, notes = records(conn, meta, stored, replays, workers, quiet, warnings)
+        found, replayed, notes = records(conn, meta, stored, replays, workers, on_replayed, warnings)
     finally:
         conn.close()
     labels = [b.label for b in bots]
