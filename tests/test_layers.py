@@ -82,6 +82,7 @@ COMMAND_MODULES = {
     "cli.py",
     "human.py",
     "author.py",
+    "submit.py",
     "web/cli.py",
     "web/play.py",
     "tournament/cli.py",
