@@ -1,4 +1,4 @@
-"""What a bot's code may import, the same in every runtime (BOT_API.md).
+"""What a bot's code may import, the same in every runtime (docs/bot-api.md).
 
 The referee seeds each bot's ``random``; it is the bot's own
 ``random.Random`` instance behind a module-shaped stand-in, never the shared

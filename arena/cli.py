@@ -371,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "replay",
         help="print a game record as a readable log",
-        description="Print games from a record file (REPLAY_FORMAT.md) as a readable log.",
+        description="Print games from a record file (docs/record-format.md) as a readable log.",
     )
     p.add_argument("file", nargs="?", help="record file written by --replay")
     p.add_argument("--game", help="only the game with this id (with --db: a game key like 4p-t0-d3-r1)")

@@ -1,13 +1,13 @@
 """The referee's engine: the full state of one game and the rules that move it.
 
-Reading order follows RULES.md: dealing (R3), a move's actions (R4, R5, via
+Reading order follows docs/rules.md: dealing (R3), a move's actions (R4, R5, via
 :class:`~arena.moves.Move`), effects at the finish (R6), the stock running out
 (R7), the end of a round (R8) and of the game (R9).
 
 The engine holds hidden information (hands, the stock's order, the seed).
 Bots never see it: they get a :class:`~arena.turn.Turn` built for their seat.
 Every action appends one event to :attr:`Game.log` in the game-record format
-(REPLAY_FORMAT.md), hidden cards included.
+(docs/record-format.md), hidden cards included.
 
 Checked path: :meth:`Game.put`, :meth:`Game.draw`, :meth:`Game.finish` raise
 :class:`~arena.errors.IllegalMove` and change nothing when an action is not

@@ -1,4 +1,4 @@
-"""Game records (REPLAY_FORMAT.md): writing JSON Lines, reading them back, and
+"""Game records (docs/record-format.md): writing JSON Lines, reading them back, and
 printing a game as a readable log."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A player is anything with the :class:`Player` methods. The referee builds a
 :class:`~arena.turn.Turn` for the mover's seat, lets the player act through
 it, and completes the move with :func:`fallback_move` when the player
-faults (BOT_API.md, "When a bot misbehaves"). A player in another process
+faults (docs/bot-api.md, "Faults"). A player in another process
 implements the same methods, so the engine does not change.
 """
 
@@ -91,7 +91,7 @@ class GameOutcome:
     move_times: list[list[float]] = field(default_factory=list)
     moves: int = 0
     duration: float = 0.0
-    #: The full game record (REPLAY_FORMAT.md events), hidden cards included.
+    #: The full game record (docs/record-format.md events), hidden cards included.
     log: list[dict[str, Any]] = field(default_factory=list)
 
     def fault_counts(self) -> list[int]:
@@ -239,7 +239,7 @@ class EngineTable:
 
 
 def fallback_move(game: Game, rng: random.Random) -> None:
-    """BOT_API.md fallback: put a random legal card if nothing was put yet, else
+    """The fallback of docs/bot-api.md: put a random legal card if nothing was put yet, else
     draw; cover sixes; finish. Jacks order their own suit."""
     move = game.move
     if move.finished:

@@ -1,6 +1,6 @@
 """The rules in force: one frozen value whose defaults are the contest variant.
 
-Every **[knob]** of RULES.md is a field here; a variant is a ``Rules`` with
+Every knob of docs/rules.md is a field here; a variant is a ``Rules`` with
 other settings, found by name (:func:`arena.plugins.variants`). The engine
 reads these fields; it never checks a variant's name.
 """
@@ -50,7 +50,7 @@ RULE_OF = {"limit": "R2.3: ", "max_rounds": "R2.4: ", "hand_size": "R3.1: ", "bu
 
 @dataclass(frozen=True, eq=False)
 class Rules:
-    """Rule settings (RULES.md knobs). Defaults are the contest variant.
+    """Rule settings (the knobs of docs/rules.md). Defaults are the contest variant.
 
     >>> Rules().limit, Rules().hand_size
     (125, 5)

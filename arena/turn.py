@@ -1,4 +1,4 @@
-"""What a bot sees and does on its move: the ``turn`` of BOT_API.md.
+"""What a bot sees and does on its move: the ``turn`` of docs/bot-api.md.
 
 A :class:`Turn` is built for one seat from a :class:`Table` (the seat's view
 of the game, R10) and the :class:`~arena.moves.Move` in progress. It hands
@@ -70,7 +70,7 @@ def to_suit(suit: Any) -> str | None:
 
 
 class Turn:
-    """One move of one seat. See BOT_API.md for every name.
+    """One move of one seat. See docs/bot-api.md for every name.
 
     ``puttable()`` lists the cards you may put now (empty when none)
     [``hasPuttable()``]; ``can_draw()`` says whether you may draw now

@@ -1,1 +1,1 @@
-"""Reference bots of the arena. Each file is a plain bot (BOT_API.md)."""
+"""Reference bots of the arena. Each file is a plain bot (docs/bot-api.md)."""

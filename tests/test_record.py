@@ -1,4 +1,4 @@
-"""Game records: ``arena play --replay FILE`` follows REPLAY_FORMAT.md, and
+"""Game records: ``arena play --replay FILE`` follows docs/record-format.md, and
 ``arena replay FILE`` prints a readable log."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def is_card(text: object) -> bool:
 
 
 def check_record_format(path: Path, rules: Rules = CONTEST) -> int:
-    """Check every line's fields and the order rules of REPLAY_FORMAT.md. Returns the game count."""
+    """Check every line's fields and the order rules of docs/record-format.md. Returns the game count."""
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     games = 0
     i = 0

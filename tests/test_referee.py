@@ -1,4 +1,4 @@
-"""The referee and the fault policy (BOT_API.md, "When a bot misbehaves")."""
+"""The referee and the fault policy (docs/bot-api.md, "Faults")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RULES.md rule by rule, on scripted deals (see ``scripted_game`` in conftest.py).
+"""docs/rules.md rule by rule, on scripted deals (see ``scripted_game`` in conftest.py).
 
 Each test is named after the rule it checks. A scripted deal lists the hands
 per seat, the stock top first and the opening card (the pile's top).
@@ -565,7 +565,7 @@ def test_R5_4_cover_draws_exhaust_the_stock(scripted_game, refused):
 
 
 def test_R6_final_group_of_a_mixed_run(scripted_game):
-    # RULES.md's example: for 6h 6c 7c 7d the final group is 7c 7d
+    # docs/rules.md's example: for 6h 6c 7c 7d the final group is 7c 7d
     game = mid_move(scripted_game, "6h 6c 7c 7d kd", top="9h", n=3, stock="qs qd qc")
     for card in ("6h", "6c", "7c", "7d"):
         game.put(card)

@@ -1,4 +1,4 @@
-"""The bot's ``turn`` (BOT_API.md) and what a player knows (R10)."""
+"""The bot's ``turn`` (docs/bot-api.md) and what a player knows (R10)."""
 
 from __future__ import annotations
 
@@ -340,7 +340,7 @@ def test_R10_pile_is_every_card_put_this_round():
 
 
 def test_history_cannot_change_the_game_record():
-    """BOT_API: everything turn gives out is a copy or read-only; the record must not change."""
+    """docs/bot-api.md: everything turn gives out is a copy or read-only; the record must not change."""
     attempts = []
 
     def vandal(turn):

@@ -17,7 +17,7 @@ guards RestrictedPython's transformed code calls:
     their instances (``self.seen = set()`` works; ``card.rank = "a"`` does not).
 ``_getitem_``, ``_getiter_``, ``_unpack_sequence_``, ``_iter_unpack_sequence_``, ``_inplacevar_``, ``_apply_``
     guarded item access, iteration and unpacking; ``__import__`` serves only
-    the modules of BOT_API.md, each a stand-in or a read-only facade.
+    the modules of docs/bot-api.md, each a stand-in or a read-only facade.
 
 This layer alone is *not* a sandbox (RestrictedPython says so itself): it
 limits neither time nor memory. The worker process (layer 2) does that.
