@@ -18,8 +18,9 @@ import dataclasses
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -27,19 +28,31 @@ from arena.botenv import ALLOWED_IMPORTS
 from arena.cards import Card
 from arena.cli import main
 from arena.engine import GameResult, RoundResult
+from arena.events import Event, FaultKind
 from arena.loader import load_trusted, resolve_bot
 from arena.record import read_games
-from arena.referee import FAULT_KINDS, BotFault, GameInfo, Referee
+from arena.referee import BotFault, GameInfo, Referee
 from arena.rules import Rules, parse_setting
 from arena.rules_text import describe_rules
 from arena.sandbox import Limits
 from arena.sandbox.policy import ARENA_NAMES
 from arena.turn import PlayerInfo, Turn
 
+FAULT_KINDS = tuple(k.value for k in FaultKind)
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".pytest_cache",
-             ".mypy_cache", ".ruff_cache"}
+SKIP_DIRS = {
+    ".git",
+    ".venv",
+    "venv",
+    "node_modules",
+    "__pycache__",
+    "build",
+    "dist",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+}
 
 
 def text(name: str) -> str:
@@ -50,8 +63,8 @@ def section(doc: str, heading: str) -> str:
     """The text under ``heading`` (a whole heading line) up to the next heading of its level or higher."""
     level = len(heading) - len(heading.lstrip("#"))
     start = doc.index(heading + "\n") + len(heading) + 1
-    stop = re.compile(r"^#{1,%d} " % level, re.M).search(doc, start)
-    return doc[start:stop.start() if stop else len(doc)]
+    stop = re.compile(rf"^#{{1,{level}}} ", re.M).search(doc, start)
+    return doc[start : stop.start() if stop else len(doc)]
 
 
 def table_rows(block: str) -> list[list[str]]:
@@ -84,6 +97,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 
 
 # -- docs/rules.md and `arena rules` -------------------------------------------------------
+
 
 def documented_knobs() -> dict[str, str]:
     rows = table_rows(section(text("rules.md"), "## Knobs"))
@@ -231,13 +245,12 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> list[list[dict[str, Any
     bot = folder / "faulty.py"
     bot.write_text(FAULTY_PRINTER, encoding="utf-8")
     path = folder / "games.jsonl"
-    code = main(["play", str(bot), "greedy", "heuristic", "random", "--games", "12", "--seed", "5",
-                 "--replay", str(path), "-q"])
-    assert code == 0
+    args = ["play", str(bot), "greedy", "heuristic", "random", "--games", "12", "--seed", "5"]
+    assert main([*args, "--replay", str(path), "-q"]) == 0
     games = list(read_games(path))
     path = folder / "reference.jsonl"  # enough in-process games for burns and opening jacks
-    assert main(["play", "heuristic", "greedy", "random", "random", "--games", "60", "--seed", "7",
-                 "--replay", str(path), "-q"]) == 0
+    args = ["play", "heuristic", "greedy", "random", "random", "--games", "60", "--seed", "7"]
+    assert main([*args, "--replay", str(path), "-q"]) == 0
     games += list(read_games(path))
     greedy = load_trusted(resolve_bot("greedy"))
     referee = Referee()
@@ -263,7 +276,18 @@ def test_every_event_and_field_of_real_records_is_documented_and_vice_versa(reco
     documented = documented_events()
     assert set(seen) == set(documented), "event types: records vs docs/record-format.md"
     for kind, fields in seen.items():
-        assert fields == documented[kind], f"fields of {kind!r}: records {sorted(fields)}, docs {sorted(documented[kind])}"
+        docs = sorted(documented[kind])
+        assert fields == documented[kind], f"fields of {kind!r}: records {sorted(fields)}, docs {docs}"
+
+
+def test_the_event_types_of_arena_events_are_the_documented_ones():
+    from typing import get_args, get_type_hints
+
+    typed = {get_args(get_type_hints(t)["event"])[0]: t for t in get_args(Event)}
+    documented = documented_events()
+    assert set(typed) == set(documented)
+    for name, t in typed.items():
+        assert set(t.__required_keys__ | t.__optional_keys__) == documented[name], name
 
 
 def test_the_records_hold_what_the_docs_promise(records):
@@ -312,6 +336,7 @@ def test_what_other_seats_see_is_documented():
 
 # -- docs/bot-api.md -------------------------------------------------------------------------
 
+
 def test_every_public_turn_attribute_is_documented_and_vice_versa():
     doc = text("bot-api.md")
     names = {n for n in dir(Turn) if not n.startswith("_")}
@@ -350,6 +375,7 @@ def test_bot_api_md_lists_the_imports_and_limits():
 
 
 # -- links -------------------------------------------------------------------------------------
+
 
 def repo_files() -> Iterator[Path]:
     for folder, dirs, files in os.walk(ROOT):
@@ -393,8 +419,16 @@ def test_relative_links_in_markdown_resolve_inside_the_repository():
 
 # The specs the project was built from live outside the repository; nothing may point there.
 # (Spelled in pieces so that this file does not match itself.)
-OUTSIDE = re.compile("|".join([r"\.\./" + "shared", "/work/" + "shared", r"\bshared/[A-Z_]+\.md",
-                               r"\b(?:RULES|BOT_API|REPLAY_FORMAT|STYLE)" + r"\.md"]))
+OUTSIDE = re.compile(
+    "|".join(
+        [
+            r"\.\./" + "shared",
+            "/work/" + "shared",
+            r"\bshared/[A-Z_]+\.md",
+            r"\b(?:RULES|BOT_API|REPLAY_FORMAT|STYLE)" + r"\.md",
+        ]
+    )
+)
 
 
 def test_no_file_points_outside_the_repository():
@@ -417,6 +451,7 @@ REFERENCE = ("rules.md", "bot-api.md", "record-format.md")
 
 def test_readme_and_every_doc_link_to_the_reference_docs():
     for path in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
-        links = {Path(t.partition("#")[0]).name for t in re.findall(r"\]\(([^)\s]+)\)", path.read_text(encoding="utf-8"))}
+        targets = re.findall(r"\]\(([^)\s]+)\)", path.read_text(encoding="utf-8"))
+        links = {Path(t.partition("#")[0]).name for t in targets}
         missing = [name for name in REFERENCE if name != path.name and name not in links]
         assert not missing, f"{path.relative_to(ROOT)} does not link to {missing}"
