@@ -1,4 +1,4 @@
-/* Yard bridge table: folds game-record events (REPLAY_FORMAT.md) into the
+/* Yard bridge table: folds game-record events (docs/record-format.md) into the
  * state of the table after any number of them, and draws that state.
  * Shared by the replay viewer and the browser seat. Every text that comes
  * from a record (names, say lines, fault details) is put in the page with
