@@ -1,7 +1,7 @@
 """``arena verify``: an organiser's audit of game records, by an independent rules checker.
 
-The checker re-implements RULES.md from scratch and re-simulates every game
-of a JSON Lines record (REPLAY_FORMAT.md) line by line: deals against the
+The checker re-implements docs/rules.md from scratch and re-simulates every game
+of a JSON Lines record (docs/record-format.md) line by line: deals against the
 deck, every put, draw and finish against R4 to R7, effects, reshuffles, round
 scores, burns and places. It uses the standard library only and imports
 nothing else from the ``arena`` package (a test keeps it so), so the referee

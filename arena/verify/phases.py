@@ -1,5 +1,5 @@
 """The independent checker's phases: a move's puts, draws and finish, its effects and lost
-turns, reshuffles, and the round and game ends (RULES.md R4 to R9)."""
+turns, reshuffles, and the round and game ends (docs/rules.md R4 to R9)."""
 
 from __future__ import annotations
 

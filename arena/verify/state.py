@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """The independent checker's game state: setup from the game line, helpers, dispatch, deals.
 
-This package re-implements RULES.md from scratch (standard library only; it
+This package re-implements docs/rules.md from scratch (standard library only; it
 deliberately imports nothing else from the ``arena`` package, so a bug in the
 engine cannot hide itself here) and re-simulates every game of a JSON Lines
-record (REPLAY_FORMAT.md). :class:`GameState` holds one game's state and
+record (docs/record-format.md). :class:`GameState` holds one game's state and
 checks the game, deal and opening lines; :class:`.phases.GameCheck` adds the
 moves, effects and round and game ends.
 
-Readings of the rules taken here (where RULES.md leaves room):
+Readings of the rules taken here (where docs/rules.md leaves room):
 
 * The opening card is part of the first player's move (R3.3): that move has
   already "put" a card, so no voluntary draw (R4.4) is allowed in it, the
