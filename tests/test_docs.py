@@ -120,6 +120,22 @@ def test_every_documented_knob_is_a_rules_field_and_a_rule_option():
         assert parse_setting(f"{key}={default}")[0] == key
 
 
+def test_the_documented_ranges_of_the_knobs_are_the_ones_refused_outside():
+    from arena.rules import BOUNDS, POINT_BOUNDS
+
+    rows = {ticked(r[0])[0]: r[2] for r in table_rows(section(text("rules.md"), "## Knobs"))}
+
+    def numbers(cell: str) -> tuple[int, ...]:
+        return tuple(int(t.replace(",", "")) for t in ticked(cell) if re.fullmatch(r"-?[\d,]+", t))
+
+    for key, (lo, hi) in BOUNDS.items():
+        assert numbers(rows[key]) == (lo, hi), f"docs/rules.md: range of {key}"
+        for bad in (lo - 1, hi + 1):
+            with pytest.raises(ValueError):
+                Rules().replace(**{key: bad})
+    assert numbers(rows["points"]) == POINT_BOUNDS
+
+
 def test_every_variant_of_arena_rules_list_is_documented_with_its_settings(capsys):
     from arena.plugins import variants
 
