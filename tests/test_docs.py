@@ -192,9 +192,9 @@ class Bot:
 
     def move(self, turn):
         self.k += 1
-        turn.say("move " + str(self.k))
+        turn.say("move " + str(self.k) + " " + "." * 150)  # long enough to reach the say cap
         if self.k % 3 == 0:
-            print("thinking", self.k)
+            print("thinking", self.k, "-" * 100)
         if self.k % 11 == 0:
             raise ValueError("every eleventh move")
         if self.k % 17 == 0 and not turn.can_finish():
@@ -313,6 +313,8 @@ def test_the_records_hold_what_the_docs_promise(records):
     assert any(e["event"] == "round" and e["burned"] for e in events)
     assert any(e["event"] == "put" and e.get("opening") and "suit" in e for e in events)
     assert any(e["event"] == "say" and e.get("output") for e in events)
+    assert any(e["event"] == "say" and e.get("capped") and not e.get("output") for e in events)
+    assert any(e["event"] == "say" and e.get("capped") and e.get("output") for e in events)
 
 
 def test_fault_kinds_are_documented_in_both_docs():
