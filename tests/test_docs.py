@@ -473,3 +473,20 @@ def test_readme_and_every_doc_link_to_the_reference_docs():
         links = {Path(t.partition("#")[0]).name for t in targets}
         missing = [name for name in REFERENCE if name != path.name and name not in links]
         assert not missing, f"{path.relative_to(ROOT)} does not link to {missing}"
+
+
+def test_the_example_bot_of_bot_api_md_passes_the_policy_and_plays_clean(tmp_path):
+    from arena.loader import read_bot_file
+    from arena.sandbox.policy import check_source
+
+    example = re.search(r"```python\n(.*?)```", section(text("bot-api.md"), "## A bot is one Python file"), re.S)
+    assert example
+    path = tmp_path / "shed_first.py"
+    path.write_text(example.group(1), encoding="utf-8")
+    src = read_bot_file(path)
+    assert src.name == "shed-first"
+    check_source(src)
+    greedy = load_trusted(resolve_bot("greedy"))
+    for seed in range(3):
+        outcome = Referee().play([load_trusted(src)(seed, 0), greedy(seed, 1), greedy(seed, 2)], seed=seed)
+        assert not outcome.faults
