@@ -1,0 +1,302 @@
+"""Layer 1: what one bot instance's code runs with: builtins, guards, stand-in modules, output.
+
+Made fresh for each game (and seed) by :class:`BotNamespace`; the compiled
+code (:mod:`.policy`) is shared. The builtins are a vetted allowlist: no
+``type``, ``vars``, ``dir``, ``open``, ``eval``, ``id``...; ``getattr``,
+``hasattr``, ``setattr`` and ``delattr`` check their (computed) names; the
+iterating builtins are CPython's own, because iteration reaches no attribute
+by name (there is nothing for a guard to refuse, see :mod:`.transform`).
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import operator
+import types
+from collections.abc import Callable
+from typing import Any
+
+from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence, safe_builtins
+
+from ..botenv import (
+    ALLOWED_IMPORTS,
+    PLAIN_MODULES,
+    BotRandom,
+    make_arena_module,
+    make_functools_module,
+    make_random_module,
+)
+from .guards import attr_guard, full_getattr, getitem_guard, super_init, write_guard
+from .transform import PLAIN_ATTR_GUARD
+
+__all__ = ["ARENA_NAMES", "FACADES", "BotNamespace", "OutputSink"]
+
+#: What ``from arena import ...`` may name.
+ARENA_NAMES = frozenset({"Card", "IllegalMove", "SUITS", "RANKS"})
+
+ModuleType = types.ModuleType
+
+
+def _facade(module: ModuleType) -> ModuleType:
+    """A read-only-by-policy copy of ``module`` with only its public, non-module, immutable-ish names."""
+    copy = ModuleType(module.__name__, module.__doc__)
+    for name, value in vars(module).items():
+        if name.startswith("_") or isinstance(value, (ModuleType, list, dict, set, bytearray)):
+            continue
+        setattr(copy, name, value)
+    return copy
+
+
+#: The plain modules as bots see them (built once per process; bots cannot change modules).
+FACADES: dict[str, ModuleType] = {name: _facade(mod) for name, mod in PLAIN_MODULES.items()}
+
+_INPLACE: dict[str, Callable[[Any, Any], Any]] = {
+    "+=": operator.iadd,
+    "-=": operator.isub,
+    "*=": operator.imul,
+    "/=": operator.itruediv,
+    "//=": operator.ifloordiv,
+    "%=": operator.imod,
+    "**=": operator.ipow,
+    "<<=": operator.ilshift,
+    ">>=": operator.irshift,
+    "|=": operator.ior,
+    "&=": operator.iand,
+    "^=": operator.ixor,
+    "@=": operator.imatmul,
+}
+
+
+# -- output -------------------------------------------------------------------------------
+
+
+class OutputSink:
+    """Collects a bot's printed text, at most ``limit`` characters per game; the rest is dropped."""
+
+    __slots__ = ("limit", "used", "parts", "truncated")
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self.used = 0
+        self.parts: list[str] = []
+        self.truncated = False
+
+    def write(self, text: str) -> None:
+        room = self.limit - self.used
+        if room <= 0:
+            self.truncated = True
+            return
+        if len(text) > room:
+            text = text[:room]
+            self.truncated = True
+        self.used += len(text)
+        self.parts.append(text)
+
+    def take(self) -> str:
+        """The text collected since the last call (a truncation mark when some was dropped)."""
+        if not self.parts and not self.truncated:
+            return ""
+        text = "".join(self.parts)
+        if self.truncated:
+            text += "\n[output truncated]\n"
+            self.truncated = False
+            self.used = self.limit + 1  # the mark is given once
+        self.parts.clear()
+        return text
+
+    def reset(self) -> None:
+        self.used = 0
+        self.parts.clear()
+        self.truncated = False
+
+
+def _print_factory(sink: OutputSink) -> Callable[..., Any]:
+    """The ``_print_`` RestrictedPython calls in each function that uses ``print``."""
+
+    class CappedPrint:
+        __slots__ = ("lines",)
+
+        def __init__(self, _getattr_: Any = None) -> None:
+            self.lines: list[str] = []
+
+        def _call_print(
+            self, *objects: Any, sep: Any = " ", end: Any = "\n", file: Any = None, flush: bool = False
+        ) -> None:
+            sep = " " if sep is None else sep
+            end = "\n" if end is None else end
+            if type(sep) is not str or type(end) is not str:
+                raise TypeError("print: sep and end must be str")
+            text = sep.join([str(o) for o in objects]) + end
+            if len(self.lines) < 64:
+                self.lines.append(text[:256])
+            sink.write(text)
+
+        def __call__(self) -> str:  # the ``printed`` name
+            return "".join(self.lines)
+
+    return CappedPrint
+
+
+# -- the namespace ------------------------------------------------------------------------
+
+
+class BotNamespace:
+    """Everything one bot instance's code runs with: builtins, guards, importer, its classes.
+
+    Made fresh for each game (and seed); the compiled code is shared.
+    """
+
+    def __init__(self, seed: int, sink: OutputSink | None = None) -> None:
+        self.sink = sink if sink is not None else OutputSink()
+        self.classes: set[type] = set()
+        modules: dict[str, ModuleType | BotRandom] = dict(FACADES)
+        modules["random"] = make_random_module(seed)
+        modules["functools"] = make_functools_module()
+        modules["arena"] = make_arena_module()
+        for name in [n for n in vars(modules["arena"]) if not n.startswith("_") and n not in ARENA_NAMES]:
+            delattr(modules["arena"], name)
+        self.modules = modules
+        self.module_set = frozenset(id(m) for m in modules.values())
+        self.builtins = self._builtins()
+
+    def _metaclass(self) -> Callable[..., type]:
+        classes = self.classes
+
+        def bot_class(name: str, bases: tuple[type, ...], ns: dict[str, Any], **kw: Any) -> type:
+            cls = type(name, bases, ns, **kw)
+            classes.add(cls)
+            return cls
+
+        return bot_class
+
+    def _importer(self) -> Callable[..., ModuleType | BotRandom]:
+        modules = self.modules
+
+        def bot_import(
+            name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+        ) -> ModuleType | BotRandom:
+            if level != 0 or type(name) is not str or name not in modules:
+                raise ImportError(f"bots may import only {', '.join(ALLOWED_IMPORTS)}; not {name!r}")
+            module = modules[name]
+            for attr in fromlist or ():
+                if type(attr) is not str or attr.startswith("_") or not hasattr(module, attr):
+                    raise ImportError(f"cannot import {attr!r} from {name!r}")
+            return module
+
+        return bot_import
+
+    def _builtins(self) -> dict[str, Any]:
+        getattr_ = full_getattr(self.module_set)
+        write = write_guard(self.classes)
+
+        def g_hasattr(ob: Any, name: Any) -> bool:
+            try:
+                getattr_(ob, name)
+            except (AttributeError, NotImplementedError):
+                return False
+            return True
+
+        def g_reversed(seq: Any) -> Any:
+            if isinstance(seq, (list, tuple, str, range, dict)):
+                return reversed(seq)
+            return reversed(list(seq))
+
+        def g_setattr(ob: Any, name: Any, value: Any) -> None:
+            if type(name) is not str or name[:1] == "_":
+                raise AttributeError(f'{name!r}: bots may not set names starting with "_"')
+            setattr(write(ob), name, value)
+
+        def g_delattr(ob: Any, name: Any) -> None:
+            if type(name) is not str or name[:1] == "_":
+                raise AttributeError(f'{name!r}: bots may not delete names starting with "_"')
+            delattr(write(ob), name)
+
+        def g_apply(f: Any, *args: Any, **kw: Any) -> Any:
+            return f(*args, **kw)
+
+        def inplacevar(op: str, x: Any, y: Any) -> Any:
+            return _INPLACE[op](x, y)
+
+        env = dict(safe_builtins)
+        for name in ("setattr", "delattr", "_getattr_", "id"):
+            env.pop(name, None)
+        env.update(
+            {
+                "list": list,
+                "tuple": tuple,
+                "dict": dict,
+                "set": set,
+                "frozenset": frozenset,
+                "str": str,
+                "int": int,
+                "float": float,
+                "bool": bool,
+                "complex": complex,
+                "object": object,
+                "range": range,
+                "slice": slice,
+                "len": len,
+                "abs": abs,
+                "round": round,
+                "divmod": divmod,
+                "pow": pow,
+                "repr": repr,
+                "hash": hash,
+                "isinstance": isinstance,
+                "issubclass": issubclass,
+                "callable": callable,
+                "chr": chr,
+                "ord": ord,
+                "bin": bin,
+                "hex": hex,
+                "oct": oct,
+                "ascii": ascii,
+                "format": format,
+                "next": next,
+                "iter": iter,
+                "sorted": sorted,
+                "min": min,
+                "max": max,
+                "sum": sum,
+                "any": any,
+                "all": all,
+                "enumerate": enumerate,
+                "zip": zip,
+                "map": map,
+                "filter": filter,
+                "reversed": g_reversed,
+                "getattr": getattr_,
+                "hasattr": g_hasattr,
+                "setattr": g_setattr,
+                "delattr": g_delattr,
+                "super": super,
+                "property": property,
+                "staticmethod": staticmethod,
+                "classmethod": classmethod,
+                "NotImplemented": NotImplemented,
+                "StopIteration": StopIteration,
+                "__import__": self._importer(),
+                "__build_class__": _builtins.__build_class__,
+            }
+        )
+        self.guards: dict[str, Any] = {
+            "_getattr_": getattr_,
+            PLAIN_ATTR_GUARD: attr_guard(self.module_set),
+            "_getitem_": getitem_guard,
+            "_getiter_": iter,
+            "_write_": write,
+            "_inplacevar_": inplacevar,
+            "_apply_": g_apply,
+            "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
+            "_unpack_sequence_": guarded_unpack_sequence,
+            "_print_": _print_factory(self.sink),
+            "__metaclass__": self._metaclass(),
+            "_super_init_": super_init,
+        }
+        return env
+
+    def globals(self) -> dict[str, Any]:
+        """A fresh module namespace for the bot's code."""
+        ns: dict[str, Any] = {"__builtins__": self.builtins, "__name__": "bot"}
+        ns.update(self.guards)
+        return ns
