@@ -1,174 +1,334 @@
-"""Sandbox speed: the same bots (random vs greedy) in-process and sandboxed, games per second.
+"""Sandbox speed: what users run, sandboxed against in-process (``--trusted``), side by side.
 
-Both modes play the same games (same seeds, seats rotating), in short slices
-that alternate so that other load on the machine hits both alike; the best
-slice rate of each mode is kept. Each sandboxed bot has one template process
-for the whole run, and each game a fresh game process forked from it, as in
-``arena play``. Also measured:
-sandboxed games in several threads at once (the referee waits on pipes with
-the GIL released, so games overlap with the workers' thinking), and the cost
-of starting one hardened worker.
+Two scenarios, each played in every mode on the same seeds, in short slices
+that alternate between the modes so that other load on the machine hits all
+alike (the best slice of each mode is kept):
 
-    python benchmarks/sandbox.py [--seconds 2] [--rounds 5] [--threads 2]
+* ``random``: ``bots/random.py`` against ``bots/greedy.py``, 2 players, seats
+  rotating: bots that think for nothing, so this measures the pipe;
+* ``heuristic``: four copies of ``bots/heuristic.py`` given as *files*, 4
+  players, as ``arena play h1.py h2.py h3.py h4.py`` would run them.
 
-Prints the ratio sandboxed / in-process (the target is at least 1/3).
+Modes: ``trusted`` (plain compile, in-process: ``--trusted``), ``guarded``
+(compiled under the code policy, run in-process: layer 1 alone), ``sandboxed``
+(what ``arena play FILE`` runs: layer 1 in a hardened game process per game
+and seat) and ``unguarded`` (the same worker running the plainly compiled
+source: the test-only ``escaped_for_tests`` switch; used only to split the
+time). Per move it reports wall time, the referee's CPU time and the bot
+processes' CPU time (each game process's CPU clock, read by the referee), and
+the split of a sandboxed move:
+
+* guards: guarded minus trusted, CPU, in-process (the bot's code under the
+  guards against the same code compiled plainly);
+* guards in the worker: worker CPU sandboxed minus unguarded;
+* process switches: a bare pipe round trip between two processes, timed here
+  (times the round trips per move: one, plus one per draw the shortcut does not cover);
+* protocol and the per-move view: the rest of the difference, unguarded
+  sandboxed wall minus trusted wall minus the round trips.
+
+    python benchmarks/sandbox.py [--quick] [--games 20] [--rounds 3] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import threading
+import os
+import shutil
+import tempfile
 import time
-from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
-from arena.loader import load_trusted, resolve_bot
+from arena.loader import BotSource, InProcessPlayer, load_trusted, read_bot_file
 from arena.referee import Referee
-from arena.sandbox import Limits, SandboxFactory
+from arena.sandbox import Limits, SandboxFactory, policy
+from arena.seeds import derive_seed
 
-NAMES = ("random", "greedy")
+ROOT = Path(__file__).resolve().parent.parent
+MODES = ("trusted", "guarded", "sandboxed", "unguarded")
 
 
-def runner(factories: dict[str, Any]) -> Callable[[int], int]:
-    """Plays game ``g`` (seats rotating); returns its number of moves."""
+class GuardedFactory:
+    """Bots compiled under the code policy, run in the referee's process (layer 1 alone)."""
+
+    def __init__(self, src: BotSource) -> None:
+        self.src = src
+        self.code = policy.compile_bot(src)
+
+    def __call__(self, bot_key: Any, seat: int) -> InProcessPlayer:
+        bot = policy.instantiate(self.code, self.src, derive_seed(bot_key, "bot", seat))
+        return InProcessPlayer(bot, self.src.name)
+
+
+@dataclass
+class Tally:
+    """What one mode of one scenario cost over its slices."""
+
+    games: int = 0
+    moves: int = 0
+    wall: float = 0.0
+    cpu: float = 0.0
+    worker_cpu: float = 0.0
+    worker_moves: int = 0
+    best_rate: float = 0.0
+    rates: list[float] = field(default_factory=list)
+    #: CPU of the bot processes over the run (forks, loading, moves; templates' start-up taken off),
+    #: warm-up game included.
+    process_cpu: float | None = None
+
+
+def make_factories(mode: str, files: list[BotSource]) -> list[Any]:
+    """One factory per seat's file (the same file given twice gets two factories, as in ``play``)."""
+    if mode == "trusted":
+        return [load_trusted(s) for s in files]
+    if mode == "guarded":
+        return [GuardedFactory(s) for s in files]
+    return [SandboxFactory(s, Limits(), escaped_for_tests=mode == "unguarded") for s in files]
+
+
+def worker_cpu(factories: list[Any], clear: bool = False) -> tuple[float, int]:
+    """(CPU seconds, moves) of the bot processes' moves since the last clearing, as read by the referee."""
+    cpu, n = 0.0, 0
+    for f in factories:
+        moves = getattr(f, "move_cpu", None)
+        if moves is not None:
+            cpu += sum(moves)
+            n += len(moves)
+            if clear:
+                moves.clear()
+    return cpu, n
+
+
+def children_cpu() -> float:
+    """CPU seconds of the reaped child processes (templates, and through them their game processes)."""
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+def template_cpu(src: BotSource, unguarded: bool) -> float:
+    """CPU seconds of starting (and trying) one template and stopping it, no game played."""
+    before = children_cpu()
+    SandboxFactory(src, Limits(), escaped_for_tests=unguarded).close()
+    return children_cpu() - before
+
+
+def play_slice(factories: list[Any], games: int, start: int, rotate: bool, tally: Tally) -> None:
+    """Play ``games`` games from seed ``start``; add their cost to ``tally``."""
     referee = Referee()
-
-    def run(g: int) -> int:
-        names = NAMES if g % 2 else NAMES[::-1]
-        players = [factories[n](g, s) for s, n in enumerate(names)]
+    worker_cpu(factories, clear=True)
+    w0, c0 = time.perf_counter(), time.process_time()
+    moves = 0
+    for g in range(start, start + games):
+        order = factories if not rotate or g % 2 else factories[::-1]
+        players = [f(g, s) for s, f in enumerate(order)]
         try:
             outcome = referee.play(players, seed=g)
         finally:
             for p in players:
                 p.close()
         assert not outcome.faults, outcome.faults
-        return outcome.moves
-
-    return run
-
-
-def slice_rate(run: Callable[[int], int], seconds: float, start: int) -> tuple[float, float, int]:
-    """(games/s, moves/s, games played) over about ``seconds``."""
-    games = moves = 0
-    t0 = time.perf_counter()
-    while True:
-        moves += run(start + games)
-        games += 1
-        elapsed = time.perf_counter() - t0
-        if elapsed >= seconds:
-            return games / elapsed, moves / elapsed, games
+        moves += outcome.moves
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    cpu1, moves1 = worker_cpu(factories)
+    cpu0 = moves0 = 0
+    tally.games += games
+    tally.moves += moves
+    tally.wall += wall
+    tally.cpu += cpu
+    tally.worker_cpu += cpu1 - cpu0
+    tally.worker_moves += moves1 - moves0
+    tally.rates.append(games / wall)
+    tally.best_rate = max(tally.best_rate, games / wall)
 
 
-def threaded_rate(run: Callable[[int], int], seconds: float, threads: int, start: int) -> tuple[float, float, int]:
-    """Like :func:`slice_rate` with ``threads`` game streams at once."""
-    counts = [[0, 0] for _ in range(threads)]
-    stop = time.perf_counter() + seconds
+def pipe_round_trip(n: int = 2000) -> float:
+    """Seconds per round trip of one byte between two processes over pipes (two switches)."""
+    a_r, a_w = os.pipe()
+    b_r, b_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the echoing child
+        try:
+            for _ in range(n + 1):
+                os.write(b_w, os.read(a_r, 1))
+        finally:
+            os._exit(0)
+    try:
+        os.write(a_w, b"x")
+        os.read(b_r, 1)  # warm
+        t0 = time.perf_counter()
+        for _ in range(n):
+            os.write(a_w, b"x")
+            os.read(b_r, 1)
+        return (time.perf_counter() - t0) / n
+    finally:
+        os.waitpid(pid, 0)
+        for fd in (a_r, a_w, b_r, b_w):
+            os.close(fd)
 
-    def stream(k: int) -> None:
-        g = start + k * 100000
-        while time.perf_counter() < stop:
-            counts[k][1] += run(g)
-            counts[k][0] += 1
-            g += 1
 
-    t0 = time.perf_counter()
-    pool = [threading.Thread(target=stream, args=(k,)) for k in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    elapsed = time.perf_counter() - t0
-    games = sum(c[0] for c in counts)
-    return games / elapsed, sum(c[1] for c in counts) / elapsed, games
+def scenario_files(name: str, folder: Path) -> tuple[list[BotSource], bool]:
+    """The bot files of a scenario (copied into ``folder``) and whether seats rotate."""
+    if name == "random":
+        picks = ["random", "greedy"]
+    else:
+        picks = ["heuristic"] * 4
+    files = []
+    for i, pick in enumerate(picks):
+        path = folder / f"{pick}{i + 1}.py"
+        shutil.copyfile(ROOT / "bots" / f"{pick}.py", path)
+        files.append(read_bot_file(str(path)))
+    return files, name == "random"
+
+
+def run(games: dict[str, int], rounds: int, modes: tuple[str, ...]) -> dict[str, Any]:
+    """Every scenario in every mode, slices interleaved; the numbers as a document."""
+    doc: dict[str, Any] = {"load_average": [round(x, 2) for x in os.getloadavg()], "scenarios": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, per_slice in games.items():
+            files, rotate = scenario_files(name, Path(tmp))
+            startup = {m: template_cpu(files[0], m == "unguarded") for m in modes if m in ("sandboxed", "unguarded")}
+            factories = {m: make_factories(m, files) for m in modes}
+            tallies = {m: Tally() for m in modes}
+            try:
+                seed = 1
+                for m in modes:  # warm up: templates started, caches filled
+                    play_slice(factories[m], 1, 0, rotate, Tally())
+                for _ in range(rounds):
+                    for m in modes:
+                        play_slice(factories[m], per_slice, seed, rotate, tallies[m])
+                    seed += per_slice  # every mode plays the same games
+            finally:
+                for m, fs in factories.items():
+                    before = children_cpu()
+                    for f in fs:
+                        close = getattr(f, "close", None)
+                        if close is not None:
+                            close()
+                    if m in startup:  # without the templates' start-up, paid once per bot and run
+                        tallies[m].process_cpu = max(0.0, children_cpu() - before - len(fs) * startup[m])
+            doc["scenarios"][name] = summarize(tallies)
+    doc["pipe_round_trip_us"] = round(pipe_round_trip() * 1e6, 1)
+    for s in doc["scenarios"].values():
+        split = s.get("split_us_per_move")
+        if split is not None:
+            rest = split["pipe_protocol_and_switches"] - doc["pipe_round_trip_us"]
+            split["bare_round_trip"] = doc["pipe_round_trip_us"]
+            split["protocol_and_view"] = round(rest, 1)
+    doc["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    return doc
+
+
+def summarize(t: dict[str, Tally]) -> dict[str, Any]:
+    """Rates, ratios and the per-move split of one scenario."""
+
+    def per_move(x: float, n: int) -> float:
+        return round(x / n * 1e6, 1) if n else 0.0
+
+    out: dict[str, Any] = {
+        m: {
+            "games_per_s": round(v.best_rate, 1),
+            "games": v.games,
+            "wall_us_per_move": per_move(v.wall, v.moves),
+            "referee_cpu_us_per_move": per_move(v.cpu, v.moves),
+            "worker_cpu_us_per_move": per_move(v.worker_cpu, v.moves) if v.worker_moves else None,
+            # CPU per game, every process: the referee's, plus the bot processes' whole lives
+            "cpu_ms_per_game": round(
+                (v.cpu + (v.process_cpu or 0.0)) / v.games * 1000
+                if v.process_cpu is None
+                else (v.cpu / v.games + v.process_cpu / (v.games + 1)) * 1000,
+                2,
+            ),
+        }
+        for m, v in t.items()
+    }
+    if "trusted" in t:
+        base = t["trusted"].best_rate
+        out["ratio_to_trusted"] = {m: round(v.best_rate / base, 3) for m, v in t.items() if m != "trusted"}
+        cpu_base = out["trusted"]["cpu_ms_per_game"]
+        out["cpu_ratio_to_trusted"] = {
+            m: round(cpu_base / out[m]["cpu_ms_per_game"], 3) for m in t if m != "trusted" and out[m]["cpu_ms_per_game"]
+        }
+    if {"trusted", "guarded", "sandboxed", "unguarded"} <= set(t):
+        tr, gu, sb, ug = (out[m] for m in ("trusted", "guarded", "sandboxed", "unguarded"))
+        out["split_us_per_move"] = {
+            "trusted_move_cpu": tr["referee_cpu_us_per_move"],
+            "guards_in_process_cpu": round(gu["referee_cpu_us_per_move"] - tr["referee_cpu_us_per_move"], 1),
+            "guards_in_worker_cpu": round((sb["worker_cpu_us_per_move"] or 0) - (ug["worker_cpu_us_per_move"] or 0), 1),
+            "sandboxed_wall": sb["wall_us_per_move"],
+            "sandboxed_referee_cpu": sb["referee_cpu_us_per_move"],
+            "sandboxed_worker_cpu": sb["worker_cpu_us_per_move"],
+            "pipe_protocol_and_switches": round(ug["wall_us_per_move"] - tr["wall_us_per_move"], 1),
+        }
+    return out
+
+
+def report(doc: dict[str, Any]) -> None:
+    """The document as tables."""
+    for name, s in doc["scenarios"].items():
+        title = "random vs greedy, 2 players" if name == "random" else "4 x heuristic.py as files, 4 players"
+        rows = []
+        for m in MODES:
+            if m not in s:
+                continue
+            r = s[m]
+            ratio = 1.0 if m == "trusted" else s.get("ratio_to_trusted", {}).get(m)
+            rows.append(
+                [
+                    m,
+                    r["games_per_s"],
+                    ratio,
+                    r["wall_us_per_move"],
+                    r["referee_cpu_us_per_move"],
+                    r["worker_cpu_us_per_move"],
+                    r["cpu_ms_per_game"],
+                    1.0 if m == "trusted" else s.get("cpu_ratio_to_trusted", {}).get(m),
+                ]
+            )
+        print(
+            tabulate(
+                rows,
+                headers=[
+                    title,
+                    "games/s",
+                    "ratio",
+                    "wall µs/move",
+                    "referee CPU µs/move",
+                    "bot CPU µs/move",
+                    "all CPU ms/game",
+                    "CPU ratio",
+                ],
+            )
+        )
+        split = s.get("split_us_per_move")
+        if split:
+            print("split of a sandboxed move (µs):")
+            print("  " + ", ".join(f"{k} {v}" for k, v in split.items()))
+        print()
+    print(
+        f"load average before {doc['load_average']}, after {doc['load_average_after']}; "
+        f"bare pipe round trip {doc['pipe_round_trip_us']} µs"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=2.0, help="length of one measuring slice")
-    parser.add_argument("--rounds", type=int, default=5, help="slices per mode, alternating")
-    parser.add_argument("--threads", type=int, default=2, help="game streams in the threaded sandboxed run")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short run (well under a minute)")
+    parser.add_argument("--games", type=int, default=None, help="games per slice of the heuristic scenario")
+    parser.add_argument("--rounds", type=int, default=None, help="slices per mode, alternating")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     args = parser.parse_args(argv)
-
-    t0 = time.perf_counter()
-    probe = SandboxFactory(resolve_bot("greedy"), Limits())
-    startup = time.perf_counter() - t0
-    layers = probe.report.get("layers", {}) if isinstance(getattr(probe, "report", None), dict) else {}
-    if not layers and getattr(probe, "idle", None):  # the older design: one worker per match
-        layers = probe.idle[0].report["layers"]
-    probe.close()
-
-    trusted = {n: load_trusted(resolve_bot(n)) for n in NAMES}
-    sandboxed = {n: SandboxFactory(resolve_bot(n), Limits()) for n in NAMES}
-    modes = {"in-process": runner(trusted), "sandboxed": runner(sandboxed)}
-    best: dict[str, tuple[float, float, int]] = {m: (0.0, 0.0, 0) for m in modes}
-    total = {m: 0 for m in modes}
-    g = 0
-    try:
-        for m in modes:  # warm up: workers started, caches filled
-            modes[m](g)
-        for _ in range(args.rounds):
-            for m, run in modes.items():
-                rate = slice_rate(run, args.seconds, g)
-                g += rate[2]
-                total[m] += rate[2]
-                if rate[0] > best[m][0]:
-                    best[m] = rate
-        threaded = (0.0, 0.0, 0)
-        if args.threads > 1:
-            for _ in range(max(1, args.rounds // 2)):
-                rate = threaded_rate(modes["sandboxed"], args.seconds, args.threads, g)
-                g += rate[2]
-                threaded = max(threaded, rate)
-    finally:
-        for f in sandboxed.values():
-            f.close()
-
-    ratio = best["sandboxed"][0] / best["in-process"][0]
-    ratio_threaded = threaded[0] / best["in-process"][0] if threaded[0] else None
-    doc = {
-        "in_process_games_per_s": round(best["in-process"][0], 1),
-        "in_process_moves_per_s": round(best["in-process"][1]),
-        "sandboxed_games_per_s": round(best["sandboxed"][0], 1),
-        "sandboxed_moves_per_s": round(best["sandboxed"][1]),
-        "ratio": round(ratio, 3),
-        "threads": args.threads,
-        "sandboxed_threaded_games_per_s": round(threaded[0], 1),
-        "ratio_threaded": round(ratio_threaded, 3) if ratio_threaded else None,
-        "worker_start_seconds": round(startup, 3),
-        "games": total,
-        "layers_active": [k for k, v in layers.items() if v == "active"],
-    }
+    heur = args.games or (4 if args.quick else 15)
+    rounds = args.rounds or (2 if args.quick else 3)
+    games = {"random": heur * 4, "heuristic": heur}
+    doc = run(games, rounds, MODES)
     if args.json:
         print(json.dumps(doc))
-        return 0
-    rows = [
-        ["in-process (trusted)", doc["in_process_games_per_s"], doc["in_process_moves_per_s"], 1.0],
-        ["sandboxed, one game at a time", doc["sandboxed_games_per_s"], doc["sandboxed_moves_per_s"], doc["ratio"]],
-    ]
-    if threaded[0]:
-        rows.append(
-            [
-                f"sandboxed, {args.threads} games at a time",
-                doc["sandboxed_threaded_games_per_s"],
-                round(threaded[1]),
-                doc["ratio_threaded"],
-            ]
-        )
-    print(tabulate(rows, headers=["random vs greedy", "games/s", "moves/s", "ratio"]))
-    print(f"\nsandboxed / in-process = {ratio:.3f} (target >= 0.333: {'met' if ratio >= 1 / 3 else 'NOT met'})")
-    if ratio_threaded:
-        print(
-            f"with {args.threads} games at a time: {ratio_threaded:.3f} "
-            f"({'met' if ratio_threaded >= 1 / 3 else 'NOT met'})"
-        )
-    print(
-        f"starting one hardened worker (and loading the bot): {startup * 1000:.0f} ms; "
-        f"layers active: {', '.join(doc['layers_active']) or 'none'}"
-    )
+    else:
+        report(doc)
     return 0
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
-from .formatting import FORMAT_NAMES
+from .formatting import FORMAT_NAMES, check_template
 
 __all__ = ["AugmentedAssignment", "BotPolicy", "Unguard", "CLOSER_LOOK", "PLAIN_ATTR_GUARD"]
 
@@ -85,7 +85,10 @@ class BotPolicy(RestrictingNodeTransformer):
         tree = super().visit_Module(node)
         if self.errors or not isinstance(tree, ast.Module):
             return tree
-        return ast.fix_missing_locations(Unguard().visit(tree))
+        unguard = Unguard()
+        tree = ast.fix_missing_locations(unguard.visit(tree))
+        self.errors.extend(unguard.errors)
+        return tree
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         value = node.value
@@ -141,12 +144,36 @@ class Unguard(ast.NodeTransformer):
       unpacking, arithmetic and calling reach no attribute by name), so the plain
       operation is the same operation.
 
+    * ``"...".format`` / ``"...".format_map`` on a string *literal*: the template is known, so
+      it is checked here (:func:`.formatting.check_template`: plain fields only; refused at
+      load time otherwise) and the call is ``str.format`` itself, which is what the run-time
+      road gives for a checked template.
+
     What is left runs at run time: attribute reads (their value), writes (the object's type),
     subscripts with a computed index, and the ``getattr``/``setattr`` builtins (a computed name).
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.errors: list[str] = []
+
     def visit_Call(self, node: ast.Call) -> Any:
         self.generic_visit(node)
+        if (
+            _guard_call(node, "_getattr_")
+            and len(node.args) == 2
+            and isinstance(node.args[0], ast.Constant)
+            and type(node.args[0].value) is str
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in FORMAT_NAMES
+        ):
+            try:
+                check_template(node.args[0].value)
+            except ValueError as exc:
+                self.errors.append(f"Line {getattr(node, 'lineno', 0)}: {exc}")
+                return node
+            attr = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
+            return ast.copy_location(attr, node)
         if _guard_call(node, "_getitem_") and len(node.args) == 2 and _never_underscore_str(node.args[1]):
             sub = ast.Subscript(value=node.args[0], slice=node.args[1], ctx=ast.Load())
             return ast.copy_location(sub, node)
