@@ -71,9 +71,7 @@ def test_a_template_built_at_run_time_is_still_refused_at_run_time() -> None:
 
 
 def test_plain_literal_templates_still_format() -> None:
-    bot = load(
-        "def show(self):\n    return '{} {:>3} {x!r}'.format(1, 2, x='a') + '{k}'.format_map({'k': 4})\n"
-    )
+    bot = load("def show(self):\n    return '{} {:>3} {x!r}'.format(1, 2, x='a') + '{k}'.format_map({'k': 4})\n")
     assert bot.show() == "1   2 'a'4"
 
 
