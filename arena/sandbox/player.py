@@ -24,9 +24,10 @@ from ..events import FaultKind
 from ..referee import BotFault, GameInfo, SeatContext
 from ..turn import Turn
 from .process import ProtocolViolation, WorkerError, WorkerProcess, WorkerTimeout, clean
-from .protocol import DrawnCard, GameStart, MoveView, parse_ok, parse_step
+from .protocol import DrawnCard, GameEnd, GameStart, MoveView, RoundEnd, parse_ok, parse_step
 
 if TYPE_CHECKING:
+    from ..engine import GameResult, RoundResult
     from ..moves import Move
     from .pool import SandboxFactory
 
@@ -278,13 +279,13 @@ class WorkerPlayer:
                     raise
                 raise ProtocolViolation(f"illegal action {str(action)[:40]}: {exc}"[:200]) from None
 
-    def end_round(self, result: Any) -> None:
+    def end_round(self, result: RoundResult) -> None:
         if "end_round" in self.hooks:
+            fields = RoundEnd(
+                result.round, result.winner, list(result.points), list(result.scores), list(result.burned)
+            )
             self._call(
-                (
-                    "end_round",
-                    [result.round, result.winner, list(result.points), list(result.scores), list(result.burned)],
-                ),
+                ("end_round", tuple(fields)),
                 self.limits.move_seconds,
                 "",
                 "notification limit",
@@ -292,10 +293,11 @@ class WorkerPlayer:
             if self.pending_output and self.table is not None and not self.table.over:
                 self._flush_output(self.table)
 
-    def end_game(self, result: Any) -> None:
+    def end_game(self, result: GameResult) -> None:
         if "end_game" in self.hooks:
+            ended = GameEnd(list(result.scores), list(result.losers), list(result.places), result.rounds)
             self._call(
-                ("end_game", [list(result.scores), list(result.losers), list(result.places), result.rounds]),
+                ("end_game", tuple(ended)),
                 self.limits.move_seconds,
                 "",
                 "notification limit",

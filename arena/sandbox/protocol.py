@@ -30,7 +30,7 @@ Referee -> game process messages (first item is the kind):
     run ``bot.move(turn)``; ``view`` is a :class:`MoveView` sent as a plain tuple.
 ``("card", *DrawnCard)`` / ``("hist", history)``
     answers to the worker's ``draw`` and ``hist`` requests.
-``("end_round", fields)``, ``("end_game", fields)``
+``("end_round", RoundEnd)``, ``("end_game", GameEnd)``
     the notifications, when the bot defines them.
 ``("raw", code)``
     tests only, and only when the hello allowed it: run unrestricted code in the hardened worker.
@@ -103,6 +103,25 @@ class DrawnCard(NamedTuple):
     stock: int
     pile_size: int
     history: list[dict[str, Any]] | None
+
+
+class RoundEnd(NamedTuple):
+    """The fields of an ``end_round`` message (a :class:`~arena.engine.RoundResult`, sequences as lists)."""
+
+    round: int
+    winner: int | None
+    points: list[int]
+    scores: list[int]
+    burned: list[int]
+
+
+class GameEnd(NamedTuple):
+    """The fields of an ``end_game`` message (a :class:`~arena.engine.GameResult`, sequences as lists)."""
+
+    scores: list[int]
+    losers: list[int]
+    places: list[int]
+    rounds: int
 
 
 # -- game process -> referee (untrusted JSON: shapes checked here, contents by the player) --------

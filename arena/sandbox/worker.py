@@ -36,7 +36,7 @@ from ..rules import Rules
 from ..turn import PlayerInfo, Turn, freeze
 from .harden import HardenReport
 from .policy import OutputSink, _short, instantiate
-from .protocol import HEADER, MAX_IN_FRAME, DrawnCard, GameStart, MoveView
+from .protocol import HEADER, MAX_IN_FRAME, DrawnCard, GameEnd, GameStart, MoveView, RoundEnd
 
 HOOKS = ("start_game", "end_round", "end_game")
 _CARD = Card._by_text
@@ -349,8 +349,13 @@ class Worker:
         fn = self.hooks.get(kind)
         if fn is not None:
             # Sequences arrive as lists; the results hold tuples, as in the referee's process.
-            fields = [tuple(f) if type(f) is list else f for f in fields]
-            result = RoundResult(*fields) if kind == "end_round" else GameResult(*fields)
+            result: RoundResult | GameResult
+            if kind == "end_round":
+                r = RoundEnd._make(fields)
+                result = RoundResult(r.round, r.winner, tuple(r.points), tuple(r.scores), tuple(r.burned))
+            else:
+                g = GameEnd._make(fields)
+                result = GameResult(tuple(g.scores), tuple(g.losers), tuple(g.places), g.rounds)
             error = self.call(fn, result)
         return ["ok", self.take_actions(), error, None, sorted(self.hooks)]
 
