@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..cards import Card
-from ..engine import derive_seed
 from ..errors import IllegalMove
 from ..events import FaultKind
 from ..referee import BotFault, GameInfo, SeatContext
+from ..seeds import derive_seed
 from ..turn import Turn
 from .process import ProtocolViolation, WorkerError, WorkerProcess, WorkerTimeout, clean
 from .protocol import DrawnCard, GameEnd, GameStart, MoveView, RoundEnd, parse_ok, parse_step
