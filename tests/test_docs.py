@@ -490,3 +490,10 @@ def test_the_example_bot_of_bot_api_md_passes_the_policy_and_plays_clean(tmp_pat
     for seed in range(3):
         outcome = Referee().play([load_trusted(src)(seed, 0), greedy(seed, 1), greedy(seed, 2)], seed=seed)
         assert not outcome.faults
+
+
+def test_every_ruling_the_reference_docs_cite_exists():
+    numbers = {int(n) for n in re.findall(r"^(\d+)\. ", text("RULINGS.md"), re.M)}
+    for name in REFERENCE:
+        cited = {int(n) for n in re.findall(r"Rulings? (\d+)", text(name))}
+        assert cited <= numbers, f"docs/{name} cites rulings that docs/RULINGS.md lacks: {cited - numbers}"
