@@ -377,8 +377,9 @@ def test_memory_limit() -> None:
 def test_cpu_limit() -> None:
     child = run("burn", cpu_seconds=1)
     child.need("rlimits")
+    # SIGXCPU at the soft limit, SIGKILL at the hard one: only RLIMIT_CPU sends these
+    # (run() raises on its own wall-clock timeout), so no wall-clock bound is needed.
     assert child.returncode in (-signal.SIGXCPU, -signal.SIGKILL), child
-    assert child.elapsed < 6
 
 
 def test_few_file_descriptors() -> None:
