@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .db import GameRow
-from .local import HarnessError
 from .schedule import GameKey, Schedule
 from .stats import SignTest, pair_alpha
 from .worker import GameRecord
@@ -369,7 +368,7 @@ def run(
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.
     """
     from .db import read_games
-    from .runner import StopFlag, open_tournament, write_replay
+    from .runner import StopFlag, open_tournament, store_batch
 
     settings = {**p.settings, "adaptive": design.settings()}
     db, folder = open_tournament(p, db_path, replays=replays, force=force, settings=settings)
@@ -394,18 +393,7 @@ def run(
                 batches = backend(p.job(keep_logs=folder is not None), keys, stop, more)
                 try:
                     for batch in batches:
-                        if folder:
-                            for record in batch:
-                                try:
-                                    write_replay(folder, record)
-                                except OSError as exc:
-                                    raise HarnessError(
-                                        f"cannot write a replay to {folder}: {exc.strerror or exc}"
-                                    ) from None
-                        try:
-                            played += db.add(batch, IdSchedule())  # type: ignore[arg-type]
-                        except sqlite3.Error as exc:
-                            raise HarnessError(f"cannot store games in {db_path}: {exc}") from None
+                        played += store_batch(db, batch, IdSchedule(), folder, db_path)
                         replay.feed([row_of(r) for r in batch])
                 except KeyboardInterrupt:
                     stop.stopped = True

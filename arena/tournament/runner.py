@@ -325,6 +325,23 @@ def write_replay(folder: Path, record: GameRecord) -> None:
     os.replace(tmp, path)
 
 
+def store_batch(db: TournamentDB, batch: Sequence[GameRecord], schedule: Any, folder: Path | None, db_path: Any) -> int:
+    """Write a batch's replays (when kept), then commit its games; returns the games added.
+
+    The records go to disk first, so a stored game always has its record file.
+    """
+    if folder:
+        for record in batch:
+            try:
+                write_replay(folder, record)
+            except OSError as exc:
+                raise HarnessError(f"cannot write a replay to {folder}: {exc.strerror or exc}") from None
+    try:
+        return db.add(batch, schedule)
+    except sqlite3.Error as exc:
+        raise HarnessError(f"cannot store games in {db_path}: {exc}") from None
+
+
 def open_tournament(
     p: Plan,
     db_path: str | os.PathLike[str],
@@ -398,18 +415,7 @@ def run(
             batches = backend(p.job(keep_logs=folder is not None), keys, stop)
             try:
                 for batch in batches:
-                    if folder:
-                        for record in batch:
-                            try:
-                                write_replay(folder, record)
-                            except OSError as exc:
-                                raise HarnessError(
-                                    f"cannot write a replay to {folder}: {exc.strerror or exc}"
-                                ) from None
-                    try:
-                        played += db.add(batch, p.schedule)
-                    except sqlite3.Error as exc:
-                        raise HarnessError(f"cannot store games in {db_path}: {exc}") from None
+                    played += store_batch(db, batch, p.schedule, folder, db_path)
                     if on_played is not None:
                         on_played(len(batch))
             except KeyboardInterrupt:
