@@ -122,6 +122,8 @@ def play_search(tmp_path: Path, capsys: pytest.CaptureFixture[str], *seed: str, 
     out, err = capsys.readouterr()
     assert code == 0, err
     games_seen = [predictions(log) for log in read_games(record)]
+    faults = [e for log in read_games(record) for e in log if e["event"] == "fault"]
+    assert not faults, faults  # the attack plays clean games: a fault would hide what it learned
     for log in read_games(record):
         assert check_lines(log) == []
     return {"doc": json.loads(out), "err": err}, games_seen
@@ -141,14 +143,18 @@ def test_seed_search_finds_nothing_without_a_seed(
     result, games_seen = play_search(tmp_path, capsys)
     master = result["doc"]["seed"]
     assert master >= GUESSABLE_BELOW  # a fresh secret, shown only now, after the games
-    assert all(g["notfound"] and g["found"] is None for g in games_seen), games_seen
-    hits, tries = sum(g["hits"] for g in games_seen), sum(g["tries"] for g in games_seen)
-    assert tries == 8 * 5
+    # A game can end before the bot's first move (the opener sheds its hand, limit 40): it then
+    # says nothing. The secret seeds are fresh each run, so count only the games it spoke in.
+    spoke = [g for g in games_seen if g["notfound"] or g["found"] or g["tries"]]
+    assert len(spoke) >= 6, games_seen
+    assert all(g["notfound"] and g["found"] is None for g in spoke), spoke
+    hits, tries = sum(g["hits"] for g in spoke), sum(g["tries"] for g in spoke)
+    assert tries == len(spoke) * 5
     # chance is ~1/6 (6.7 hits of 40); 17 or more has a probability under 1e-4 by chance
     assert hits / tries < chance(games_seen) + 0.25, (hits, tries)
     # and nothing in the worker's process holds the master seed (a fork of the referee would);
     # the scan itself works: it finds the big constants the worker's modules hold
-    assert all(GUESSABLE_BELOW in g["bigints"] and master not in g["bigints"] for g in games_seen)
+    assert all(GUESSABLE_BELOW in g["bigints"] and master not in g["bigints"] for g in spoke)
 
 
 def test_seed_search_machinery_predicts_every_card_under_the_old_scheme(
