@@ -62,6 +62,41 @@ def sigterm_as_ctrl_c() -> Iterator[None]:
             signal.signal(signal.SIGTERM, old)
 
 
+@contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM while the block runs, then raise them at its end.
+
+    For the steps that must happen together (a game's record written and its result
+    tallied): an interruption between them would leave a record the results lack.
+    Main thread only (elsewhere a no-op, as signals reach only the main thread).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        caught.append(signum)
+
+    old_int = signal.signal(signal.SIGINT, hold)
+    old_term = signal.signal(signal.SIGTERM, hold) if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN else None
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+    if caught:  # re-deliver the first one through the handlers in force again
+        signum = caught[0]
+        handler = signal.getsignal(signum)
+        if callable(handler):
+            handler(signum, None)
+        elif signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(signum)
+
+
 def stdout_closed() -> bool:
     """True when stdout is a pipe or socket whose reader has gone."""
     try:

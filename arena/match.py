@@ -10,6 +10,7 @@ from typing import Any
 
 from .engine import derive_seed
 from .errors import UsageError
+from .interrupts import interrupts_deferred
 from .loader import BotSource, resolve_bot
 from .players import make_factory
 from .record import RecordWriter
@@ -199,12 +200,13 @@ def run_match(
             finally:
                 for p in players:
                     p.close()
-            # The record first, then the tally: a Ctrl-C between the two loses
-            # the game from the table, never a tallied game from the record file.
-            if writer:
-                writer.write_game(outcome.log)
-            record(outcome, order, tallies)
-            played += 1
+            # The record and the tally together: Ctrl-C or SIGTERM waits for both, so
+            # the record file and the results always hold the same games.
+            with interrupts_deferred():
+                if writer:
+                    writer.write_game(outcome.log)
+                record(outcome, order, tallies)
+                played += 1
             if on_game is not None:
                 on_game(outcome)
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM (interrupts.Terminated) or a human who left

@@ -461,3 +461,28 @@ def test_every_rule_parse_error_is_one_plain_line(setting: str, capsys: pytest.C
         assert err.startswith("arena: error: ") and len(err) < 300, err
         for noise in ("invalid literal", "Traceback", "Error", "base 10", "<class", "()"):
             assert noise not in err, err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_between_record_and_tally_waits_for_both(
+    signum: int, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race SIGTERM once won: the third game's record written, then the signal, then no
+    tally, so the file held a game the results lacked. The signal now waits for both."""
+    import arena.match as match
+
+    real_record = match.record
+    calls = []
+
+    def signal_mid_game(outcome, order, tallies):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signum)  # after the record is written, before the tally
+        real_record(outcome, order, tallies)
+
+    monkeypatch.setattr(match, "record", signal_mid_game)
+    path = tmp_path / "r.jsonl"
+    code, out, _ = run(capsys, "play", "greedy", "random", "-n", "50", "-q", "--json", "--replay", str(path))
+    assert code == 128 + signum
+    assert json.loads(out)["games"] == 3 == games_in(path) == len(calls)
+    assert check_file(str(path)) == []
