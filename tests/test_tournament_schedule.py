@@ -181,3 +181,18 @@ def test_index_is_the_place_in_key_order() -> None:
     assert [s.index(k) for k in s.keys()] == list(range(s.total_games))
     with pytest.raises(KeyError):
         s.index(GameKey(5, 0, 0, 0))
+
+
+def test_runner_keeps_a_whole_field_of_templates_when_memory_allows() -> None:
+    """Issue 10 item 4: evicting templates in a 30-bot field restarted one every ~12 games
+    (28,555 fresh interpreters over a 339,300-game final); the budget keeps all 30."""
+    from arena.loader import resolve_bot
+    from arena.tournament.worker import MIN_KEEP, TEMPLATE_BYTES, template_budget
+
+    assert template_budget(available=24 * 2**30, cpus=2) >= 30
+    assert template_budget(available=30 * 4 * 2 * TEMPLATE_BYTES, cpus=2) == 30
+    assert template_budget(available=0, cpus=2) == MIN_KEEP  # never below the floor
+    s = Schedule.build(3, [2], deals=1, seed=0)
+    job = Job((resolve_bot("greedy"),) * 3, ("a", "b", "c"), (True,) * 3, CONTEST.to_dict(), s)
+    assert GameRunner(job).keep >= MIN_KEEP
+    assert GameRunner(job, keep=3).keep == 3
