@@ -17,7 +17,14 @@ objects:
     the object's type: only plain containers and the bot's own classes and
     their instances may be changed.
 ``getitem_guard`` (``_getitem_``, a computed index)
-    a ``_`` key on a read-only mapping (history events, rules) is refused.
+    a ``_`` key (a ``str`` or a ``str`` subclass) on a read-only mapping (history
+    events, rules) is refused; :class:`KeyGuard` is the same check for inlined code.
+``value_vet`` (``_vet_``)
+    the value checks of ``attr_guard`` alone, for the reads :mod:`.inline` wrote into
+    the code (it calls this only for modules and built-in methods named like ``str.format``).
+
+Most calls never reach these functions: :mod:`.inline` writes their common case into
+the compiled code (with :data:`SUSPECT`, the value types it checks further).
 """
 
 from __future__ import annotations
@@ -32,7 +39,11 @@ from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 from .formatting import FORMAT_NAMES, format_attribute, is_str_formatter
 
 __all__ = [
+    "PLAIN_RECEIVERS",
+    "SUSPECT",
     "WRITABLE_TYPES",
+    "KeyGuard",
+    "value_vet",
     "attr_guard",
     "full_getattr",
     "getitem_guard",
@@ -59,6 +70,25 @@ _BUILTIN_KINDS = frozenset(
 )
 #: Every value type the value checks look at (modules and the built-in method kinds).
 _SUSPECT = _BUILTIN_KINDS | {ModuleType}
+SUSPECT = _SUSPECT
+
+
+def _plain_receivers() -> frozenset[type]:
+    from ..cards import Card
+    from ..turn import PlayerInfo, Turn
+
+    return frozenset(
+        {list, tuple, dict, set, frozenset, str, int, float, bool, range, types.MappingProxyType}
+        | {collections.deque, Card, PlayerInfo, Turn}
+    )
+
+
+#: Exact receiver types whose plain attribute reads need no value check: no instance
+#: ``__dict__``, a type a bot cannot change (built-in, or refused by ``_write_``), and every
+#: public attribute a method of the type (bound to a non-``str``, or a ``str`` method other
+#: than ``format``/``format_map``, which never take this road) or a datum the arena set
+#: (a ``str``, an ``int``). tests/test_policy_inline.py checks each on live instances.
+PLAIN_RECEIVERS = _plain_receivers()
 
 #: Types whose instances any bot may change (it can only hold ones it made or got as copies).
 WRITABLE_TYPES = frozenset(
@@ -118,17 +148,35 @@ def full_getattr(module_ids: Collection[int]) -> Callable[..., Any]:
 def attr_guard(module_ids: Collection[int]) -> Callable[[Any, str], Any]:
     """``_attr_`` for ``a.name`` in compiled bot code when the load-time pass found ``name``
     plain (not ``_``, not a frame/code attribute, not one of :data:`.transform.CLOSER_LOOK`):
-    only the value is left to check."""
-    real_getattr = getattr
-    suspect = _SUSPECT
+    only the value is left to check. (Where :mod:`.inline` could not write the check into
+    the code: class bodies, comprehension iterables.)"""
 
-    def attr(ob: Any, name: str) -> Any:
-        value = real_getattr(ob, name)
+    def attr(
+        ob: Any, name: str, getattr: Any = getattr, type: Any = type, suspect: Any = _SUSPECT, vet: Any = _vet
+    ) -> Any:
+        value = getattr(ob, name)
         if type(value) in suspect:
-            _vet(value, name, module_ids)
+            vet(value, name, module_ids)
         return value
 
     return attr
+
+
+def value_vet(module_ids: Collection[int]) -> Callable[[Any, str], Any]:
+    """``_vet_``: the value checks of :func:`attr_guard` on an already read value (inlined
+    reads call it only for modules and built-in methods). A built-in method bound to
+    something that is neither a ``str`` nor a class (``event.get``, ``seen.add``,
+    ``math.sqrt``) cannot be ``str.format``: returned at once."""
+    method = types.BuiltinMethodType
+
+    def vet(value: Any, name: str) -> Any:
+        if type(value) is method and not isinstance(value.__self__, (str, type)):
+            return value
+        if type(value) in _SUSPECT:
+            _vet(value, name, module_ids)
+        return value
+
+    return vet
 
 
 def write_guard(classes: Collection[type]) -> Callable[[Any], Any]:
@@ -146,9 +194,26 @@ def write_guard(classes: Collection[type]) -> Callable[[Any], Any]:
 
 def getitem_guard(ob: Any, index: Any) -> Any:
     """``_getitem_`` for a computed index: no ``_`` keys of read-only mappings."""
-    if type(index) is str and index[:1] == "_" and type(ob) is types.MappingProxyType:
+    if type(ob) is types.MappingProxyType and isinstance(index, str) and str.startswith(index, "_"):
         raise KeyError(index)
     return ob[index]
+
+
+class KeyGuard:
+    """A read-only mapping as inlined subscripts see it: ``[key]`` is :func:`getitem_guard`.
+
+    (``str.startswith`` unbound: a bot's ``str`` subclass may define its own ``startswith``.)
+    """
+
+    __slots__ = ("mapping",)
+
+    def __init__(self, mapping: types.MappingProxyType[Any, Any]) -> None:
+        self.mapping = mapping
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, str) and str.startswith(index, "_"):
+            raise KeyError(index)
+        return self.mapping[index]
 
 
 def super_init(obj: Any) -> Any:

@@ -26,7 +26,18 @@ from ..botenv import (
     make_functools_module,
     make_random_module,
 )
-from .guards import attr_guard, full_getattr, getitem_guard, super_init, write_guard
+from .guards import (
+    PLAIN_RECEIVERS,
+    SUSPECT,
+    WRITABLE_TYPES,
+    KeyGuard,
+    attr_guard,
+    full_getattr,
+    getitem_guard,
+    super_init,
+    value_vet,
+    write_guard,
+)
 from .transform import PLAIN_ATTR_GUARD
 
 __all__ = ["ARENA_NAMES", "FACADES", "BotNamespace", "OutputSink"]
@@ -292,6 +303,15 @@ class BotNamespace:
             "_print_": _print_factory(self.sink),
             "__metaclass__": self._metaclass(),
             "_super_init_": super_init,
+            # what the checks inlined at load time read (arena/sandbox/inline.py)
+            "_type_": type,
+            "_plain_": PLAIN_RECEIVERS,
+            "_suspect_": SUSPECT,
+            "_vet_": value_vet(self.module_set),
+            "_mp_": types.MappingProxyType,
+            "_keyguard_": KeyGuard,
+            "_writable_": WRITABLE_TYPES,
+            "_classes_": self.classes,
         }
         return env
 

@@ -30,7 +30,7 @@ from ..errors import BotLoadError
 from ..loader import BotSource, parse_source
 from .guards import WRITABLE_TYPES
 from .namespace import ARENA_NAMES, FACADES, BotNamespace, OutputSink
-from .transform import AugmentedAssignment, BotPolicy
+from .transform import AugmentedAssignment, BotPolicy, GuardCalls
 
 __all__ = [
     "ARENA_NAMES",
@@ -51,24 +51,38 @@ def _where(src: BotSource) -> str:
     return src.label
 
 
-def compile_bot(src: BotSource) -> types.CodeType:
-    """Compile bot source under the policy.
+def compile_bot(src: BotSource, policy: type[BotPolicy] = BotPolicy) -> types.CodeType:
+    """Compile bot source under the policy (``GuardCalls``: without pass 4, for comparisons).
 
     :raises BotLoadError: too large, a syntax error, or anything the policy refuses (with the line).
     """
     with warnings.catch_warnings():  # a bot's SyntaxWarnings must not flood the referee's terminal
         warnings.simplefilter("ignore")
-        return _compile_bot(src)
+        return _compile_bot(src, policy)
 
 
-def _compile_bot(src: BotSource) -> types.CodeType:
+def _restricted(src: BotSource, tree: ast.Module, policy: type[BotPolicy]) -> Any:
+    """``compile_restricted_exec`` under ``policy``; should the compiler refuse the tree with
+    the checks inlined (pass 4 misjudged where a named expression may stand), the source
+    again with the guards left as calls, which is the same policy, only slower."""
+    try:
+        return compile_restricted_exec(tree, filename="<bot>", policy=policy)
+    except SyntaxError:
+        if not policy.inline:
+            raise
+    tree = parse_source(src.source, _where(src))
+    tree = ast.fix_missing_locations(AugmentedAssignment().visit(tree))
+    return compile_restricted_exec(tree, filename="<bot>", policy=GuardCalls)
+
+
+def _compile_bot(src: BotSource, policy: type[BotPolicy]) -> types.CodeType:
     if src.problem:
         raise BotLoadError(src.problem, path=_where(src))
     tree = parse_source(src.source, _where(src))  # size, text, syntax and nesting checked here
     _check_imports(tree, src)
     try:
         tree = ast.fix_missing_locations(AugmentedAssignment().visit(tree))
-        result = compile_restricted_exec(tree, filename="<bot>", policy=BotPolicy)
+        result = _restricted(src, tree, policy)
     except (SyntaxError, ValueError, RecursionError, MemoryError, TypeError, OverflowError) as exc:
         raise BotLoadError(f"cannot compile: {type(exc).__name__}: {exc}"[:200], path=_where(src)) from None
     if result.errors or result.code is None:

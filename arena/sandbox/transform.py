@@ -16,6 +16,9 @@ has already bounded in size and depth:
    replaced by exactly what the guard would have done (see its docstring for
    the list and the argument for each). What depends on live objects stays a
    run-time guard.
+4. :class:`.inline.Inline`: the run-time checks left (attribute values, computed
+   subscripts, writes) are written into the code for their common case, the
+   guard called only when that does not decide.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from typing import Any
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
 from .formatting import FORMAT_NAMES, check_template
+from .inline import Inline
 
-__all__ = ["AugmentedAssignment", "BotPolicy", "Unguard", "CLOSER_LOOK", "PLAIN_ATTR_GUARD"]
+__all__ = ["AugmentedAssignment", "BotPolicy", "GuardCalls", "Unguard", "CLOSER_LOOK", "PLAIN_ATTR_GUARD"]
 
 #: Attribute names whose reads keep the full ``_getattr_`` guard (format back door, ``mro``...).
 CLOSER_LOOK = FORMAT_NAMES | frozenset({"mro", "obj", "Formatter", "get_field", "get_value", "vformat"})
@@ -79,7 +83,10 @@ class AugmentedAssignment(ast.NodeTransformer):
 class BotPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy plus one allowance: ``super().__init__`` (zero-argument
     ``super`` only), checked again at run time to really be a ``super`` object; and, once the
-    whole module passed, the :class:`Unguard` pass."""
+    whole module passed, the :class:`Unguard` pass and (``inline``) the :class:`.inline.Inline` pass."""
+
+    #: Whether the guards left are written into the code (pass 4); see :class:`GuardCalls`.
+    inline = True
 
     def visit_Module(self, node: ast.Module) -> Any:
         tree = super().visit_Module(node)
@@ -88,6 +95,8 @@ class BotPolicy(RestrictingNodeTransformer):
         unguard = Unguard()
         tree = ast.fix_missing_locations(unguard.visit(tree))
         self.errors.extend(unguard.errors)
+        if self.inline and not self.errors:
+            tree = ast.fix_missing_locations(Inline(tree).visit(tree))
         return tree
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
@@ -106,6 +115,13 @@ class BotPolicy(RestrictingNodeTransformer):
                 ast.copy_location(part, node)
             return call
         return super().visit_Attribute(node)
+
+
+class GuardCalls(BotPolicy):
+    """The same policy with the guards left as calls (no pass 4): the fallback should the
+    compiler refuse an inlined tree, and the reference the tests compare with."""
+
+    inline = False
 
 
 def _guard_call(node: ast.AST, name: str) -> bool:
