@@ -8,13 +8,17 @@ the machine hits both alike). It reports, per mode, the CPU time of a whole
 game and of the bots' moves alone, and the guarded/trusted ratios (game rate,
 as ``benchmarks/sandbox.py`` reports it, and bot time).
 
+A third mode, ``calls``, is the same policy compiled without the inlining
+pass (``GuardCalls``: every run-time check a guard call, as before it).
+
 ``--profile`` adds the per-guard table: every guard and guarded builtin the
 compiled bot can call is wrapped with a counter for one profiling run (calls
 per move), and each guard's own cost is timed on a sample of the arguments it
-really got (ns per call, loop overhead taken off): calls x cost = the guard's
-share of a move.
+really got (ns per call including the call, the bare loop taken off): calls x
+cost = the guard's share of a move. With ``--calls`` the table is for the
+guard calls of the ``calls`` mode; without, for what the inlined code still calls.
 
-    python benchmarks/guards.py [--games 20] [--rounds 3] [--profile] [bot.py ...]
+    python benchmarks/guards.py [--games 10] [--rounds 3] [--profile [--calls]] [bot.py ...]
 """
 
 from __future__ import annotations
@@ -164,32 +168,34 @@ def guard_cost(fn: Callable[..., Any], samples: list[tuple[Any, ...]], repeat: i
     if not samples:
         return 0.0
 
-    def noop(*args: Any) -> None:
-        return None
-
-    def loop(f: Callable[..., Any]) -> float:
+    def loop(f: Callable[..., Any] | None) -> float:
         best = float("inf")
         for _ in range(repeat):
             t0 = time.perf_counter()
             for args in samples:
                 try:
-                    f(*args)
+                    if f is not None:
+                        f(*args)
                 except Exception:  # noqa: BLE001, S110 - a guard that refused: timed all the same
                     pass
             best = min(best, time.perf_counter() - t0)
         return best
 
-    return max(0.0, (loop(fn) - loop(noop)) / len(samples) * 1e9)
+    return max(0.0, (loop(fn) - loop(None)) / len(samples) * 1e9)
 
 
-def profile(path: Path, players: int, games: int) -> list[list[Any]]:
-    """Rows of (guard, calls per move, ns per call, µs per move) for one bot."""
+def profile(path: Path, players: int, games: int, calls: bool = False) -> list[list[Any]]:
+    """Rows of (guard, calls per move, ns per call, µs per move) for one bot (``calls``: compiled
+    with the guards as calls, as before the inlining pass)."""
     src = read_bot_file(str(path))
     counts: Counter[str] = Counter()
-    factory = Guarded(src, [0.0, 0], counts)
+    factory = Guarded(src, [0.0, 0], counts, calls=calls)
     _, moves = play(factory, players, games, 1)
-    rows = []
+    rows: list[list[Any]] = []
     for name, n in counts.most_common():
+        if name == "_type_":  # not a guard: counts the inlined checks that ran (two per read off the fast road)
+            rows.append(["inlined checks (type() calls)", round(n / moves, 1), "", ""])
+            continue
         ns = guard_cost(factory.guards[name], factory.samples[name])
         rows.append([name, round(n / moves, 1), round(ns), round(n / moves * ns / 1000, 2)])
     return rows
@@ -202,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="slices per mode, alternating")
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--profile", action="store_true", help="also count and time each guard")
+    parser.add_argument("--calls", action="store_true", help="profile the guard calls (no inlining)")
     args = parser.parse_args(argv)
     bots = args.bots or DEFAULT_BOTS
     rows = []
@@ -238,8 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.profile:
         for path in bots:
-            print(f"\n{path.name}: guards per move")
-            print(tabulate(profile(path, args.players, args.games), headers=["guard", "calls/move", "ns/call", "µs/move"]))
+            kind = "guard calls (not inlined)" if args.calls else "guards still called"
+            print(f"\n{path.name}: {kind} per move")
+            rows = profile(path, args.players, args.games, args.calls)
+            print(tabulate(rows, headers=["guard", "calls/move", "ns/call", "µs/move"]))
     return 0
 
 

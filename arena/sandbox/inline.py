@@ -15,10 +15,13 @@ the cheap case does not decide:
   plain datum, never a module or ``str.format``) the read is plain; otherwise a value
   that is neither a module nor a built-in method is returned at once, and the others
   go to :func:`.guards.value_vet`, the same checks ``_attr_`` makes.
-* ``_getitem_(X, K)`` -> ``(_o_ if _type_(_o_ := X) is not _mp_ else _keyguard_(_o_))[K]``:
+* ``_getitem_(X, K)`` -> ``_o_[K] if _type_(_o_ := X) is not _mp_ else _getitem_(_o_, K)``:
   the guard refuses only ``_`` keys of a read-only mapping (``types.MappingProxyType``,
-  exact: it cannot be subclassed), so any other object is subscripted at once, and a
-  read-only mapping through :class:`.guards.KeyGuard`, whose ``[K]`` is the guard.
+  exact: it cannot be subclassed), so any other object is subscripted at once. ``K`` is
+  written in both branches (one runs) only when it is small and holds no subscript;
+  otherwise ``(_o_ if _type_(_o_ := X) is not _mp_ else _keyguard_(_o_))[K]``, where
+  :class:`.guards.KeyGuard`'s ``[K]`` is the guard: either way nested subscripts
+  cannot make the code grow faster than the source.
 * ``_write_(X)`` -> ``(_w_ if _type_(_w_ := X) in _writable_ or _type_(_w_) in _classes_
   else _write_(_w_))``: the guard's own test (the exact type is a plain container or a
   class of the bot's), inline; the rest (a bot class itself, a refusal) is the guard.
@@ -65,6 +68,7 @@ returned or yielded value: all keep the check.
 from __future__ import annotations
 
 import ast
+import copy
 from typing import Any
 
 __all__ = ["Inline", "INLINE_NAMES"]
@@ -106,10 +110,31 @@ def inline_attr(obj: ast.expr, attr: str) -> ast.expr:
     return ast.IfExp(test=plain, body=ast.Attribute(value=_name("_r_"), attr=attr, ctx=ast.Load()), orelse=checked)
 
 
+#: A subscript's key of at most this many nodes (and no subscript in it) is written twice.
+SMALL_KEY = 64
+
+
+def _small(key: ast.expr) -> bool:
+    """Whether ``key`` may be written in both branches: small, and no subscript inside (so
+    nested subscripts never multiply)."""
+    n = 0
+    for node in ast.walk(key):
+        n += 1
+        if n > SMALL_KEY or isinstance(node, (ast.Subscript, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                                              ast.GeneratorExp)):
+            return False
+    return True
+
+
 def inline_getitem(obj: ast.expr, key: ast.expr) -> ast.expr:
-    """``_getitem_(obj, key)`` with the common case inline (``key`` appears once: no blow-up)."""
+    """``_getitem_(obj, key)`` with the common case inline. A small key is written in both
+    branches (only one runs): ``_o_[K] if _type_(_o_ := X) is not _mp_ else _getitem_(_o_, K)``;
+    any other appears once, through :class:`.guards.KeyGuard` for a read-only mapping."""
     grab = ast.NamedExpr(target=_name("_o_", True), value=obj)
     test = ast.Compare(left=_call("_type_", grab), ops=[ast.IsNot()], comparators=[_name("_mp_")])
+    if _small(key):
+        plain = ast.Subscript(value=_name("_o_"), slice=key, ctx=ast.Load())
+        return ast.IfExp(test=test, body=plain, orelse=_call("_getitem_", _name("_o_"), copy.deepcopy(key)))
     target = ast.IfExp(test=test, body=_name("_o_"), orelse=_call("_keyguard_", _name("_o_")))
     return ast.Subscript(value=target, slice=key, ctx=ast.Load())
 
