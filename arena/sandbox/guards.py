@@ -194,8 +194,12 @@ def write_guard(classes: Collection[type]) -> Callable[[Any], Any]:
 
 def getitem_guard(ob: Any, index: Any) -> Any:
     """``_getitem_`` for a computed index: no ``_`` keys of read-only mappings."""
-    if type(ob) is types.MappingProxyType and isinstance(index, str) and str.startswith(index, "_"):
-        raise KeyError(index)
+    if type(ob) is types.MappingProxyType:
+        if type(index) is str:
+            if index[:1] == "_":
+                raise KeyError(index)
+        elif isinstance(index, str) and str.startswith(index, "_"):  # a bot's str subclass may lie
+            raise KeyError(index)
     return ob[index]
 
 
