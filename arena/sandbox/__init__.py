@@ -3,18 +3,44 @@
 Two layers (docs/SECURITY.md): the code policy (:mod:`.policy`, RestrictedPython)
 and the worker process (:mod:`.worker`, :mod:`.client`, hardened by :mod:`.harden`),
 with time and memory limits enforced from outside by the referee.
+
+The names below are imported on first use (PEP 562), not with the package: a
+bot's template process (:mod:`.zygote`) imports ``arena.sandbox.zygote`` and so
+this package, and must not pull in the referee's side (``subprocess``,
+``threading``, the watchdog): every module it holds makes each fork dearer.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from .limits import Limits
-from .player import WorkerPlayer
-from .policy import check_source
-from .pool import SandboxFactory, sandboxed_factory
+if TYPE_CHECKING:
+    from .limits import Limits
+    from .player import WorkerPlayer
+    from .policy import check_source
+    from .pool import SandboxFactory, sandboxed_factory
 
 __all__ = ["sandboxed_factory", "Limits", "check_source", "hardening_report", "SandboxFactory", "WorkerPlayer"]
+
+#: Public name -> the submodule that defines it.
+_LAZY = {
+    "Limits": "limits",
+    "WorkerPlayer": "player",
+    "check_source": "policy",
+    "SandboxFactory": "pool",
+    "sandboxed_factory": "pool",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the submodule that defines ``name`` on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 
 def hardening_report(uid: int | None = None) -> Any:

@@ -8,7 +8,15 @@ what it got.  Every layer is attempted and reported, never silently skipped;
 
 Layers (reported in this order; *applied* in the order workdir, netns, uid,
 rlimits, no_new_privs, seccomp, because the namespace and uid steps need the
-root privileges the later steps give up):
+root privileges the later steps give up). A bot's template process
+(:mod:`arena.sandbox.zygote`, which never runs bot code) takes in itself every
+layer a fork inherits and a game process may share: :func:`harden_template`
+(workdir, netns), then :func:`template_limits` (the rlimits on memory and file
+data, no_new_privs, not dumpable). Each game process forked from it takes the
+rest, which are its own (:func:`harden_child`: its uid, RLIMIT_CPU counted from
+its fork, RLIMIT_NOFILE for its descriptors, RLIMIT_NPROC, seccomp with its pid)
+and checks the inherited ones with a read-back before it reports them.
+:func:`harden` does all of it in one process.
 
 ``workdir``
     chdir into a freshly made empty directory, then remove it: the cwd is a
@@ -16,12 +24,16 @@ root privileges the later steps give up):
     With ``workdir=PATH`` the worker uses that (empty) directory instead and
     makes it mode 0555; the caller removes it afterwards.
 ``rlimits``
-    RLIMIT_AS ``memory_bytes``; RLIMIT_CPU ``cpu_seconds`` soft (SIGXCPU) and
+    RLIMIT_AS ``memory_bytes`` (checked against the address space in use);
+    RLIMIT_CPU ``cpu_seconds`` soft (SIGXCPU) and
     one more second hard (SIGKILL), counted from the start of the process;
     RLIMIT_FSIZE 0 (no file data can be written: writes to regular files fail
     with EFBIG, Python ignores SIGXFSZ); RLIMIT_CORE 0; RLIMIT_NOFILE = highest
     open fd + 4; RLIMIT_NPROC 0 (enforced only once the uid is dropped: the
-    kernel does not apply it to root).
+    kernel does not apply it to root).  AS, FSIZE and CORE are set in the
+    template; CPU, NOFILE and NPROC in the game process (a template must keep
+    forking: RLIMIT_NPROC 0 would stop a template not run as root, and
+    RLIMIT_CPU counts a process's whole life).
 ``netns``
     ``unshare(CLONE_NEWNET)``: a new, empty network namespace whose loopback
     is down, so no socket reaches anything, not even the host's 127.0.0.1 or
@@ -30,10 +42,15 @@ root privileges the later steps give up):
 ``uid``
     When running as root and given ``uid``: ``setgroups([])``, then real,
     effective and saved gid and uid all set to ``uid``.  All capabilities are
-    lost.  Use a uid distinct per concurrent worker (e.g. ``60000 + slot``).
+    lost (checked with capget: the permitted and effective sets are empty, and
+    so the ambient one, which the kernel keeps within them).  Use a uid distinct
+    per concurrent worker (e.g. ``60000 + slot``).
 ``no_new_privs``
     ``prctl(PR_SET_NO_NEW_PRIVS, 1)`` and ``prctl(PR_SET_DUMPABLE, 0)`` (no
-    ptrace from other processes of the same uid, no core dumps).
+    ptrace from other processes of the same uid, no core dumps).  Both are
+    inherited by fork; the game process reads them back after its uid drop
+    (which resets dumpable to ``fs.suid_dumpable``) and clears dumpable again
+    if needed.
 ``seccomp``
     A syscall allowlist (see :data:`SECCOMP_ALLOW`) loaded through pyseccomp.
     Anything not listed fails with EPERM (a "soft" denial: Python raises
@@ -79,7 +96,6 @@ import ctypes
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -89,16 +105,19 @@ from typing import Any
 from .seccomp import (
     _CLONE_NEWNET,
     _CLONE_NEWUSER,
+    _PR_GET_DUMPABLE,
     _PR_GET_NO_NEW_PRIVS,
     _PR_SET_DUMPABLE,
     _PR_SET_NO_NEW_PRIVS,
     SECCOMP_ALLOW,
     SECCOMP_KILL,
+    Capabilities,
     PreparedFilter,
     Unavailable,
     _libc,
     errname,
     layer_seccomp,
+    load_pyseccomp,
     prctl,
 )
 
@@ -107,6 +126,7 @@ __all__ = [
     "harden",
     "harden_template",
     "harden_child",
+    "template_limits",
     "probe",
     "LAYERS",
     "SECCOMP_ALLOW",
@@ -129,6 +149,11 @@ class HardenReport:
 
     layers: dict[str, str] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)  # extra detail per layer, informational only
+    #: What a template did toward the layers its game processes finish ("rlimits", "no_new_privs"):
+    #: layer -> the problems met ("" for none). Not sent: the game process reports the whole layer.
+    started: dict[str, str] = field(default_factory=dict)
+    #: The template's capget buffers (made before any fork; the uid layer reads them back).
+    caps: Capabilities | None = field(default=None, repr=False, compare=False)
 
     def active(self) -> list[str]:
         """The names of the layers in force."""
@@ -251,7 +276,7 @@ def _layer_netns(network: bool, was_root: bool) -> str:
     return note
 
 
-def _layer_uid(uid: int | None, euid: int) -> str:
+def _layer_uid(uid: int | None, euid: int, caps: Capabilities | None = None) -> str:
     """Drop groups, gid and uid to ``uid`` (``euid``: the one harden() started with); returns a note."""
     if euid != 0:
         raise Unavailable(f"not running as root (euid {euid})")
@@ -264,10 +289,11 @@ def _layer_uid(uid: int | None, euid: int) -> str:
     os.setresuid(uid, uid, uid)
     if os.getresuid() != (uid, uid, uid) or os.getresgid() != (uid, uid, uid) or os.getgroups():
         raise RuntimeError(f"ids are {os.getresuid()}/{os.getresgid()}/{os.getgroups()}")
-    caps = _status_fields("CapPrm", "CapEff", "CapAmb")
-    for capfield, value in caps.items():
-        if int(value, 16) != 0:
-            raise RuntimeError(f"{capfield} still {value}")
+    # capget, not /proc/self/status: no file to open. The ambient set lies within the
+    # permitted one (the kernel clears it with them), so empty permitted sets mean no ambient.
+    for capfield, value in (caps or Capabilities()).read().items():
+        if capfield != "CapInh" and value != 0:
+            raise RuntimeError(f"{capfield} still {value:x}")
     try:
         os.setuid(0)
     except PermissionError:
@@ -277,54 +303,93 @@ def _layer_uid(uid: int | None, euid: int) -> str:
     return f"uid=gid={uid}, no supplementary groups, no capabilities"
 
 
-def _layer_rlimits(memory_bytes: int, cpu_seconds: int, open_fds: list[int]) -> str:
-    """Lower the resource limits; returns a note, raises listing any that failed."""
+_INHERITED_LIMITS = ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_CORE")
+
+
+def _lower(name: str, soft: int, hard: int, problems: list[str], set_to: list[str]) -> None:
+    """Lower one resource limit and read it back; a problem is appended, never raised."""
+    res = getattr(resource, name)
+    try:
+        cur_hard = resource.getrlimit(res)[1]
+        if cur_hard != resource.RLIM_INFINITY:
+            hard = min(hard, cur_hard)
+            soft = min(soft, hard)
+        resource.setrlimit(res, (soft, hard))
+        got = resource.getrlimit(res)
+        if got != (soft, hard):
+            problems.append(f"{name} is {got}, wanted {(soft, hard)}")
+        else:
+            set_to.append(f"{name[7:]}={soft}" + ("" if soft == hard else f"/{hard}"))
+    except (OSError, ValueError) as exc:
+        problems.append(f"{name}: {exc}")
+
+
+def _lower_inherited(memory_bytes: int) -> tuple[list[str], list[str]]:
+    """RLIMIT_AS, RLIMIT_FSIZE and RLIMIT_CORE: (problems, what was set)."""
     problems: list[str] = []
     set_to: list[str] = []
-
-    def lower(name: str, soft: int, hard: int) -> None:
-        res = getattr(resource, name)
-        try:
-            cur_hard = resource.getrlimit(res)[1]
-            if cur_hard != resource.RLIM_INFINITY:
-                hard = min(hard, cur_hard)
-                soft = min(soft, hard)
-            resource.setrlimit(res, (soft, hard))
-            got = resource.getrlimit(res)
-            if got != (soft, hard):
-                problems.append(f"{name} is {got}, wanted {(soft, hard)}")
-            else:
-                set_to.append(f"{name[7:]}={soft}" + ("" if soft == hard else f"/{hard}"))
-        except (OSError, ValueError) as exc:
-            problems.append(f"{name}: {exc}")
-
     vm_kib = _status_field("VmSize")
     in_use = int(vm_kib.split()[0]) * 1024 if vm_kib else 0
     if memory_bytes <= in_use:
         problems.append(f"RLIMIT_AS: memory_bytes {memory_bytes} is not above the {in_use} bytes already mapped")
     else:
-        lower("RLIMIT_AS", memory_bytes, memory_bytes)
-    lower("RLIMIT_CPU", cpu_seconds, cpu_seconds + 1)
-    lower("RLIMIT_FSIZE", 0, 0)
-    lower("RLIMIT_CORE", 0, 0)
+        _lower("RLIMIT_AS", memory_bytes, memory_bytes, problems, set_to)
+    _lower("RLIMIT_FSIZE", 0, 0, problems, set_to)
+    _lower("RLIMIT_CORE", 0, 0, problems, set_to)
+    set_to.append(f"(address space in use {in_use >> 20} MiB)")
+    return problems, set_to
+
+
+def _layer_rlimits(memory_bytes: int, cpu_seconds: int, open_fds: list[int], started: str | None = None) -> str:
+    """Lower the resource limits; returns a note, raises listing any that failed.
+
+    ``started``: the problems the template met setting the inherited limits (None: it did
+    not set them, so they are set here); those are then read back, not set again."""
+    problems: list[str] = []
+    set_to: list[str] = []
+    if started is None:
+        problems, set_to = _lower_inherited(memory_bytes)
+    else:
+        if started:
+            problems.append(started)
+        wanted = {"RLIMIT_AS": memory_bytes, "RLIMIT_FSIZE": 0, "RLIMIT_CORE": 0}
+        for name in _INHERITED_LIMITS:
+            got = resource.getrlimit(getattr(resource, name))
+            if got != (wanted[name], wanted[name]) and not started:
+                problems.append(f"{name} is {got}, wanted {(wanted[name],) * 2} (inherited)")
+        set_to.append("read back;")
+    _lower("RLIMIT_CPU", cpu_seconds, cpu_seconds + 1, problems, set_to)
     nofile = (max(open_fds) if open_fds else 2) + 4
-    lower("RLIMIT_NOFILE", nofile, nofile)
-    lower("RLIMIT_NPROC", 0, 0)
+    _lower("RLIMIT_NOFILE", nofile, nofile, problems, set_to)
+    _lower("RLIMIT_NPROC", 0, 0, problems, set_to)
     if problems:
         raise RuntimeError("; ".join(problems))
-    note = " ".join(set_to) + f"; address space in use {in_use >> 20} MiB"
+    note = " ".join(set_to)
     if os.geteuid() == 0:
         note += "; RLIMIT_NPROC not enforced for root"
     return note
 
 
-def _layer_no_new_privs() -> str:
-    """PR_SET_NO_NEW_PRIVS and not dumpable; returns a note."""
+def _set_no_new_privs() -> None:
+    """PR_SET_NO_NEW_PRIVS and not dumpable (both inherited by fork)."""
     prctl(_PR_SET_NO_NEW_PRIVS, 1)
+    prctl(_PR_SET_DUMPABLE, 0)
+
+
+def _layer_no_new_privs(started: str | None = None) -> str:
+    """PR_SET_NO_NEW_PRIVS and not dumpable (set here, or read back when the template set them:
+    ``started`` its problems); returns a note."""
+    if started is None:
+        _set_no_new_privs()
+    elif started:
+        raise RuntimeError(started)
     if prctl(_PR_GET_NO_NEW_PRIVS) != 1:
         raise RuntimeError("PR_GET_NO_NEW_PRIVS does not read back 1")
-    prctl(_PR_SET_DUMPABLE, 0)
-    return "no_new_privs=1 dumpable=0"
+    if prctl(_PR_GET_DUMPABLE) != 0:  # a uid change resets it to fs.suid_dumpable
+        prctl(_PR_SET_DUMPABLE, 0)
+        if prctl(_PR_GET_DUMPABLE) != 0:
+            raise RuntimeError("PR_GET_DUMPABLE does not read back 0")
+    return "no_new_privs=1 dumpable=0" + ("" if started is None else " (set in the template, read back)")
 
 
 def _run_layers(report: HardenReport, steps: tuple[Any, ...]) -> None:
@@ -339,17 +404,40 @@ def _run_layers(report: HardenReport, steps: tuple[Any, ...]) -> None:
 
 
 def harden_template(*, workdir: str | None = None, network: bool = True) -> HardenReport:
-    """The layers a template (zygote) process takes before it forks game processes: workdir, netns.
+    """The layers a template (zygote) process takes first, before it compiles the bot: workdir, netns.
 
     The template runs no bot code; its forked children inherit both layers and add the rest
-    (:func:`harden_child`). The other layers read "failed: not attempted" until then.
+    (:func:`template_limits` in the template, then :func:`harden_child`). The other layers read
+    "failed: not attempted" until then.
     """
     report = HardenReport(layers={name: "failed: not attempted" for name in LAYERS})
     was_root = os.geteuid() == 0
     _libc()  # resolve the libc functions now, while files may still be opened
+    report.caps = Capabilities()
     _run_layers(
         report, (("workdir", lambda: _layer_workdir(workdir)), ("netns", lambda: _layer_netns(network, was_root)))
     )
+    return report
+
+
+def template_limits(
+    report: HardenReport, *, memory_bytes: int = 256 * 2**20, where: str = "in the template"
+) -> HardenReport:
+    """The inherited part of the rlimits and no_new_privs layers, taken in the template itself.
+
+    RLIMIT_AS/FSIZE/CORE, no_new_privs and not dumpable bind the template too, which is
+    harmless: it runs no bot code, writes no file and execs nothing. Whatever fails is kept in
+    ``report.started`` and fails the layer in every game process (:func:`harden_child`)."""
+    if memory_bytes <= 0:
+        raise ValueError("memory_bytes must be positive")
+    problems, set_to = _lower_inherited(memory_bytes)
+    report.started["rlimits"] = "; ".join(problems)
+    report.notes["rlimits"] = " ".join(set_to) + f" {where},"
+    try:
+        _set_no_new_privs()
+        report.started["no_new_privs"] = ""
+    except OSError as exc:
+        report.started["no_new_privs"] = f"in the template: {exc}"
     return report
 
 
@@ -362,26 +450,31 @@ def harden_child(
     seccomp: bool = True,
     open_fds: list[int] | None = None,
     prepared: PreparedFilter | None = None,
+    seccomp_missing: str = "",
 ) -> HardenReport:
     """The remaining layers (uid, rlimits, no_new_privs, seccomp), in a process that inherited
     the template's (``report``); returns a new report of all six. ``open_fds``: the
     descriptors this process holds (listed from /proc when not given); ``prepared``: the
-    template's compiled seccomp filter (else it is compiled here).
+    compiled seccomp filter (else it is compiled here, or, given ``seccomp_missing``, the
+    layer is unavailable for that reason).
     """
     if memory_bytes <= 0 or cpu_seconds <= 0:
         raise ValueError("memory_bytes and cpu_seconds must be positive")
     out = HardenReport(layers=dict(report.layers), notes=dict(report.notes))
     euid = os.geteuid()
     fds = _open_fds() if open_fds is None else sorted(open_fds)
+    started = report.started
     _run_layers(
         out,
         (
-            ("uid", lambda: _layer_uid(uid, euid)),
-            ("rlimits", lambda: _layer_rlimits(memory_bytes, cpu_seconds, fds)),
-            ("no_new_privs", _layer_no_new_privs),
-            ("seccomp", lambda: layer_seccomp(seccomp, prepared)),
+            ("uid", lambda: _layer_uid(uid, euid, report.caps)),
+            ("rlimits", lambda: _layer_rlimits(memory_bytes, cpu_seconds, fds, started.get("rlimits"))),
+            ("no_new_privs", lambda: _layer_no_new_privs(started.get("no_new_privs"))),
+            ("seccomp", lambda: layer_seccomp(seccomp, prepared, seccomp_missing)),
         ),
     )
+    if "rlimits" in started and out.layers["rlimits"] == ACTIVE:
+        out.notes["rlimits"] = f"{report.notes.get('rlimits', '')} {out.notes['rlimits']}".strip()
     out.notes["open_fds"] = ",".join(map(str, fds))
     return out
 
@@ -405,7 +498,9 @@ def harden(
     if memory_bytes <= 0 or cpu_seconds <= 0:
         raise ValueError("memory_bytes and cpu_seconds must be positive")
     open_fds = _open_fds()
+    load_pyseccomp()  # while the Python installation is still readable
     report = harden_template(workdir=workdir, network=network)
+    template_limits(report, memory_bytes=memory_bytes, where="first")
     return harden_child(
         report, memory_bytes=memory_bytes, cpu_seconds=cpu_seconds, uid=uid, seccomp=seccomp, open_fds=open_fds
     )
@@ -431,6 +526,8 @@ def probe(*, uid: int | None = None, timeout: float = 30.0) -> HardenReport:
     :data:`PROBE_UID`).  A probe that dies or garbles its answer reports every
     layer as failed.
     """
+    import subprocess  # noqa: PLC0415 - the referee's side only: a template must not hold it
+
     if uid is None and os.geteuid() == 0:
         uid = PROBE_UID
     root = str(Path(__file__).resolve().parents[2])

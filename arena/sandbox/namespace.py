@@ -169,6 +169,15 @@ class BotNamespace:
         self.modules = modules
         self.module_set = frozenset(id(m) for m in modules.values())
         self.builtins = self._builtins()
+        self.taken = False
+
+    def take(self, seed: int) -> None:
+        """Give this (unused) namespace to one bot instance with ``seed``: the bot's ``random``
+        is reseeded, as if made with it (a template builds the namespace before the fork)."""
+        if self.taken:
+            raise RuntimeError("a bot namespace serves one bot instance only")
+        self.taken = True
+        self.modules["random"].seed(seed)
 
     def _metaclass(self) -> Callable[..., type]:
         classes = self.classes

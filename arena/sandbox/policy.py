@@ -179,12 +179,20 @@ def check_source(src: BotSource) -> None:
     raise BotLoadError("class Bot has no move(self, turn) method", path=_where(src), line=bot.lineno)
 
 
-def instantiate(code: types.CodeType, src: BotSource, seed: int, sink: OutputSink | None = None) -> Any:
+def instantiate(
+    code: types.CodeType, src: BotSource, seed: int, sink: OutputSink | None = None, space: BotNamespace | None = None
+) -> Any:
     """Run the compiled module in a fresh restricted namespace and return ``Bot()``.
+
+    ``space``: a namespace made beforehand and never used (a template builds it before it
+    forks the game process), seeded here; else one is made now.
 
     :raises BotLoadError: the module code raised, there is no ``Bot`` class, or ``Bot()`` failed.
     """
-    space = BotNamespace(seed, sink)
+    if space is None:
+        space = BotNamespace(seed, sink)
+    else:
+        space.take(seed)
     ns = space.globals()
     try:
         exec(code, ns)

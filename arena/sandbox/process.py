@@ -39,6 +39,7 @@ from ..events import FaultKind
 from ..loader import BotSource
 from .limits import Limits, cpu_clock, cpu_seconds, pin_to_one_cpu
 from .protocol import HEADER
+from .seccomp import export_program
 from .watchdog import _NEVER, _Watchdog, _watchdog  # noqa: F401 - _Watchdog re-exported for tests
 
 # The C scanner of a strict JSON decoder, called directly: one call per reply (no whitespace is
@@ -219,6 +220,7 @@ class Template(_Endpoint):
         self.fd_w = self.fd_r = self.sock.fileno()
         self.fd_e = self.proc.stderr.fileno()  # type: ignore[union-attr]
         os.set_blocking(self.fd_e, False)
+        program, missing = export_program() if limits.seccomp else (None, "")
         config = {
             "name": src.name,
             "source": src.source,
@@ -228,6 +230,9 @@ class Template(_Endpoint):
             "uid": os.geteuid() == 0,
             "network": limits.network_namespace,
             "seccomp": limits.seccomp,
+            # compiled here, once per referee process: a template never imports pyseccomp
+            "seccomp_program": program,
+            "seccomp_missing": missing,
             "max_output": limits.max_output_bytes,
             "raw_ok": raw_ok or escaped,
             "escaped": escaped,

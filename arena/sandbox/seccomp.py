@@ -1,11 +1,14 @@
 """The seccomp layer of the sandbox worker, and the libc calls the hardening layers share.
 
 :func:`build_filter` makes the syscall allowlist (pyseccomp, i.e. libseccomp).
-Compiling it costs about a millisecond, so a template process (see
-:mod:`arena.sandbox.zygote`) compiles it once with a placeholder for the
-process id (:class:`PreparedFilter`); each forked game process patches in its
-own pid (the only value that differs) and loads the BPF program with one
-``prctl`` call.
+Compiling it costs about a millisecond, and pyseccomp pulls ``ctypes.util``,
+``subprocess`` and ``threading`` into the process (each module a template holds
+makes every fork dearer), so the referee compiles it once per process with a
+placeholder for the process id (:func:`export_program`) and sends the BPF
+program to each bot's template (:mod:`arena.sandbox.zygote`), which never
+imports pyseccomp. Each forked game process patches in its own pid (the only
+value that differs) and loads the program with one ``prctl`` call
+(:class:`PreparedFilter`: the buffer is made in the template).
 """
 
 from __future__ import annotations
@@ -198,7 +201,43 @@ def _libc() -> ctypes.CDLL:
     libc.unshare.restype = ctypes.c_int
     libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     libc.prctl.restype = ctypes.c_int
+    libc.capget.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    libc.capget.restype = ctypes.c_int
     return libc
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+class Capabilities:
+    """capget(2) of this process, with its buffers made once (in the template, before any fork)."""
+
+    def __init__(self) -> None:
+        self.header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+        self.data = (_CapData * 2)()
+        self.args = (ctypes.addressof(self.header), ctypes.addressof(self.data))
+        self.read()  # resolve the call now
+
+    def read(self) -> dict[str, int]:
+        """The effective, permitted and inheritable sets (64-bit masks); raises OSError."""
+        self.header.version = _LINUX_CAPABILITY_VERSION_3
+        if _libc().capget(*self.args) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"capget: {os.strerror(err)}")
+        lo, hi = self.data
+        return {
+            "CapEff": lo.effective | hi.effective << 32,
+            "CapPrm": lo.permitted | hi.permitted << 32,
+            "CapInh": lo.inheritable | hi.inheritable << 32,
+        }
 
 
 def prctl(option: int, arg: int = 0) -> int:
@@ -214,10 +253,14 @@ def errname(err: int) -> str:
     return f"{errno.errorcode.get(err, err)} ({os.strerror(err)})"
 
 
-def _load_pyseccomp() -> tuple[ModuleType | None, str]:
-    """Import pyseccomp (it loads libseccomp); (module, "") or (None, reason)."""
+@functools.lru_cache(maxsize=1)
+def load_pyseccomp() -> tuple[ModuleType | None, str]:
+    """Import pyseccomp (it loads libseccomp); (module, "") or (None, reason).
+
+    Call before files can no longer be opened (a dropped uid may not read the
+    Python installation); a template process never calls it."""
     try:
-        import pyseccomp  # noqa: PLC0415 - optional dependency
+        import pyseccomp  # noqa: PLC0415 - optional dependency, and kept out of templates
     except ImportError as exc:
         return None, f"pyseccomp not installed ({exc})"
     except (RuntimeError, OSError) as exc:  # raised when libseccomp.so is missing
@@ -225,16 +268,17 @@ def _load_pyseccomp() -> tuple[ModuleType | None, str]:
     return pyseccomp, ""
 
 
-# Imported now, with this module: by the time harden() runs, the worker may no longer
-# be able to read the Python installation (a dropped uid cannot read /root/...).
-_PYSECCOMP, _PYSECCOMP_MISSING = _load_pyseccomp()
-
-
 def build_filter(sc: ModuleType, pid: int) -> Any:
     """The seccomp filter: default EPERM, :data:`SECCOMP_ALLOW`, :data:`SECCOMP_KILL`, conditionals."""
     flt = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
     flt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
     flt.set_attr(sc.Attr.CTL_NNP, 1)
+    try:  # a binary tree of syscall numbers (libseccomp >= 2.5): the same rules, fewer
+        # comparisons per syscall, and a cheaper load (the kernel emulates the program for
+        # every syscall number to cache the ones always allowed)
+        flt.set_attr(sc.Attr.CTL_OPTIMIZE, 2)
+    except (OSError, AttributeError, ValueError, RuntimeError):
+        pass
 
     def known(name: str) -> bool:
         return bool(sc.resolve_syscall(sc.Arch.NATIVE, name) != -1)
@@ -272,62 +316,93 @@ class _SockFprog(ctypes.Structure):
 
 
 class PreparedFilter:
-    """The compiled allowlist with a placeholder pid: :meth:`load` it in any process (cheap)."""
+    """The compiled allowlist with a placeholder pid: :meth:`load` it in any process (cheap).
+
+    Made in the template: the program's buffer, the ``sock_fprog`` pointing at it and the
+    offsets of the pid slots are ready before any fork; a game process writes its pid into
+    its (copy-on-write) copy of the buffer and makes one ``prctl`` call."""
 
     def __init__(self, program: bytes) -> None:
+        if type(program) is not bytes or not program or len(program) % _INSN.size:
+            raise ValueError("not a BPF program")
         self.program = program
         self.slots = [
             i
             for i in range(0, len(program), _INSN.size)
             if _INSN.unpack_from(program, i)[0] == _BPF_JEQ_K and _INSN.unpack_from(program, i)[3] == _PID_PLACEHOLDER
         ]
-        if not self.slots or len(program) % _INSN.size:
+        if not self.slots:
             raise ValueError("the placeholder pid is not in the compiled filter")
+        self.buffer = ctypes.create_string_buffer(program, len(program))
+        self.fprog = _SockFprog(len(program) // _INSN.size, ctypes.addressof(self.buffer))
+        self.address = ctypes.addressof(self.fprog)
+        self.offsets = [i + 4 for i in self.slots]  # the k field of each comparison with the pid
+        _PID.pack_into(self.buffer, 4, _INSN.unpack_from(program, 0)[3])  # warm the writer (no change)
+        prctl(_PR_GET_SECCOMP)  # and the call
 
     @classmethod
     def build(cls, sc: ModuleType) -> PreparedFilter:
         """Compile the filter once (call before files can no longer be made)."""
-        flt = build_filter(sc, _PID_PLACEHOLDER)
-        read, write = os.pipe()
-        try:
-            with os.fdopen(write, "wb", closefd=True) as out:  # 1.5 KB: fits the pipe's buffer
-                flt.export_bpf(out)
-            chunks = []
-            while True:
-                data = os.read(read, 65536)
-                if not data:
-                    break
-                chunks.append(data)
-        finally:
-            os.close(read)
-        return cls(b"".join(chunks))
+        return cls(_export(build_filter(sc, _PID_PLACEHOLDER)))
 
     def load(self) -> None:
         """Install the filter, for this process's own pid (no_new_privs must be set)."""
-        program = bytearray(self.program)
         pid = os.getpid()
-        for i in self.slots:
-            code, jt, jf, _ = _INSN.unpack_from(program, i)
-            _INSN.pack_into(program, i, code, jt, jf, pid)
-        buf = (ctypes.c_char * len(program)).from_buffer(program)
-        prog = _SockFprog(len(program) // _INSN.size, ctypes.addressof(buf))
-        if _libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0) != 0:
+        buffer, pack = self.buffer, _PID.pack_into
+        for offset in self.offsets:
+            pack(buffer, offset, pid)
+        if _libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, self.address, 0, 0) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"prctl(PR_SET_SECCOMP): {os.strerror(err)}")
 
 
-def prepare(enabled: bool = True) -> PreparedFilter | None:
-    """A :class:`PreparedFilter`, or None (no pyseccomp, or export failed: build per process then)."""
-    if not enabled or _PYSECCOMP is None:
-        return None
+_PID = struct.Struct("=I")
+
+
+def _export(flt: Any) -> bytes:
+    """A libseccomp filter's BPF program, through a pipe (export_bpf writes to a descriptor)."""
+    read, write = os.pipe()
     try:
-        return PreparedFilter.build(_PYSECCOMP)
-    except (OSError, ValueError, RuntimeError, AttributeError):
+        with os.fdopen(write, "wb", closefd=True) as out:  # 1.5 KB: fits the pipe's buffer
+            flt.export_bpf(out)
+        chunks = []
+        while True:
+            data = os.read(read, 65536)
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(read)
+    return b"".join(chunks)
+
+
+@functools.lru_cache(maxsize=1)
+def export_program() -> tuple[bytes | None, str]:
+    """The allowlist as a BPF program with the placeholder pid, for templates: (program, "")
+    or (None, why not). Compiled once per (referee) process."""
+    sc, missing = load_pyseccomp()
+    if sc is None:
+        return None, missing
+    try:
+        program = _export(build_filter(sc, _PID_PLACEHOLDER))
+        PreparedFilter(program)  # the placeholder is where it must be
+    except (OSError, ValueError, RuntimeError, AttributeError) as exc:
+        return None, f"exporting the filter failed ({type(exc).__name__}: {exc})"
+    return program, ""
+
+
+def prepare(enabled: bool = True) -> PreparedFilter | None:
+    """A :class:`PreparedFilter` built in this process, or None (disabled, no pyseccomp, export failed)."""
+    if not enabled:
         return None
+    program, _ = export_program()
+    return PreparedFilter(program) if program is not None else None
 
 
-def layer_seccomp(enabled: bool, prepared: PreparedFilter | None = None) -> str:
-    """Load the allowlist filter (prepared, or built now); returns a note, raises :class:`Unavailable`."""
+def layer_seccomp(enabled: bool, prepared: PreparedFilter | None = None, missing: str = "") -> str:
+    """Load the allowlist filter (prepared, or built now); returns a note, raises :class:`Unavailable`.
+
+    ``missing``: why there is no prepared filter (a template's: it cannot build one itself)."""
     if not enabled:
         raise Unavailable("disabled by caller (seccomp=False)")
     how = "allowlist loaded: default EPERM, fork/exec/ptrace/foreign signals etc. kill (SIGSYS)"
@@ -336,11 +411,14 @@ def layer_seccomp(enabled: bool, prepared: PreparedFilter | None = None) -> str:
             prepared.load()
         except OSError as exc:
             raise Unavailable(f"prctl(PR_SET_SECCOMP): {errname(exc.errno or 0)}") from exc
-        how += "; prepared in the template"
+        how += "; compiled by the referee, loaded with one prctl"
     else:
-        if _PYSECCOMP is None:
-            raise Unavailable(_PYSECCOMP_MISSING)
-        flt = build_filter(_PYSECCOMP, os.getpid())
+        if missing:
+            raise Unavailable(missing)
+        sc, why = load_pyseccomp()
+        if sc is None:
+            raise Unavailable(why)
+        flt = build_filter(sc, os.getpid())
         try:
             flt.load()
         except OSError as exc:

