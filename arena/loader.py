@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import hashlib
 import os
 import re
 import stat
@@ -63,6 +62,8 @@ class BotSource:
 
     @property
     def sha256(self) -> str:
+        import hashlib  # noqa: PLC0415 - here, not at the top: a sandbox template holds no hashing modules
+
         return hashlib.sha256(source_bytes(self.source)).hexdigest()
 
     @property

@@ -24,9 +24,7 @@ seed: each round's shuffle and the fallback's random choices), ``order`` and
 
 from __future__ import annotations
 
-import hmac
 import json
-import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -44,6 +42,8 @@ def _key(key: Any) -> bytes:
 def derive_seed(key: Any, *parts: Any) -> int:
     """A 64-bit seed: HMAC-SHA256 keyed by ``key`` (its text) over ``parts``
     (JSON, the domain first). Not invertible, and without ``key`` not predictable."""
+    import hmac  # noqa: PLC0415 - here, not at the top: a sandbox template holds no hashing modules
+
     message = json.dumps(parts, separators=(",", ":"), default=str).encode("utf-8", "surrogatepass")
     digest: bytes = hmac.digest(_key(key), message, "sha256")
     return int.from_bytes(digest[:8], "big")
@@ -51,6 +51,8 @@ def derive_seed(key: Any, *parts: Any) -> int:
 
 def fresh_seed() -> int:
     """A new secret master seed: 128 random bits (above :data:`GUESSABLE_BELOW`)."""
+    import secrets  # noqa: PLC0415 - see derive_seed
+
     return GUESSABLE_BELOW + secrets.randbits(SECRET_BITS)
 
 

@@ -11,9 +11,13 @@ template and of the game process between the steps:
 * child bot load: the game process's CPU for the ``game`` message (the bot's module
   code, ``Bot()``, ``start_game``, the answer);
 * referee side: the referee's CPU for the spawn, the ``game`` call and the kill;
-* exit and reaping: what the template and its children cost in all (the template's
-  reaped children, read when it exits) beyond the steps above: the dying process's
-  teardown, the template's reaping.
+* exit (mean, derived): the CPU of the template's reaped children in all (read from
+  ``os.times()`` once the template is gone) beyond what their clocks showed while
+  they lived: a killed game process's teardown.
+
+Each step also gives its minor page faults (from ``/proc/PID/stat``): most of a
+game process's start is copy-on-write copies of the template's pages, a count
+that, unlike CPU time, a loaded machine does not blur.
 
     python benchmarks/forkcost.py [--games 200] [--bot bots/heuristic.py] [--json]
 """

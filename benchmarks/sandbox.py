@@ -26,6 +26,10 @@ the split of a sandboxed move:
 * protocol and the per-move view: the rest of the difference, unguarded
   sandboxed wall minus trusted wall minus the round trips.
 
+Last, the per-game process cost of a sandboxed seat (``benchmarks/forkcost.py``):
+the CPU of forking a game process from the bot's template, its hardening, the
+bot's load in it and the referee's side, median per seat, with the page faults.
+
     python benchmarks/sandbox.py [--quick] [--games 20] [--rounds 3] [--json]
 """
 
@@ -47,6 +51,11 @@ from arena.loader import BotSource, InProcessPlayer, load_trusted, read_bot_file
 from arena.referee import Referee
 from arena.sandbox import Limits, SandboxFactory, policy
 from arena.seeds import derive_seed
+
+try:
+    from forkcost import measure as process_cost  # run as a script: benchmarks/ is on the path
+except ImportError:  # pragma: no cover - imported from elsewhere
+    from benchmarks.forkcost import measure as process_cost
 
 ROOT = Path(__file__).resolve().parent.parent
 MODES = ("trusted", "guarded", "sandboxed", "unguarded")
@@ -184,7 +193,7 @@ def scenario_files(name: str, folder: Path) -> tuple[list[BotSource], bool]:
     return files, name == "random"
 
 
-def run(games: dict[str, int], rounds: int, modes: tuple[str, ...]) -> dict[str, Any]:
+def run(games: dict[str, int], rounds: int, modes: tuple[str, ...], process_games: int = 100) -> dict[str, Any]:
     """Every scenario in every mode, slices interleaved; the numbers as a document."""
     doc: dict[str, Any] = {"load_average": [round(x, 2) for x in os.getloadavg()], "scenarios": {}}
     with tempfile.TemporaryDirectory() as tmp:
@@ -218,6 +227,7 @@ def run(games: dict[str, int], rounds: int, modes: tuple[str, ...]) -> dict[str,
             rest = split["pipe_protocol_and_switches"] - doc["pipe_round_trip_us"]
             split["bare_round_trip"] = doc["pipe_round_trip_us"]
             split["protocol_and_view"] = round(rest, 1)
+    doc["process_cost_ms_per_seat"] = process_cost(str(ROOT / "bots" / "heuristic.py"), process_games)
     doc["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     return doc
 
@@ -308,6 +318,16 @@ def report(doc: dict[str, Any]) -> None:
             print("split of a sandboxed move (µs):")
             print("  " + ", ".join(f"{k} {v}" for k, v in split.items()))
         print()
+    cost = doc.get("process_cost_ms_per_seat")
+    if cost:
+        print(
+            "per-game process cost, CPU ms per seat (heuristic.py, median): "
+            f"template fork {cost['template_fork']}, child hardening {cost['child_hardening']}, "
+            f"child bot load {cost['child_load']}, referee {cost['referee']}: total {cost['total_median']} "
+            f"(+ exit and reaping, mean {cost['child_exit_mean']}); page faults: template "
+            f"{cost['template_fork_faults']:g}, child hardening {cost['child_hardening_faults']:g}, "
+            f"load {cost['child_load_faults']:g}"
+        )
     print(
         f"load average before {doc['load_average']}, after {doc['load_average_after']}; "
         f"bare pipe round trip {doc['pipe_round_trip_us']} µs"
@@ -324,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     heur = args.games or (4 if args.quick else 15)
     rounds = args.rounds or (2 if args.quick else 3)
     games = {"random": heur * 4, "heuristic": heur}
-    doc = run(games, rounds, MODES)
+    doc = run(games, rounds, MODES, 40 if args.quick else 150)
     if args.json:
         print(json.dumps(doc))
     else:

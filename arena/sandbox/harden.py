@@ -97,7 +97,6 @@ import json
 import os
 import resource
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -223,10 +222,26 @@ def _status_field(name: str) -> str | None:
 # --- the layers -------------------------------------------------------------------------------
 
 
+def _mkdtemp(prefix: str) -> str:
+    """A new private (0700) directory under $TMPDIR or /tmp, as tempfile.mkdtemp makes one.
+
+    Not tempfile itself: it imports shutil, and so zlib, bz2 and lzma with their libraries,
+    which would sit in every template (each mapped library makes every fork dearer)."""
+    base = os.environ.get("TMPDIR") or "/tmp"
+    for _ in range(100):
+        path = os.path.join(os.path.abspath(base), prefix + os.urandom(6).hex())
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free name for a directory under {base}")
+
+
 def _layer_workdir(workdir: str | None) -> str:
     """chdir into an empty directory nobody can write to; returns a note."""
     if workdir is None:
-        path = tempfile.mkdtemp(prefix="arena-worker-")
+        path = _mkdtemp("arena-worker-")
         os.chdir(path)
         os.rmdir(path)  # the cwd is now a deleted directory: no entry can be created in it
         how = f"cwd is the removed empty directory {path}"

@@ -34,11 +34,12 @@ children and exits.
 
 from __future__ import annotations
 
+import _socket  # the C module only: socket.py would add selectors, select and array to every fork
 import gc
 import marshal
 import os
 import signal
-import socket
+import struct
 import sys
 import time
 import warnings
@@ -63,10 +64,11 @@ class Control:
     """The template's end of the control socket: framed marshal in (with descriptors), JSON out."""
 
     def __init__(self, fd: int) -> None:
-        self.sock = socket.socket(fileno=fd)
+        self.sock = _socket.socket(fileno=fd)
         self.fd = fd
         self.buf = b""
         self.fds: list[int] = []
+        self.ancillary = _socket.CMSG_LEN(4 * _FD.size)
 
     def recv(self) -> tuple[Any, list[int]]:
         """The next message and the descriptors that came with it; exits on end-of-file."""
@@ -79,8 +81,10 @@ class Control:
                     payload, self.buf = self.buf[4 : 4 + size], self.buf[4 + size :]
                     fds, self.fds = self.fds, []
                     return marshal.loads(payload), fds
-            data, fds, _, _ = socket.recv_fds(self.sock, 1 << 16, 4)
-            self.fds.extend(fds)
+            data, ancdata, _, _ = self.sock.recvmsg(1 << 16, self.ancillary)
+            for level, kind, fds in ancdata:
+                if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                    self.fds.extend(f for (f,) in _FD.iter_unpack(fds[: len(fds) - len(fds) % _FD.size]))
             if not data:
                 _quit(0)
             self.buf += data
@@ -90,6 +94,7 @@ class Control:
         self.sock.sendall(HEADER.pack(len(payload)) + payload)
 
 
+_FD = struct.Struct("i")
 _children: set[int] = set()
 
 
@@ -217,8 +222,13 @@ def main(fd: int) -> None:
         _quit(3)
     config = hello[1]
     escaped = bool(config.get("raw_ok") and config.get("escaped"))
-    if escaped:  # tests: an escaped bot's tools at hand (an ordinary template holds neither)
+    if escaped:  # tests: an escaped bot's tools at hand (an ordinary template holds none of these)
         import ctypes  # noqa: F401
+        import hashlib  # noqa: F401
+        import hmac  # noqa: F401
+        import secrets  # noqa: F401
+        import select  # noqa: F401
+        import socket  # noqa: F401
         import subprocess  # noqa: F401
     report = harden_template(network=bool(config.get("network", True)))
     src = BotSource(config["name"], config["source"], config.get("path"))
