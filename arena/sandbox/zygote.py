@@ -82,9 +82,9 @@ class Control:
                     fds, self.fds = self.fds, []
                     return marshal.loads(payload), fds
             data, ancdata, _, _ = self.sock.recvmsg(1 << 16, self.ancillary)
-            for level, kind, fds in ancdata:
+            for level, kind, raw in ancdata:
                 if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
-                    self.fds.extend(f for (f,) in _FD.iter_unpack(fds[: len(fds) - len(fds) % _FD.size]))
+                    self.fds.extend(f for (f,) in _FD.iter_unpack(raw[: len(raw) - len(raw) % _FD.size]))
             if not data:
                 _quit(0)
             self.buf += data
