@@ -112,7 +112,7 @@ class WorkerTable:
     Closed when the move ends, so a bot that keeps the ``turn`` cannot act later.
     """
 
-    __slots__ = ("w", "move", "counts", "open", "prefetch", "rules")
+    __slots__ = ("w", "move", "counts", "open", "prefetch", "rules", "held", "seats")
 
     def __init__(self, worker: Worker, move: Move, counts: Any, prefetch: str | None) -> None:
         self.w = worker
@@ -122,41 +122,38 @@ class WorkerTable:
         #: The stock's top card, sent when the move must begin with a draw (see WorkerPlayer.move).
         self.prefetch = prefetch
         self.rules: Rules = worker.rules
+        #: ``players()`` as last made, and the mover's hand size it was made with (-2: never).
+        self.held = -2
+        self.seats: tuple[PlayerInfo, ...] = ()
 
     def _check(self) -> None:
         if not self.open:
             raise IllegalMove("R2.1", "it is not your move")
 
     def players(self) -> tuple[PlayerInfo, ...]:
+        held = len(self.move.hand) if self.open else -1
+        if held == self.held:  # bots ask several times a move: made again only when the hand changed
+            return self.seats
         names, counts, n = self.w.names, self.counts, len(self.w.names)
         seat = self.move.seat
-        return tuple(
-            PlayerInfo(
-                s,
-                names[s],
-                len(self.move.hand) if s == seat and self.open else counts[s],
-                counts[n + s],
-                counts[2 * n + s],
-            )
+        seats = tuple(
+            PlayerInfo(s, names[s], held if s == seat and held >= 0 else counts[s], counts[n + s], counts[2 * n + s])
             for s in range(n)
         )
+        self.held, self.seats = held, seats
+        return seats
 
     def history(self) -> tuple[Any, ...]:
-        w = self.w
-        if not w.history_on and self.open:
-            w.request(["hist", w.take_actions()])
-        return tuple(w.events) + tuple(w.provisional)
+        feed = self.w.feed
+        if not feed.on and self.open:
+            self.w.ask_history()
+        return feed.history()
 
     def pile(self) -> tuple[Card, ...]:
-        events = self.history()
-        out: list[Card] = []
-        for e in events:
-            kind = e["event"]
-            if kind == "deal":
-                out.clear()
-            elif kind == "put":
-                out.append(_CARD[e["card"]])
-        return tuple(out)
+        feed = self.w.feed
+        if not feed.on and self.open:
+            self.w.ask_history()
+        return feed.pile()
 
     def act_put(self, card: Card, suit: str | None) -> None:
         self._check()
@@ -169,11 +166,12 @@ class WorkerTable:
         move.pile_size += 1
         w = self.w
         w.act(["p", card._text, suit])
-        if w.history_on:
+        feed = w.feed
+        if feed.on:
             event = {"event": "put", "seat": move.seat, "card": card._text}
             if ordered is not None:
                 event["suit"] = ordered
-            w.provisional.append(MappingProxyType(event))
+            feed.provisional(event, card)
 
     def act_draw(self) -> Card:
         self._check()
@@ -186,8 +184,8 @@ class WorkerTable:
             move.drew = True
             move.hand.append(card)
             move.stock -= 1
-            if w.history_on:
-                w.provisional.append(MappingProxyType({"event": "draw", "seat": move.seat}))
+            if w.feed.on:
+                w.feed.provisional({"event": "draw", "seat": move.seat})
             return card
         self.prefetch = None
         reply = w.request(["draw", w.take_actions()])
@@ -207,15 +205,73 @@ class WorkerTable:
         self.move.finished = True
         w = self.w
         w.act(["f"])
-        if w.history_on:
-            w.provisional.append(MappingProxyType({"event": "finish", "seat": self.move.seat}))
+        if w.feed.on:
+            w.feed.provisional({"event": "finish", "seat": self.move.seat})
 
     def act_say(self, text: str) -> None:
         self._check()
         w = self.w
         w.act(["s", text])
-        if w.history_on:
-            w.provisional.append(MappingProxyType({"event": "say", "seat": self.move.seat, "text": text}))
+        if w.feed.on:
+            w.feed.provisional({"event": "say", "seat": self.move.seat, "text": text})
+
+
+class Feed:
+    """The public history as this worker has it (R10), and the round's pile kept from it.
+
+    Events arrive as plain data from the referee (trusted) and are kept so; they
+    are made read-only (:func:`~arena.turn.freeze`) only when the bot reads
+    ``turn.history``, once each. The pile is kept as events arrive, so
+    ``turn.pile`` costs a copy, not a walk over the whole history. Events of
+    the move in progress (the bot's own actions, before the referee has
+    logged them) are *provisional*: replaced by the logged ones with the next
+    delta.
+    """
+
+    __slots__ = ("on", "events", "frozen", "cards", "prov", "prov_cards")
+
+    def __init__(self) -> None:
+        #: Whether the referee sends the history (from the bot's first read of it on).
+        self.on = False
+        self.events: list[dict[str, Any]] = []
+        self.frozen: list[Any] = []
+        self.cards: list[Card] = []
+        self.prov: list[dict[str, Any]] = []
+        self.prov_cards: list[Card] = []
+
+    def add(self, delta: list[dict[str, Any]]) -> None:
+        """Logged events after those already held (the provisional ones among them)."""
+        self.prov.clear()
+        self.prov_cards.clear()
+        self.events.extend(delta)
+        cards = self.cards
+        for e in delta:
+            kind = e["event"]
+            if kind == "put":
+                cards.append(_CARD[e["card"]])
+            elif kind == "deal":
+                cards.clear()
+
+    def provisional(self, event: dict[str, Any], card: Card | None = None) -> None:
+        """One of the bot's own actions in the move in progress (``card``: the card it put)."""
+        self.prov.append(event)
+        if card is not None:
+            self.prov_cards.append(card)
+
+    def end_move(self) -> None:
+        self.prov.clear()
+        self.prov_cards.clear()
+
+    def history(self) -> tuple[Any, ...]:
+        frozen, events = self.frozen, self.events
+        if len(frozen) < len(events):
+            frozen.extend(freeze(e) for e in events[len(frozen) :])
+        if self.prov:
+            return tuple(frozen) + tuple(MappingProxyType(e) for e in self.prov)
+        return tuple(frozen)
+
+    def pile(self) -> tuple[Card, ...]:
+        return tuple(self.cards + self.prov_cards) if self.prov_cards else tuple(self.cards)
 
 
 class Worker:
@@ -242,9 +298,7 @@ class Worker:
         self.rules_key: Any = None
         self.names: tuple[str, ...] = ()
         self.actions: list[Any] = []
-        self.events: list[Any] = []
-        self.provisional: list[Any] = []
-        self.history_on = False
+        self.feed = Feed()
 
     # -- actions and requests -------------------------------------------------------------
     def act(self, action: list[Any]) -> None:
@@ -266,15 +320,14 @@ class Worker:
         self.chan.send(message)
         reply = self.chan.recv()
         delta = reply[-1] if type(reply) is tuple else None
-        if message[0] == "hist":
-            self.history_on = True
         if delta is not None:
-            self.add_history(delta)
+            self.feed.add(delta)
         return reply
 
-    def add_history(self, delta: Any) -> None:
-        self.provisional.clear()
-        self.events.extend(freeze(e) for e in delta)
+    def ask_history(self) -> None:
+        """The bot reads the history for the first time: ask for it (sent with every move from now on)."""
+        self.request(["hist", self.take_actions()])
+        self.feed.on = True
 
     # -- messages ------------------------------------------------------------------------------
     def on_game(self, seed: int, seat: int, names: Any, rules: Any, game_id: str) -> list[Any]:
@@ -284,9 +337,7 @@ class Worker:
         self.sink.reset()
         self.bot = None
         self.hooks = {}
-        self.events.clear()
-        self.provisional.clear()
-        self.history_on = False
+        self.feed = Feed()
         self.actions = []
         try:
             if self.escaped:
@@ -323,7 +374,7 @@ class Worker:
     def on_move(self, fields: tuple[Any, ...]) -> list[Any]:
         view = MoveView._make(fields)
         if view.history is not None:
-            self.add_history(view.history)
+            self.feed.add(view.history)
         move = Move(
             view.seat,
             [_CARD[c] for c in view.hand],
@@ -342,7 +393,7 @@ class Worker:
         except BaseException as exc:  # noqa: BLE001 - nothing a bot raises escapes
             error = _short(exc)
         table.open = False
-        self.provisional.clear()
+        self.feed.end_move()
         return ["done", self.take_actions(), error]
 
     def on_notify(self, kind: str, fields: Any) -> list[Any]:
