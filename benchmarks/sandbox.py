@@ -16,15 +16,21 @@ and seat) and ``unguarded`` (the same worker running the plainly compiled
 source: the test-only ``escaped_for_tests`` switch; used only to split the
 time). Per move it reports wall time, the referee's CPU time and the bot
 processes' CPU time (each game process's CPU clock, read by the referee), and
-the split of a sandboxed move:
+the split of a sandboxed move, from two extra timed slices (not counted in
+the rates: timing costs a clock read or two per move):
 
-* guards: guarded minus trusted, CPU, in-process (the bot's code under the
-  guards against the same code compiled plainly);
-* guards in the worker: worker CPU sandboxed minus unguarded;
-* process switches: a bare pipe round trip between two processes, timed here
-  (times the round trips per move: one, plus one per draw the shortcut does not cover);
-* protocol and the per-move view: the rest of the difference, unguarded
-  sandboxed wall minus trusted wall minus the round trips.
+* bot code: the bots' ``move`` calls, CPU, timed in-process (``trusted``,
+  and ``guarded``: the same code under the guards); guards = the difference;
+* in the game process (timed inside it, through the test-only ``raw``
+  message): the bot's ``move`` call, the worker's own Python around it
+  (reading the view, building the ``Turn``, the reply), and the rest of its
+  CPU: waking up, reading and decoding, encoding and writing, that is the
+  process switches, whose cold caches make them cost far more than a bare
+  pipe round trip (timed here too, between two tiny processes);
+* the referee's extra: sandboxed referee CPU minus the same games' engine
+  work in-process (guarded referee CPU minus the guarded bot code);
+* waiting: sandboxed wall minus the referee's and the bot processes' CPU
+  (the CPU went to other processes, or to none).
 
 Last, the per-game process cost of a sandboxed seat (``benchmarks/forkcost.py``):
 the CPU of forking a game process from the bot's template, its hardening, the
@@ -36,6 +42,7 @@ bot's load in it and the referee's side, median per seat, with the page faults.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import shutil
@@ -48,8 +55,10 @@ from typing import Any
 from tabulate import tabulate
 
 from arena.loader import BotSource, InProcessPlayer, load_trusted, read_bot_file
-from arena.referee import Referee
+from arena.referee import GameInfo, Referee
 from arena.sandbox import Limits, SandboxFactory, policy
+from arena.sandbox.player import WorkerPlayer
+from arena.sandbox.process import Template
 from arena.seeds import derive_seed
 
 try:
@@ -71,6 +80,146 @@ class GuardedFactory:
     def __call__(self, bot_key: Any, seat: int) -> InProcessPlayer:
         bot = policy.instantiate(self.code, self.src, derive_seed(bot_key, "bot", seat))
         return InProcessPlayer(bot, self.src.name)
+
+
+#: Sent to each game process of the timed slice (the test-only ``raw`` message, unrestricted code
+#: in the hardened worker): from now on it times the bot's ``move`` calls, the worker's
+#: ``on_move`` around them, and its round trips to the referee within a move.
+_PATCH = """
+import time
+import arena.sandbox.worker as W
+pt = time.thread_time
+T = {"start": pt(), "move": 0.0, "on_move": 0.0, "request": 0.0, "moves": 0}
+W._bench = T
+
+
+class _Timed:
+    def __init__(self, bot):
+        self.bot = bot
+
+    def move(self, turn):
+        t = pt()
+        try:
+            self.bot.move(turn)
+        finally:
+            T["move"] += pt() - t
+
+
+_on_move, _request = W.Worker.on_move, W.Worker.request
+
+
+def on_move(self, fields):
+    if type(self.bot) is not _Timed:
+        self.bot = _Timed(self.bot)
+    t = pt()
+    try:
+        return _on_move(self, fields)
+    finally:
+        T["on_move"] += pt() - t
+        T["moves"] += 1
+
+
+def request(self, message):
+    t = pt()
+    try:
+        return _request(self, message)
+    finally:
+        T["request"] += pt() - t
+
+
+W.Worker.on_move, W.Worker.request = on_move, request
+result = True
+"""
+_FETCH = """
+import time
+import arena.sandbox.worker as W
+T = W._bench
+result = (T["move"], T["on_move"], T["request"], time.thread_time() - T["start"], T["moves"])
+"""
+
+
+class TimedPlayer(WorkerPlayer):
+    """A sandboxed seat whose game process times its own inside (see ``_PATCH``)."""
+
+    factory: TimedFactory
+
+    def start_game(self, info: GameInfo) -> None:
+        super().start_game(info)
+        assert self.worker is not None
+        self.worker.call(("raw", _PATCH), 5.0, 5.0, "raw")
+
+    def close(self) -> None:
+        worker = self.worker
+        if worker is not None and not worker.dead:
+            reply, _ = worker.call(("raw", _FETCH), 5.0, 5.0, "raw")
+            for i, v in enumerate(ast.literal_eval(reply[1])):
+                self.factory.inside[i] += v
+        super().close()
+
+
+class TimedFactory(SandboxFactory):
+    """Sandboxed as ``arena play FILE``, with templates that take the ``raw`` message: for timing."""
+
+    def __init__(self, src: BotSource) -> None:
+        #: CPU seconds in its game processes: bot ``move``, ``on_move``, round trips in moves, all; moves.
+        self.inside = [0.0, 0.0, 0.0, 0.0, 0.0]
+        super().__init__(src, Limits())
+
+    def _template(self) -> Template:
+        with self.lock:
+            template = self.template
+            if template is None or template.dead or template.owner != os.getpid():
+                template = self.template = Template(self.src, self.limits, raw_ok=True)
+            return template
+
+    def __call__(self, game_seed: Any, seat: int) -> TimedPlayer:
+        return TimedPlayer(self, game_seed, seat)
+
+
+def timed_in_process(factories: list[Any], games: int, start: int, rotate: bool) -> tuple[float, float]:
+    """CPU seconds per move in-process: the bots' ``move`` calls, and all the referee's process used."""
+    acc = [0.0, 0]
+    referee = Referee()
+    clock = time.process_time
+    c0 = clock()
+
+    def timed(inner: Any) -> Any:
+        def move(turn: Any) -> None:
+            t = clock()
+            try:
+                inner(turn)
+            finally:
+                acc[0] += clock() - t
+                acc[1] += 1
+
+        return move
+
+    for g in range(start, start + games):
+        order = factories if not rotate or g % 2 else factories[::-1]
+        players = [f(g, s) for s, f in enumerate(order)]
+        for p in players:
+            p.move = timed(p.move)
+        referee.play(players, seed=g)
+    n = max(acc[1], 1)
+    return acc[0] / n, (clock() - c0) / n
+
+
+def timed_sandboxed(files: list[BotSource], games: int, start: int, rotate: bool) -> dict[str, float]:
+    """Per move, CPU seconds inside the game processes: the bot's code, the worker's Python
+    around it, and the rest (waking, reading, decoding, encoding, writing: the process switches)."""
+    factories = [TimedFactory(s) for s in files]
+    try:
+        play_slice(factories, games, start, rotate, Tally())
+    finally:
+        for f in factories:
+            f.close()
+    move, on_move, request, total, n = (sum(f.inside[i] for f in factories) for i in range(5))
+    n = max(n, 1)
+    return {
+        "bot_code": (move - request) / n,
+        "worker_python": (on_move - move) / n,
+        "switches_and_io": (total - on_move + request) / n,
+    }
 
 
 @dataclass
@@ -210,6 +359,14 @@ def run(games: dict[str, int], rounds: int, modes: tuple[str, ...], process_game
                     for m in modes:
                         play_slice(factories[m], per_slice, seed, rotate, tallies[m])
                     seed += per_slice  # every mode plays the same games
+                timing: dict[str, float] = {}
+                for m in ("trusted", "guarded"):
+                    if m in modes:
+                        bot, whole = timed_in_process(factories[m], per_slice, 1, rotate)
+                        timing[f"{m}_bot_code"], timing[f"{m}_engine"] = bot, whole - bot
+                if "sandboxed" in modes:
+                    inside = timed_sandboxed(files, per_slice, 1, rotate)
+                    timing.update({f"worker_{k}": v for k, v in inside.items()})
             finally:
                 for m, fs in factories.items():
                     before = children_cpu()
@@ -219,21 +376,20 @@ def run(games: dict[str, int], rounds: int, modes: tuple[str, ...], process_game
                             close()
                     if m in startup:  # without the templates' start-up, paid once per bot and run
                         tallies[m].process_cpu = max(0.0, children_cpu() - before - len(fs) * startup[m])
-            doc["scenarios"][name] = summarize(tallies)
+            doc["scenarios"][name] = summarize(tallies, timing)
     doc["pipe_round_trip_us"] = round(pipe_round_trip() * 1e6, 1)
     for s in doc["scenarios"].values():
         split = s.get("split_us_per_move")
         if split is not None:
-            rest = split["pipe_protocol_and_switches"] - doc["pipe_round_trip_us"]
             split["bare_round_trip"] = doc["pipe_round_trip_us"]
-            split["protocol_and_view"] = round(rest, 1)
     doc["process_cost_ms_per_seat"] = process_cost(str(ROOT / "bots" / "heuristic.py"), process_games)
     doc["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     return doc
 
 
-def summarize(t: dict[str, Tally]) -> dict[str, Any]:
-    """Rates, ratios and the per-move split of one scenario."""
+def summarize(t: dict[str, Tally], timing: dict[str, float] | None = None) -> dict[str, Any]:
+    """Rates, ratios and the per-move split of one scenario (``timing``: CPU seconds per move
+    from the timed slices, see :func:`timed_in_process` and :func:`timed_sandboxed`)."""
 
     def per_move(x: float, n: int) -> float:
         return round(x / n * 1e6, 1) if n else 0.0
@@ -262,18 +418,40 @@ def summarize(t: dict[str, Tally]) -> dict[str, Any]:
         out["cpu_ratio_to_trusted"] = {
             m: round(cpu_base / out[m]["cpu_ms_per_game"], 3) for m in t if m != "trusted" and out[m]["cpu_ms_per_game"]
         }
-    if {"trusted", "guarded", "sandboxed", "unguarded"} <= set(t):
+    if {"trusted", "guarded", "sandboxed", "unguarded"} <= set(t) and timing:
         tr, gu, sb, ug = (out[m] for m in ("trusted", "guarded", "sandboxed", "unguarded"))
+        us = {k: round(v * 1e6, 1) for k, v in timing.items()}
+        engine = us["guarded_engine"]  # the referee's own work in-process, the bots' calls taken off
+        sb_ref, sb_worker = sb["referee_cpu_us_per_move"], sb["worker_cpu_us_per_move"] or 0.0
         out["split_us_per_move"] = {
             "trusted_move_cpu": tr["referee_cpu_us_per_move"],
+            "bot_code_trusted": us["trusted_bot_code"],
+            "bot_code_guarded": us["guarded_bot_code"],
             "guards_in_process_cpu": round(gu["referee_cpu_us_per_move"] - tr["referee_cpu_us_per_move"], 1),
-            "guards_in_worker_cpu": round((sb["worker_cpu_us_per_move"] or 0) - (ug["worker_cpu_us_per_move"] or 0), 1),
+            "guards_in_worker_cpu": round(sb_worker - (ug["worker_cpu_us_per_move"] or 0), 1),
             "sandboxed_wall": sb["wall_us_per_move"],
-            "sandboxed_referee_cpu": sb["referee_cpu_us_per_move"],
-            "sandboxed_worker_cpu": sb["worker_cpu_us_per_move"],
-            "pipe_protocol_and_switches": round(ug["wall_us_per_move"] - tr["wall_us_per_move"], 1),
+            "sandboxed_referee_cpu": sb_ref,
+            "referee_engine_cpu": engine,
+            "referee_extra_cpu": round(sb_ref - engine, 1),
+            "sandboxed_worker_cpu": sb_worker,
+            "worker_bot_code": us["worker_bot_code"],
+            "worker_python": us["worker_worker_python"],
+            "worker_switches_and_io": us["worker_switches_and_io"],
+            "waiting": round(sb["wall_us_per_move"] - sb_ref - sb_worker, 1),
         }
     return out
+
+
+#: How the split is printed: one line per process, then the wall clock.
+SPLIT_LINES = (
+    ("in-process", ("trusted_move_cpu", "bot_code_trusted", "bot_code_guarded", "guards_in_process_cpu")),
+    ("referee", ("sandboxed_referee_cpu", "referee_engine_cpu", "referee_extra_cpu")),
+    (
+        "bot process",
+        ("sandboxed_worker_cpu", "worker_bot_code", "worker_python", "worker_switches_and_io", "guards_in_worker_cpu"),
+    ),
+    ("wall", ("sandboxed_wall", "waiting", "bare_round_trip")),
+)
 
 
 def report(doc: dict[str, Any]) -> None:
@@ -315,8 +493,9 @@ def report(doc: dict[str, Any]) -> None:
         )
         split = s.get("split_us_per_move")
         if split:
-            print("split of a sandboxed move (µs):")
-            print("  " + ", ".join(f"{k} {v}" for k, v in split.items()))
+            print("split of a sandboxed move (µs; CPU unless named wall):")
+            for label, names in SPLIT_LINES:
+                print(f"  {label}: " + ", ".join(f"{k} {split[k]}" for k in names if k in split))
         print()
     cost = doc.get("process_cost_ms_per_seat")
     if cost:

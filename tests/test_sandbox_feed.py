@@ -1,0 +1,101 @@
+"""The game process's copy of the public history (R10): the pile kept from it as events
+arrive, the bot's own provisional events, read-only events, and ``players()`` kept per hand size.
+
+The end-to-end proof that a sandboxed bot sees exactly what an in-process bot sees is in
+tests/test_sandbox.py (identical records for a bot that prints everything it sees); these
+pin down the incremental bookkeeping that replaced rebuilding the view from the whole history.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from arena.cards import Card
+from arena.moves import Move
+from arena.rules import Rules
+from arena.sandbox.worker import Feed, WorkerTable
+from arena.turn import PlayerInfo, Turn
+
+DEAL = {"event": "deal", "round": 1, "first": 0, "hands": [5, 5], "stock": 20, "scores": (0, 0)}
+
+
+def put(seat: int, card: str, suit: str | None = None) -> dict[str, Any]:
+    event: dict[str, Any] = {"event": "put", "seat": seat, "card": card}
+    if suit is not None:
+        event["suit"] = suit
+    return event
+
+
+def test_R10_the_pile_is_every_card_put_since_the_last_deal() -> None:
+    feed = Feed()
+    feed.add([DEAL, put(0, "7h"), {"event": "draw", "seat": 1}, put(1, "7s")])
+    assert feed.pile() == (Card("7h"), Card("7s"))
+    feed.add([put(0, "js", "h"), {"event": "finish", "seat": 0}])
+    assert feed.pile() == (Card("7h"), Card("7s"), Card("js"))
+    feed.add([{"event": "round", "round": 1}, dict(DEAL, round=2), put(1, "ac")])
+    assert feed.pile() == (Card("ac"),)  # a new deal starts a new pile
+    assert len(feed.history()) == 9
+
+
+def test_the_bots_own_actions_show_at_once_and_give_way_to_the_logged_events() -> None:
+    feed = Feed()
+    feed.add([DEAL, put(0, "7h")])
+    feed.provisional(put(1, "7s"), Card("7s"))
+    feed.provisional({"event": "draw", "seat": 1})
+    assert feed.pile() == (Card("7h"), Card("7s"))
+    assert [e["event"] for e in feed.history()] == ["deal", "put", "put", "draw"]
+    # the referee's delta holds the logged events, the provisional ones among them
+    feed.add([put(1, "7s"), {"event": "draw", "seat": 1}])
+    assert feed.pile() == (Card("7h"), Card("7s"))
+    assert [e["event"] for e in feed.history()] == ["deal", "put", "put", "draw"]
+    feed.provisional(put(1, "8s"), Card("8s"))
+    feed.end_move()  # a move that ended: nothing provisional is left over
+    assert feed.pile() == (Card("7h"), Card("7s"))
+    assert len(feed.history()) == 4
+
+
+def test_R10_history_events_are_read_only_and_changing_them_changes_nothing() -> None:
+    feed = Feed()
+    feed.add([DEAL, put(0, "7h")])
+    feed.provisional(put(1, "7s"), Card("7s"))
+    history = feed.history()
+    for event in history:
+        assert isinstance(event, MappingProxyType)
+        with pytest.raises(TypeError):
+            event["card"] = "as"  # type: ignore[index]
+    assert type(history[0]["hands"]) is tuple and type(history[0]["scores"]) is tuple
+    assert feed.history()[0] is history[0]  # made read-only once, not per read
+    assert feed.pile() == (Card("7h"), Card("7s"))
+
+
+class _FakeWorker:
+    """What a WorkerTable needs of its worker, without a pipe."""
+
+    def __init__(self) -> None:
+        self.names = ("me", "you")
+        self.rules = Rules()
+        self.feed = Feed()
+        self.sent: list[Any] = []
+
+    def act(self, action: list[Any]) -> None:
+        self.sent.append(action)
+
+
+def test_players_follow_the_movers_hand_size_and_freeze_when_the_move_ends() -> None:
+    w = _FakeWorker()
+    move = Move(0, [Card("7h"), Card("7s"), Card("9c")], Card("10h"), "h", stock=10, pile_size=3)
+    table = WorkerTable(w, move, [3, 4, 10, 20, 0, 1], None)  # type: ignore[arg-type]
+    turn = Turn(move, table)
+    assert turn.players == (PlayerInfo(0, "me", 3, 10, 0), PlayerInfo(1, "you", 4, 20, 1))
+    assert turn.players is turn.players  # made once while the hand does not change
+    turn.put("7h")
+    assert [p.cards for p in turn.players] == [2, 4]
+    turn.put("7s")
+    assert [p.cards for p in turn.players] == [1, 4]
+    turn.finish()
+    table.open = False  # the move is over: the counts are the view's again
+    assert [p.cards for p in turn.players] == [3, 4]
+    assert w.sent == [["p", "7h", None], ["p", "7s", None], ["f"]]
