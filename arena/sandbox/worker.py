@@ -11,9 +11,13 @@ The worker holds only its seat's view (R10), sent as plain data each move.
 It builds a local :class:`~arena.moves.Move` and a data-backed table, so the
 bot gets a real :class:`~arena.turn.Turn` and its puts are checked locally;
 it asks the referee only to draw a card (and, when the bot first reads
-``turn.history`` or ``turn.pile``, for the public history). Whatever the bot
-raises is reported, never propagated: the protocol loop survives
-``SystemExit``, ``KeyboardInterrupt``, ``MemoryError`` and ``RecursionError``.
+``turn.history`` or ``turn.pile``, for the public history, then sent as
+deltas with every move). The history is kept as the plain data the referee
+sent and the round's pile is kept from it as events arrive (:class:`Feed`),
+so ``turn.pile`` is a copy and ``turn.history`` makes each event read-only
+once, on first read. Whatever the bot raises is reported, never propagated:
+the protocol loop survives ``SystemExit``, ``KeyboardInterrupt``,
+``MemoryError`` and ``RecursionError``.
 """
 
 from __future__ import annotations
