@@ -370,3 +370,37 @@ def test_every_bot_in_the_repository_compiles_inlined_without_the_fallback() -> 
         result = compile_restricted_exec(tree, filename="<bot>", policy=BotPolicy)  # a SyntaxError fails here
         compiled += result.code is not None
     assert compiled > 50
+
+
+def test_method_calls_evaluate_receiver_then_arguments_once_and_stay_small() -> None:
+    bot = load(
+        """
+        def f(self, d):
+            self.seen = []
+            self.note('r', []).append(self.note('a', 1))
+            got = self.note('r', d).get(self.note('k', 'a'), self.note('x', 0))
+            return self.seen, got
+
+        def note(self, tag, value):
+            self.seen.append(tag)
+            return value
+        """
+    )
+    assert bot.f(types.MappingProxyType({"a": 5})) == (["r", "a", "r", "k", "x"], 5)
+    deep = "x.get(" * 30 + "0" + ")" * 30
+    src = BotSource("t", f"class Bot:\n    def move(self, turn):\n        x = {{}}\n        return {deep}\n", "t.py")
+    code = compile_bot(src)
+    move = next(c for c in next(c for c in code.co_consts if hasattr(c, "co_consts")).co_consts if hasattr(c, "co_code"))
+    assert len(move.co_code) < 6000  # linear in the nesting
+
+
+def test_a_method_of_a_non_plain_receiver_is_checked_before_the_call() -> None:
+    class Sneaky(dict):  # type: ignore[type-arg]  # a dict look-alike: not exactly dict
+        def __init__(self) -> None:
+            super().__init__()
+            self.get = str.format  # unbound str.format, by another name
+
+    bot = load("def f(self, d):\n    return d.get('{0.real}', 1)\n")
+    with pytest.raises(AttributeError, match="str.format"):
+        bot.f(Sneaky())
+    assert bot.f({"{0.real}": 2}) == 2

@@ -98,8 +98,42 @@ def _is_guard(node: ast.AST, name: str, nargs: int) -> bool:
     )
 
 
+def _is_plain_read(node: ast.AST) -> bool:
+    return (
+        _is_guard(node, "_attr_", 2)
+        and isinstance(node, ast.Call)
+        and isinstance(node.args[1], ast.Constant)
+        and type(node.args[1].value) is str
+    )
+
+
+def _twice(nodes: list[Any]) -> bool:
+    """Whether call arguments may be written in both branches of a method call: small, and
+    holding nothing that was itself written twice (no conditional expression) or that
+    defines code (lambdas, comprehensions), so the code grows linearly."""
+    n = 0
+    for top in nodes:
+        for node in ast.walk(top):
+            n += 1
+            if n > SMALL_KEY or isinstance(
+                node, (ast.IfExp, ast.NamedExpr, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+            ):
+                return False
+    return True
+
+
+def _value_checked(obj: ast.expr, attr: str) -> ast.expr:
+    """``obj.attr`` with the value check only: ``_t_ if _type_(_t_ := obj.attr) not in _suspect_ else _vet_(...)``."""
+    read = ast.NamedExpr(target=_name("_t_", True), value=ast.Attribute(value=obj, attr=attr, ctx=ast.Load()))
+    test = ast.Compare(left=_call("_type_", read), ops=[ast.NotIn()], comparators=[_name("_suspect_")])
+    return ast.IfExp(test=test, body=_name("_t_"), orelse=_call("_vet_", _name("_t_"), ast.Constant(attr)))
+
+
 def inline_attr(obj: ast.expr, attr: str) -> ast.expr:
-    """``_attr_(obj, attr)`` as an inline check: the receiver's exact type, then the value's."""
+    """``_attr_(obj, attr)`` as an inline check: the receiver's exact type, then the value's
+    (for ``self``, most often the bot's own object, the value's alone)."""
+    if isinstance(obj, ast.Name) and obj.id == "self":
+        return _value_checked(obj, attr)
     grab = ast.NamedExpr(target=_name("_r_", True), value=obj)
     plain = ast.Compare(left=_call("_type_", grab), ops=[ast.In()], comparators=[_name("_plain_")])
     read = ast.NamedExpr(
@@ -393,6 +427,8 @@ class Inline(ast.NodeTransformer):
             node.args = [self._consumed(node.args[0])]
             node.keywords = [self.visit(k) for k in node.keywords]
             return node
+        if _is_plain_read(node.func) and self._allowed():
+            return self._method_call(node)
         if _is_guard(node, "_write_", 1) or _is_guard(node, "_getitem_", 2):
             node.args = [self._consumed(node.args[0]), *[self.visit(a) for a in node.args[1:]]]
         else:
@@ -414,3 +450,27 @@ class Inline(ast.NodeTransformer):
             return node
         self.inlined += 1
         return ast.copy_location(new, node)
+
+    def _method_call(self, node: ast.Call) -> ast.expr:
+        """``X.n(ARGS)`` as ``_r_.n(ARGS) if _type_(_r_ := X) in _plain_ else <checked _r_.n>(ARGS)``:
+        on a plain receiver the method is looked up and called without a bound method
+        object (``LOAD_METHOD``). Only when ``ARGS`` may be written twice (see :func:`_twice`);
+        otherwise the read is inlined as any other and called."""
+        func = node.func
+        assert isinstance(func, ast.Call)
+        receiver = self.visit(func.args[0])
+        name = func.args[1].value  # type: ignore[attr-defined]
+        args = [self.visit(a) for a in node.args]
+        keywords = [self.visit(k) for k in node.keywords]
+        self.inlined += 1
+        if not _twice([*args, *keywords]):
+            node.func = ast.copy_location(inline_attr(receiver, name), func)
+            node.args, node.keywords = args, keywords
+            return node
+        grab = ast.NamedExpr(target=_name("_r_", True), value=receiver)
+        plain = ast.Compare(left=_call("_type_", grab), ops=[ast.In()], comparators=[_name("_plain_")])
+        fast = ast.Call(func=ast.Attribute(value=_name("_r_"), attr=name, ctx=ast.Load()), args=args, keywords=keywords)
+        checked = ast.Call(
+            func=_value_checked(_name("_r_"), name), args=copy.deepcopy(args), keywords=copy.deepcopy(keywords)
+        )
+        return ast.copy_location(ast.IfExp(test=plain, body=fast, orelse=checked), node)
