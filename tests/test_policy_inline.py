@@ -404,3 +404,47 @@ def test_a_method_of_a_non_plain_receiver_is_checked_before_the_call() -> None:
     with pytest.raises(AttributeError, match="str.format"):
         bot.f(Sneaky())
     assert bot.f({"{0.real}": 2}) == 2
+
+
+# -- % formatting reads mapping keys by name ----------------------------------------------
+
+
+@pytest.mark.parametrize("template", ['"%(_x)s"', 'b"%(_x)s"', '"%(a)s %(_x)d"', '"%%%(_x)s"'])
+def test_a_literal_percent_template_with_an_underscore_key_is_refused_while_loading(template: str) -> None:
+    src = BotSource("t", f"class Bot:\n    def move(self, turn):\n        return {template} % turn\n", "t.py")
+    with pytest.raises(BotLoadError, match="%-format key") as err:
+        check_source(src)
+    assert err.value.line == 3
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "def f(self, d, t):\n    return t % d\n",
+        "def f(self, d, t):\n    x = t\n    x %= d\n    return x\n",
+        "def f(self, d, t):\n    return (lambda: t % d)()\n",
+        "def f(self, d, t):\n    return [t % d for i in range(1)]\n",
+        "def f(self, d, t):\n    class A:\n        x = t % d\n    return A.x\n",
+        "def f(self, d, t):\n    return (t + '') % d\n",
+        "def f(self, d, t):\n    return S(t) % d\n",
+    ],
+)
+def test_a_computed_percent_template_cannot_read_underscore_keys_of_a_read_only_mapping(body: str) -> None:
+    # The attack: "%(key)s" % mapping reads keys by name, past the subscript guard.
+    bot = load(body, header="class S(str):\n    pass\n")
+    with pytest.raises(KeyError):
+        bot.f(SECRET, "%(_secret)s")
+    for calls in (False, True):
+        plain = load(body, header="class S(str):\n    pass\n", calls=calls)
+        got = plain.f(SECRET, "%(a)s")
+        assert got in ("2", ["2"])
+
+
+def test_a_literal_template_without_underscore_keys_and_escaped_percents_load() -> None:
+    bot = load("def f(self, d):\n    return '%%(_x)s %(a)s' % d\n")
+    assert bot.f(SECRET) == "%(_x)s 2"
+
+
+def test_percent_with_numbers_strings_and_tuples_is_unchanged() -> None:
+    bot = load("def f(self, n, d):\n    return 7 % n, '%s-%d' % ('a', n), '%(k)s' % d, n % 2, '%s' % d\n")
+    assert bot.f(3, {"k": 1}) == (1, "a-3", "1", 1, "{'k': 1}")

@@ -18,6 +18,12 @@ every guard the compiled code calls. So, whatever the receiver's type:
 f-strings are compiled, not formatted at run time, and their expressions pass
 the policy like any other code; ``format(value, spec)`` applies only the
 format-spec mini-language, which names no attributes.
+
+``%`` formatting reads no attributes, but ``"%(key)s" % mapping`` reads *keys by
+name*, past the guard that refuses ``_`` keys of read-only mappings. So a literal
+template's keys are checked at load time (:func:`percent_keys`: a ``_`` key is a
+load error), and a template computed at run time gets, in place of a read-only
+mapping, the same mapping without its ``_`` keys (:func:`percent_operand`).
 """
 
 from __future__ import annotations
@@ -28,7 +34,16 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["FORMAT_NAMES", "format_attribute", "is_str_formatter", "safe_format", "check_template"]
+__all__ = [
+    "FORMAT_NAMES",
+    "check_percent_template",
+    "check_template",
+    "format_attribute",
+    "is_str_formatter",
+    "percent_keys",
+    "percent_operand",
+    "safe_format",
+]
 
 #: Attribute names that reach the format machinery.
 FORMAT_NAMES = frozenset({"format", "format_map"})
@@ -114,3 +129,54 @@ def format_attribute(ob: Any, name: str, real_getattr: Callable[..., Any] = geta
     if _bot_function(value):
         return value
     raise AttributeError(_REFUSED.format(name=name))
+
+
+def percent_keys(template: str | bytes) -> list[str | bytes]:
+    """The ``%(key)`` mapping keys a ``%`` template reads (``%%`` is a literal percent sign;
+    a key may hold balanced parentheses, as in CPython)."""
+    text = template
+    pct, lp, rp = ("%", "(", ")") if isinstance(text, str) else (b"%", b"(", b")")
+    keys: list[str | bytes] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i : i + 1] != pct:
+            i += 1
+            continue
+        if text[i + 1 : i + 2] == pct:
+            i += 2
+            continue
+        if text[i + 1 : i + 2] == lp:
+            depth, j = 1, i + 2
+            while j < n and depth:
+                c = text[j : j + 1]
+                depth += (c == lp) - (c == rp)
+                j += 1
+            keys.append(text[i + 2 : j - 1])
+            i = j
+            continue
+        i += 1
+    return keys
+
+
+def _underscore(key: Any) -> bool:
+    return isinstance(key, str) and str.startswith(key, "_") or isinstance(key, bytes) and key[:1] == b"_"
+
+
+def check_percent_template(template: str | bytes) -> bool:
+    """Whether a literal ``%`` template reads mapping keys at all.
+
+    :raises ValueError: it reads a ``_`` key.
+    """
+    keys = percent_keys(template)
+    for key in keys:
+        if _underscore(key):
+            raise ValueError(f"%-format key {key!r}: names starting with \"_\" are not available to bots")
+    return bool(keys)
+
+
+def percent_operand(value: Any) -> Any:
+    """``_pm_``, the right operand of a bot's ``%`` (template computed at run time): a
+    read-only mapping is replaced by the same mapping without its ``_`` keys."""
+    if type(value) is types.MappingProxyType:
+        return types.MappingProxyType({k: v for k, v in value.items() if not _underscore(k)})
+    return value

@@ -22,6 +22,8 @@ the cheap case does not decide:
   otherwise ``(_o_ if _type_(_o_ := X) is not _mp_ else _keyguard_(_o_))[K]``, where
   :class:`.guards.KeyGuard`'s ``[K]`` is the guard: either way nested subscripts
   cannot make the code grow faster than the source.
+* ``_pm_(R)`` (the right operand of a ``%`` with a computed template) ->
+  ``_b_ if _type_(_b_ := R) is not _mp_ else _pm_(_b_)``.
 * ``_write_(X)`` -> ``(_w_ if _type_(_w_ := X) in _writable_ or _type_(_w_) in _classes_
   else _write_(_w_))``: the guard's own test (the exact type is a plain container or a
   class of the bot's), inline; the rest (a bot class itself, a refusal) is the guard.
@@ -75,7 +77,7 @@ __all__ = ["Inline", "INLINE_NAMES"]
 
 #: The globals the inlined checks read (set in :class:`.namespace.BotNamespace`).
 INLINE_NAMES = frozenset(
-    {"_type_", "_plain_", "_suspect_", "_vet_", "_mp_", "_keyguard_", "_writable_", "_classes_"}
+    {"_type_", "_plain_", "_suspect_", "_vet_", "_mp_", "_keyguard_", "_pm_", "_writable_", "_classes_"}
 )
 
 
@@ -171,6 +173,13 @@ def inline_getitem(obj: ast.expr, key: ast.expr) -> ast.expr:
         return ast.IfExp(test=test, body=plain, orelse=_call("_getitem_", _name("_o_"), copy.deepcopy(key)))
     target = ast.IfExp(test=test, body=_name("_o_"), orelse=_call("_keyguard_", _name("_o_")))
     return ast.Subscript(value=target, slice=key, ctx=ast.Load())
+
+
+def inline_percent(operand: ast.expr) -> ast.expr:
+    """``_pm_(R)`` (the right operand of ``%``) with its common case inline."""
+    grab = ast.NamedExpr(target=_name("_b_", True), value=operand)
+    test = ast.Compare(left=_call("_type_", grab), ops=[ast.IsNot()], comparators=[_name("_mp_")])
+    return ast.IfExp(test=test, body=_name("_b_"), orelse=_call("_pm_", _name("_b_")))
 
 
 def inline_write(obj: ast.expr) -> ast.expr:
@@ -446,6 +455,8 @@ class Inline(ast.NodeTransformer):
             new = inline_getitem(node.args[0], node.args[1])
         elif _is_guard(node, "_write_", 1):
             new = inline_write(node.args[0])
+        elif _is_guard(node, "_pm_", 1):
+            new = inline_percent(node.args[0])
         if new is None:
             return node
         self.inlined += 1

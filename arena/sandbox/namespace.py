@@ -26,6 +26,7 @@ from ..botenv import (
     make_functools_module,
     make_random_module,
 )
+from .formatting import percent_operand
 from .guards import (
     PLAIN_RECEIVERS,
     SUSPECT,
@@ -235,6 +236,8 @@ class BotNamespace:
             return f(*args, **kw)
 
         def inplacevar(op: str, x: Any, y: Any) -> Any:
+            if op == "%=":
+                y = percent_operand(y)  # "%(key)s" reads keys: see formatting.py
             return _INPLACE[op](x, y)
 
         env = dict(safe_builtins)
@@ -319,6 +322,7 @@ class BotNamespace:
             "_vet_": value_vet(self.module_set),
             "_mp_": types.MappingProxyType,
             "_keyguard_": KeyGuard,
+            "_pm_": percent_operand,
             "_writable_": WRITABLE_TYPES,
             "_classes_": self.classes,
         }

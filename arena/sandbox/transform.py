@@ -28,7 +28,7 @@ from typing import Any
 
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
-from .formatting import FORMAT_NAMES, check_template
+from .formatting import FORMAT_NAMES, check_percent_template, check_template
 from .inline import Inline
 
 __all__ = ["AugmentedAssignment", "BotPolicy", "GuardCalls", "Unguard", "CLOSER_LOOK", "PLAIN_ATTR_GUARD"]
@@ -160,6 +160,11 @@ class Unguard(ast.NodeTransformer):
       unpacking, arithmetic and calling reach no attribute by name), so the plain
       operation is the same operation.
 
+    * ``L % R`` (and ``n %= R``): ``%`` reads mapping keys by name (``"%(_k)s" % m``), so a
+      literal template's keys are checked here (a ``_`` key is a load error) and need
+      nothing at run time; with a computed template ``R`` becomes ``_pm_(R)``, which gives a
+      read-only mapping without its ``_`` keys (a number, string or tuple ``R`` is left).
+
     * ``"...".format`` / ``"...".format_map`` on a string *literal*: the template is known, so
       it is checked here (:func:`.formatting.check_template`: plain fields only; refused at
       load time otherwise) and the call is ``str.format`` itself, which is what the run-time
@@ -207,6 +212,30 @@ class Unguard(ast.NodeTransformer):
             return ast.copy_location(call, node)
         return node
 
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        """``template % operand``: a literal template's keys are checked here; otherwise a
+        read-only mapping operand loses its ``_`` keys at run time (``_pm_``)."""
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Mod):
+            node.right = self._percent_operand(node.left, node.right, node)
+        return node
+
+    def _percent_operand(self, left: ast.expr, right: ast.expr, where: ast.AST) -> ast.expr:
+        if isinstance(right, ast.Constant) or (
+            isinstance(right, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in right.elts)
+        ):
+            return right  # a number, a string, a tuple of values: no mapping to read keys from
+        if isinstance(left, ast.Constant) and isinstance(left.value, (str, bytes)):
+            try:
+                if not check_percent_template(left.value):
+                    return right  # a literal template without %(key): reads no key
+            except ValueError as exc:
+                self.errors.append(f"Line {getattr(where, 'lineno', 0)}: {exc}")
+            return right  # its keys are known and none starts with "_"
+        if isinstance(left, ast.Constant):
+            return right  # a number: no template
+        return ast.copy_location(ast.Call(func=ast.Name("_pm_", ast.Load()), args=[right], keywords=[]), right)
+
     def _plain_iter(self, node: ast.For | ast.comprehension) -> None:
         it = node.iter
         if _guard_call(it, "_getiter_") and isinstance(it, ast.Call) and len(it.args) == 1:
@@ -251,7 +280,10 @@ class Unguard(ast.NodeTransformer):
             and value.args[1].id == node.targets[0].id
         ):
             target = ast.Name(node.targets[0].id, ast.Store())
-            aug = ast.AugAssign(target=target, op=_IOPS[value.args[0].value](), value=value.args[2])
+            operand = value.args[2]
+            if value.args[0].value == "%=":
+                operand = self._percent_operand(value.args[1], operand, node)
+            aug = ast.AugAssign(target=target, op=_IOPS[value.args[0].value](), value=operand)
             return ast.copy_location(aug, node)
         return node
 
