@@ -238,7 +238,8 @@ def public_data(event: Mapping[str, Any]) -> dict[str, Any]:
         data = {"event": "fault", "seat": event["seat"], "kind": event["kind"]}
     else:
         data = dict(event)
-    return _plain(data)
+    copied: dict[str, Any] = _plain(data)
+    return copied
 
 
 _ATOMS = (str, int, float, bool, type(None))

@@ -140,7 +140,7 @@ def compare(path: Path, players: int, games: int, rounds: int) -> dict[str, Any]
         "calls": Guarded(src, clocks["calls"], calls=True),
     }
     best: dict[str, tuple[float, float, int]] = {}
-    for m, f in factories.items():
+    for f in factories.values():
         play(f, players, 1, 0)  # warm up
     for _ in range(rounds):  # every slice the same games: slices compare, the best of each mode is kept
         for m, f in factories.items():

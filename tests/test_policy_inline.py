@@ -77,7 +77,9 @@ PLACES = {
     "default": "def f(self, h):\n    def g(x=h.{a}):\n        return x\n    return g()\n",
     "nested": "def f(self, h):\n    return h.inner.m if '{a}' == 'm' else h.{a}\n",
     "call target": "def f(self, h):\n    return h.{a}('{{0.real}}', 1)\n",
-    "comprehension in class": "def f(self, h):\n    class A:\n        x = [h.{a} for i in range(1)]\n    return A.x[0]\n",
+    "comprehension in class": (
+        "def f(self, h):\n    class A:\n        x = [h.{a} for i in range(1)]\n    return A.x[0]\n"
+    ),
     "argument": "def f(self, h):\n    return self.keep(h.{a})\n\ndef keep(self, x):\n    return x\n",
 }
 
@@ -153,8 +155,21 @@ def test_every_fast_receiver_type_has_only_harmless_public_attributes() -> None:
 
     Referee().play([InProcessPlayer(Probe(), "p"), InProcessPlayer(Probe(), "q")], seed=3)
     assert turns
-    for obj in [*(Card(r + s) for r in RANKS for s in SUITS), [1], (1,), {1: 2}, {1}, frozenset({1}), "s", 1, 1.5, True, range(2),
-                types.MappingProxyType({"a": 1}), collections.deque([1])]:
+    for obj in [
+        *(Card(r + s) for r in RANKS for s in SUITS),
+        [1],
+        (1,),
+        {1: 2},
+        {1},
+        frozenset({1}),
+        "s",
+        1,
+        1.5,
+        True,
+        range(2),
+        types.MappingProxyType({"a": 1}),
+        collections.deque([1]),
+    ]:
         check(obj)
 
 
@@ -267,7 +282,9 @@ def test_nested_subscripts_give_the_right_items_and_stay_small() -> None:
     deep = "x" + "[x" * 40 + "[0]" + "]" * 40
     src = BotSource("t", f"class Bot:\n    def move(self, turn):\n        x = [0]\n        return {deep}\n", "t.py")
     code = compile_bot(src)
-    move = next(c for c in next(c for c in code.co_consts if hasattr(c, "co_consts")).co_consts if hasattr(c, "co_code"))
+    move = next(
+        c for c in next(c for c in code.co_consts if hasattr(c, "co_consts")).co_consts if hasattr(c, "co_code")
+    )
     assert len(move.co_code) < 4000  # linear in the nesting, not 2**40
 
 
@@ -334,7 +351,8 @@ def test_no_metaclass_keyword_so_type_lookups_run_no_bot_code() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["bots/heuristic.py", "bots/greedy.py", "examples/counter.py", "examples/burner.py", "examples/tablesize.py"]
+    "path",
+    ["bots/heuristic.py", "bots/greedy.py", "examples/counter.py", "examples/burner.py", "examples/tablesize.py"],
 )
 def test_inlined_code_plays_exactly_like_the_guard_calls(path: str) -> None:
     src = read_bot_file(str(ROOT / path))
@@ -390,7 +408,9 @@ def test_method_calls_evaluate_receiver_then_arguments_once_and_stay_small() -> 
     deep = "x.get(" * 30 + "0" + ")" * 30
     src = BotSource("t", f"class Bot:\n    def move(self, turn):\n        x = {{}}\n        return {deep}\n", "t.py")
     code = compile_bot(src)
-    move = next(c for c in next(c for c in code.co_consts if hasattr(c, "co_consts")).co_consts if hasattr(c, "co_code"))
+    move = next(
+        c for c in next(c for c in code.co_consts if hasattr(c, "co_consts")).co_consts if hasattr(c, "co_code")
+    )
     assert len(move.co_code) < 6000  # linear in the nesting
 
 

@@ -133,7 +133,9 @@ def test_plain_attribute_reads_still_check_the_value() -> None:
 def test_format_and_mro_reads_keep_the_full_guard() -> None:
     code = compile_bot(source("def f(self, s, t):\n    return s.format, t.mro, s.upper\n"))
     assert {"_getattr_", "_vet_"} <= names_in(code)  # s.upper: the value check, inlined
-    assert {"_getattr_", "_attr_"} <= names_in(compile_bot(source("def f(self, s, t):\n    return s.format, t.mro, s.upper\n"), GuardCalls))
+    assert {"_getattr_", "_attr_"} <= names_in(
+        compile_bot(source("def f(self, s, t):\n    return s.format, t.mro, s.upper\n"), GuardCalls)
+    )
     bot = load("def f(self, t):\n    return t.mro\n")
     with pytest.raises(AttributeError, match="mro"):
         bot.f(int)

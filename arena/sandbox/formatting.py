@@ -170,7 +170,7 @@ def check_percent_template(template: str | bytes) -> bool:
     keys = percent_keys(template)
     for key in keys:
         if _underscore(key):
-            raise ValueError(f"%-format key {key!r}: names starting with \"_\" are not available to bots")
+            raise ValueError(f'%-format key {key!r}: names starting with "_" are not available to bots')
     return bool(keys)
 
 

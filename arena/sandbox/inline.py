@@ -138,9 +138,7 @@ def inline_attr(obj: ast.expr, attr: str) -> ast.expr:
         return _value_checked(obj, attr)
     grab = ast.NamedExpr(target=_name("_r_", True), value=obj)
     plain = ast.Compare(left=_call("_type_", grab), ops=[ast.In()], comparators=[_name("_plain_")])
-    read = ast.NamedExpr(
-        target=_name("_t_", True), value=ast.Attribute(value=_name("_r_"), attr=attr, ctx=ast.Load())
-    )
+    read = ast.NamedExpr(target=_name("_t_", True), value=ast.Attribute(value=_name("_r_"), attr=attr, ctx=ast.Load()))
     value_ok = ast.Compare(left=_call("_type_", read), ops=[ast.NotIn()], comparators=[_name("_suspect_")])
     checked = ast.IfExp(test=value_ok, body=_name("_t_"), orelse=_call("_vet_", _name("_t_"), ast.Constant(attr)))
     return ast.IfExp(test=plain, body=ast.Attribute(value=_name("_r_"), attr=attr, ctx=ast.Load()), orelse=checked)
@@ -156,8 +154,9 @@ def _small(key: ast.expr) -> bool:
     n = 0
     for node in ast.walk(key):
         n += 1
-        if n > SMALL_KEY or isinstance(node, (ast.Subscript, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                                              ast.GeneratorExp)):
+        if n > SMALL_KEY or isinstance(
+            node, (ast.Subscript, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+        ):
             return False
     return True
 
@@ -256,11 +255,7 @@ class Inline(ast.NodeTransformer):
     def _consumed(self, node: Any) -> Any:
         """``node`` where its value is consumed by the interpreter: an ``_attr_`` read there
         needs no value check (its receiver is visited as usual)."""
-        if (
-            _is_guard(node, "_attr_", 2)
-            and isinstance(node.args[1], ast.Constant)
-            and type(node.args[1].value) is str
-        ):
+        if _is_guard(node, "_attr_", 2) and isinstance(node.args[1], ast.Constant) and type(node.args[1].value) is str:
             self.plain += 1
             read = ast.Attribute(value=self.visit(node.args[0]), attr=node.args[1].value, ctx=ast.Load())
             return ast.copy_location(read, node)
@@ -445,11 +440,7 @@ class Inline(ast.NodeTransformer):
         if not self._allowed():
             return node
         new: ast.expr | None = None
-        if (
-            _is_guard(node, "_attr_", 2)
-            and isinstance(node.args[1], ast.Constant)
-            and type(node.args[1].value) is str
-        ):
+        if _is_guard(node, "_attr_", 2) and isinstance(node.args[1], ast.Constant) and type(node.args[1].value) is str:
             new = inline_attr(node.args[0], node.args[1].value)
         elif _is_guard(node, "_getitem_", 2):
             new = inline_getitem(node.args[0], node.args[1])

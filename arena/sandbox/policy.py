@@ -90,7 +90,8 @@ def _compile_bot(src: BotSource, policy: type[BotPolicy]) -> types.CodeType:
         match = _LINE.match(first)
         line, message = (int(match.group(1)), match.group(2)) if match else (None, first)
         raise BotLoadError(f"not allowed: {message}"[:300], path=_where(src), line=line)
-    return result.code
+    code: types.CodeType = result.code
+    return code
 
 
 def _check_imports(tree: ast.Module, src: BotSource) -> None:
