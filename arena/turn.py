@@ -217,29 +217,31 @@ def public_data(event: Mapping[str, Any]) -> dict[str, Any]:
     output is not public at all (see :func:`is_public`).
     """
     kind = event["event"]
+    # The events built here hold only atoms and fresh containers; the rest are copied.
+    if kind == "put" or kind == "finish":
+        return {k: v if type(v) in _ATOMS else _plain(v) for k, v in event.items()}
     if kind == "draw":
-        data: dict[str, Any] = {"event": "draw", "seat": event["seat"]}
-    elif kind == "penalty":
-        data = {"event": "penalty", "seat": event["seat"], "rank": event["rank"]}
-    elif kind == "deal":
-        data = {
+        return {"event": "draw", "seat": event["seat"]}
+    if kind == "penalty":
+        return {"event": "penalty", "seat": event["seat"], "rank": event["rank"]}
+    if kind == "deal":
+        return {
             "event": "deal",
             "round": event["round"],
             "first": event["first"],
             "hands": [len(h) for h in event["hands"]],
             "stock": len(event["stock"]),
-            "scores": tuple(event["scores"]),
+            "scores": _plain(tuple(event["scores"])),
         }
-    elif kind == "reshuffle":
-        data = {"event": "reshuffle", "stock": len(event["stock"])}
-    elif kind == "game":
-        data = {k: v for k, v in event.items() if k not in ("seed",)}
+    if kind == "reshuffle":
+        return {"event": "reshuffle", "stock": len(event["stock"])}
+    if kind == "game":
+        data: dict[str, Any] = _plain({k: v for k, v in event.items() if k not in ("seed",)})
     elif kind == "fault":
-        data = {"event": "fault", "seat": event["seat"], "kind": event["kind"]}
+        data = _plain({"event": "fault", "seat": event["seat"], "kind": event["kind"]})
     else:
-        data = dict(event)
-    copied: dict[str, Any] = _plain(data)
-    return copied
+        data = _plain(dict(event))
+    return data
 
 
 _ATOMS = (str, int, float, bool, type(None))
