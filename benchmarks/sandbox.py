@@ -515,7 +515,7 @@ def report(doc: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a short run (about a minute on an idle machine)")
+    parser.add_argument("--quick", action="store_true", help="a short run (about a minute)")
     parser.add_argument("--games", type=int, default=None, help="games per slice of the heuristic scenario")
     parser.add_argument("--rounds", type=int, default=None, help="slices per mode, alternating")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
