@@ -27,7 +27,7 @@ from .errors import IllegalMove
 from .events import Event, PutEvent, SayEvent
 from .moves import Move
 from .rules import CONTEST, Rules
-from .seeds import derive_seed
+from .seeds import SeedKey, derive_seed, shuffle
 from .turn import to_card, to_suit
 
 _EFFECT_RANKS = frozenset(("7", "8", "a"))
@@ -133,6 +133,7 @@ class Game:
         # Reseeded at every deal (start_round); seeding with a constant here
         # skips Random()'s read of os.urandom, a measurable cost per game.
         self.rng = random.Random(0)
+        self._round_key = SeedKey(seed)  # each round's seed: derive_seed(seed, "round", r)
         self.round_results: list[RoundResult] = []
         #: Record bytes left per seat for say lines (index 2s) and printed output (2s + 1).
         self.text_left: list[int] = [TABLE_SAY_BYTES // n, TABLE_OUTPUT_BYTES // n] * n
@@ -192,9 +193,9 @@ class Game:
             raise RuntimeError("the game is over")
         self.round += 1
         n, size = self.n, self.rules.hand_size
-        self.rng.seed(derive_seed(self.seed, "round", self.round))
+        self.rng.seed(self._round_key.derive("round", self.round))
         deck = list(DECK)
-        self.rng.shuffle(deck)
+        shuffle(self.rng, deck)  # random.Random.shuffle, draw for draw (arena/seeds.py)
         # deck[0] is the top of the shuffled deck; hands take cards from the top.
         self.hands = [deck[s * size : (s + 1) * size] for s in range(n)]
         rest = deck[n * size :]  # the stock, top first
@@ -243,7 +244,7 @@ class Game:
                 return None
             top = self.pile[-1]
             new = self.pile[:-1]
-            self.rng.shuffle(new)  # new[0] is the new stock's top
+            shuffle(self.rng, new)  # new[0] is the new stock's top
             self._emit({"event": "reshuffle", "stock": [c._text for c in new]})
             new.reverse()
             self.stock = new

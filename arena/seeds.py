@@ -20,11 +20,17 @@ seed and the key its seats' bot seeds come from), ``bot`` (a seat's seed,
 keyed by the game's bot key), ``round`` and ``fallback`` (keyed by a deal
 seed: each round's shuffle and the fallback's random choices), ``order`` and
 ``balanced`` (a tournament's seating orders and balanced schedule).
+
+A game derives one seed per round from the same key: :class:`SeedKey` sets
+the key up once and derives each seed from a copy (the same output as
+:func:`derive_seed`). :func:`shuffle` is the deal's shuffle, draw for draw
+``random.Random.shuffle``, as a plain loop.
 """
 
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -39,14 +45,60 @@ def _key(key: Any) -> bytes:
     return str(key).encode("utf-8", "surrogatepass")
 
 
+#: What ``json.dumps(parts, separators=(",", ":"), default=str)`` runs, built once
+#: (``json.dumps`` with any option builds this encoder on every call).
+_ENCODE = json.JSONEncoder(separators=(",", ":"), default=str).encode
+
+
+def _message(parts: tuple[Any, ...]) -> bytes:
+    """The HMAC message for ``parts``: their compact JSON text (the domain first)."""
+    return _ENCODE(parts).encode("utf-8", "surrogatepass")
+
+
 def derive_seed(key: Any, *parts: Any) -> int:
     """A 64-bit seed: HMAC-SHA256 keyed by ``key`` (its text) over ``parts``
     (JSON, the domain first). Not invertible, and without ``key`` not predictable."""
     import hmac  # noqa: PLC0415 - here, not at the top: a sandbox template holds no hashing modules
 
-    message = json.dumps(parts, separators=(",", ":"), default=str).encode("utf-8", "surrogatepass")
-    digest: bytes = hmac.digest(_key(key), message, "sha256")
+    digest: bytes = hmac.digest(_key(key), _message(parts), "sha256")
     return int.from_bytes(digest[:8], "big")
+
+
+class SeedKey:
+    """:func:`derive_seed` for one ``key``, many times: ``SeedKey(k).derive(*parts)`` is
+    ``derive_seed(k, *parts)``. The key's HMAC state is made once and copied per seed
+    (a game derives one seed per round from its deal seed)."""
+
+    __slots__ = ("_mac",)
+
+    def __init__(self, key: Any) -> None:
+        import hmac  # noqa: PLC0415 - see derive_seed
+
+        self._mac = hmac.new(_key(key), digestmod="sha256")
+
+    def derive(self, *parts: Any) -> int:
+        """The seed for ``parts`` under this key."""
+        mac = self._mac.copy()
+        mac.update(_message(parts))
+        return int.from_bytes(mac.digest()[:8], "big")
+
+
+def shuffle(rng: random.Random, items: list[Any]) -> None:
+    """Shuffle ``items`` in place exactly as ``rng.shuffle(items)`` does, draw for draw.
+
+    The stdlib's walk from the end, with ``Random._randbelow`` written out: a
+    number of the fewest bits that can hold ``i + 1``, drawn again while too
+    large. One call instead of one per card (the deal and every reshuffle run
+    it); tests/test_seeds.py checks it against ``random.Random.shuffle``.
+    """
+    getrandbits = rng.getrandbits
+    for i in range(len(items) - 1, 0, -1):
+        n = i + 1
+        k = n.bit_length()
+        j = getrandbits(k)
+        while j >= n:
+            j = getrandbits(k)
+        items[i], items[j] = items[j], items[i]
 
 
 def fresh_seed() -> int:
@@ -83,9 +135,11 @@ def warn_if_guessable(seed: Any, *, untrusted: bool, notice: Callable[[str], Non
 __all__ = [
     "GUESSABLE_BELOW",
     "SECRET_BITS",
+    "SeedKey",
     "derive_seed",
     "fresh_seed",
     "guessable",
     "guessable_warning",
+    "shuffle",
     "warn_if_guessable",
 ]

@@ -63,11 +63,22 @@ def escaped_search(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tournament_worker, "make_factory", factory)
 
 
+class OldKey:
+    """:class:`arena.seeds.SeedKey` (the engine's round seeds) under the old derivation."""
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+
+    def derive(self, *parts: Any) -> int:
+        return old_derive(self.key, *parts)
+
+
 @pytest.fixture
 def old_scheme(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every seed derived as before: unkeyed, bot seeds from the deal seed."""
     for module in (engine, referee, loader, sandbox_player):
         monkeypatch.setattr(module, "derive_seed", old_derive)
+    monkeypatch.setattr(engine, "SeedKey", OldKey)
     monkeypatch.setattr(match, "game_seeds", lambda seed, g: (old_derive(seed, "play", g),) * 2)
     monkeypatch.setattr(
         Schedule, "game_seed", lambda self, k: old_derive(self.seed, "tournament", k.size, k.table, k.deal) >> 1
