@@ -105,7 +105,16 @@ class Card:
     def __deepcopy__(self, memo: dict[int, Any]) -> Card:
         return self
 
-    # Cards are interned, so equality is identity (object's fast default).
+    # Cards are interned, so equality is identity. Written out because ``__lt__`` below
+    # is Python code: then every comparison of cards goes through Python, and without
+    # these ``==`` (so ``in`` and ``remove`` on a hand, once per card passed) would call
+    # object's ``__eq__`` both ways round before falling back to identity, 2.5x as slow.
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
     def __hash__(self) -> int:
         return self.index
 

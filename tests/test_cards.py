@@ -88,6 +88,24 @@ def test_R1_2_cards_compare_and_hash_as_values():
     assert sorted([Card("as"), Card("6d"), Card("6s")]) == [Card("6s"), Card("6d"), Card("as")]
 
 
+def test_R1_2_a_card_equals_itself_only():
+    for a in DECK:
+        for b in DECK:
+            assert (a == b) is (a is b) and (a != b) is (a is not b)
+            assert (a < b) is (a.index < b.index)
+        assert a != a._text and not a == a._text  # a card is not its text
+        assert a != a.index and a not in [a.index, a._text, None]
+
+    class Liar:
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    hand = list(DECK[:5])
+    assert Liar() not in hand  # an object claiming to equal every card is no card of a hand
+    hand.remove(DECK[3])
+    assert hand == [DECK[0], DECK[1], DECK[2], DECK[4]]
+
+
 def test_R1_3_contest_points():
     expected = {"6": 0, "7": 0, "8": 0, "9": 0, "10": 10, "j": 20, "q": 10, "k": 10, "a": 15}
     for card in DECK:
