@@ -120,6 +120,7 @@ class SeatContext(Protocol):
     def live(self, move: Move) -> bool: ...
     def counts(self) -> list[int]: ...
     def history_since(self, mark: int) -> list[dict[str, Any]]: ...
+    def pile_since(self, mark: tuple[int, int]) -> tuple[tuple[int, int], bool, list[str]]: ...
     def forced_draw(self) -> Card | None: ...
     def say(self, text: str, output: bool = False) -> None: ...
     def checked_put(self, card: Card, suit: str | None) -> None: ...
@@ -203,6 +204,17 @@ class EngineTable:
     def history_since(self, mark: int) -> list[dict[str, Any]]:
         """The public events from index ``mark`` on, as plain data shared by the game's seats (do not change)."""
         return self.shared.data_since(self.game.log, mark)
+
+    def pile_since(self, mark: tuple[int, int]) -> tuple[tuple[int, int], bool, list[str]]:
+        """The cards put this round (R10: the pile is public) after the first ``mark[1]`` of
+        round ``mark[0]``, as texts, with the new mark; ``reset``: the round is not ``mark``'s,
+        and the cards are all of this round's."""
+        g = self.game
+        pile = g.round_pile
+        new = (g.round, len(pile))
+        if g.round == mark[0]:
+            return new, False, [c._text for c in pile[mark[1] :]]
+        return new, True, [c._text for c in pile]
 
     def forced_draw(self) -> Card | None:
         """The stock's top card when this seat's move must begin with a draw, else None.

@@ -99,3 +99,81 @@ def test_players_follow_the_movers_hand_size_and_freeze_when_the_move_ends() -> 
     table.open = False  # the move is over: the counts are the view's again
     assert [p.cards for p in turn.players] == [3, 4]
     assert w.sent == [["p", "7h", None], ["p", "7s", None], ["f"]]
+
+
+def test_R10_a_bot_that_reads_only_the_pile_gets_its_new_cards_and_a_new_round_starts_afresh() -> None:
+    feed = Feed()
+    feed.add_pile(True, ["7h", "7s"])
+    feed.prov_cards.append(Card("8s"))  # the bot's own put in the move in progress
+    assert feed.pile() == (Card("7h"), Card("7s"), Card("8s"))
+    feed.end_move()
+    feed.add_pile(False, ["8s", "8c"])  # the next view: its own put, logged, and another seat's
+    assert feed.pile() == (Card("7h"), Card("7s"), Card("8s"), Card("8c"))
+    feed.add_pile(True, ["ad"])  # a new round
+    assert feed.pile() == (Card("ad"),)
+    assert feed.history() == ()  # no events were sent at all
+
+
+#: Reads only the pile for its first moves (and after its own puts and draws), then the history
+#: too, and says what it saw each time: the record shows what each mode showed it.
+PILE_THEN_HISTORY = '''
+"""Says the pile it sees."""
+
+
+class Bot:
+    moves = 0
+
+    def move(self, turn):
+        self.moves += 1
+        turn.say("pile " + " ".join(map(str, turn.pile)))
+        if self.moves > 6:
+            turn.say("history %d, last %s" % (len(turn.history), turn.history[-1]["event"]))
+        if not turn.puttable() and turn.can_draw():
+            turn.draw()
+            turn.say("drew; pile %d" % len(turn.pile))
+        while True:
+            options = turn.puttable()
+            if options:
+                card = options[0]
+                turn.put(card, "s" if card.rank == "j" else None)
+                turn.say("after put: pile %s" % " ".join(map(str, turn.pile)))
+            elif not turn.can_finish() and turn.can_draw():
+                turn.draw()
+            else:
+                break
+        turn.finish()
+'''
+
+
+def test_R10_the_pile_alone_then_the_history_show_exactly_what_they_show_in_process() -> None:
+    from arena.loader import BotSource, load_trusted, resolve_bot
+    from arena.referee import Referee
+    from arena.rules import CONTEST
+    from arena.sandbox import Limits, SandboxFactory
+
+    src = BotSource("piler", PILE_THEN_HISTORY, "piler.py")
+    sandboxed = SandboxFactory(src, Limits(move_seconds=0.5, game_seconds=10.0, load_seconds=2.0))
+    trusted = load_trusted(src)
+    greedy = load_trusted(resolve_bot("greedy"))
+    rules = CONTEST.replace(limit=60, name="short")
+
+    def play(factories: list[Any], seed: int) -> Any:
+        players = [f(seed, s) for s, f in enumerate(factories)]
+        try:
+            return Referee(rules).play(players, seed=seed)
+        finally:
+            for p in players:
+                p.close()
+
+    try:
+        for seed in (5, 6):
+            a = play([sandboxed, greedy, sandboxed], seed)
+            b = play([trusted, greedy, trusted], seed)
+            assert a.faults == []
+            assert a.log == b.log
+            said = [e["text"] for e in a.log if e["event"] == "say"]
+            assert any(t.startswith("after put: pile ") for t in said)
+            assert any(t.startswith("history ") for t in said)
+            assert sum(1 for e in a.log if e["event"] == "deal") >= 2  # the pile across rounds
+    finally:
+        sandboxed.close()

@@ -24,7 +24,7 @@ from ..referee import BotFault, GameInfo, SeatContext
 from ..seeds import derive_seed
 from ..turn import Turn
 from .process import ProtocolViolation, WorkerError, WorkerProcess, WorkerTimeout, clean
-from .protocol import DrawnCard, GameEnd, GameStart, MoveView, RoundEnd, parse_ok, parse_step
+from .protocol import DrawnCard, GameEnd, GameStart, MoveView, PileCards, RoundEnd, parse_ok, parse_step
 
 if TYPE_CHECKING:
     from ..engine import GameResult, RoundResult
@@ -48,6 +48,9 @@ class WorkerPlayer:
         self.hooks: tuple[str, ...] = ()
         self.sent = 0
         self.history_on = False
+        #: Whether the worker asked for the pile alone, and the (round, cards) of it already sent.
+        self.pile_on = False
+        self.pile_mark = (-1, 0)
         self.output_left = self.limits.max_output_bytes
         self.pending_output: list[str] = []
         #: The seat's context, handed over by the referee (:meth:`sit`): all it sees of the game.
@@ -148,6 +151,10 @@ class WorkerPlayer:
         if worker is None or worker.dead:
             raise BotFault(FaultKind.CRASH, "the bot's worker is gone", retire=True)
         delta = self._delta(table) if self.history_on else None
+        pile: tuple[bool, list[str]] | None = None
+        if self.pile_on and not self.history_on:
+            got = self._pile(table)
+            pile = (got.reset, got.cards)
         # A move that must begin with a draw gets the stock's top card with its view (the
         # context's forced_draw: that card is the mover's in this move whatever it does).
         forced = table.forced_draw()
@@ -163,6 +170,7 @@ class WorkerPlayer:
             move.pile_size,
             table.counts(),
             delta,
+            pile,
             prefetch,
         )
         budget = min(self.limits.move_seconds, max(self.bank, 0.0))
@@ -201,6 +209,10 @@ class WorkerPlayer:
                     self.history_on = True
                     self.sent = 0
                     worker.send(("hist", self._delta(table)))
+                elif kind == "pile":
+                    self.pile_on = True
+                    self.pile_mark = (-1, 0)
+                    worker.send(("pile", *self._pile(table)))
                 else:
                     raise ProtocolViolation(f"an unknown message {str(kind)[:20]!r}")
         except WorkerError as exc:
@@ -238,6 +250,11 @@ class WorkerPlayer:
         delta = table.history_since(self.sent)
         self.sent += len(delta)
         return delta
+
+    def _pile(self, table: SeatContext) -> PileCards:
+        """The round's cards put since the last ones sent (public, R10)."""
+        self.pile_mark, reset, cards = table.pile_since(self.pile_mark)
+        return PileCards(reset, cards)
 
     def _apply(self, actions: list[Any], table: SeatContext, move: Move, prefetch: str | None = None) -> None:
         """Re-apply the worker's actions through the engine's checked path."""

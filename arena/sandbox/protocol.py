@@ -28,8 +28,8 @@ Referee -> game process messages (first item is the kind):
     then ``start_game`` if defined; answered ``["ok", actions, error, load_error, hooks, report]``.
 ``("move", view)``
     run ``bot.move(turn)``; ``view`` is a :class:`MoveView` sent as a plain tuple.
-``("card", *DrawnCard)`` / ``("hist", history)``
-    answers to the worker's ``draw`` and ``hist`` requests.
+``("card", *DrawnCard)`` / ``("hist", history)`` / ``("pile", *PileCards)``
+    answers to the worker's ``draw``, ``hist`` and ``pile`` requests.
 ``("end_round", RoundEnd)``, ``("end_game", GameEnd)``
     the notifications, when the bot defines them.
 ``("raw", code)``
@@ -37,8 +37,11 @@ Referee -> game process messages (first item is the kind):
 
 Game process -> referee messages (decoded and checked by :func:`parse_ok` and :func:`parse_step`):
 ``["ok", actions, error, load_error, hooks]`` (``report`` added
-to the answer to ``game``), ``["draw", actions]``, ``["hist", actions]``, ``["done", actions, error]``,
-``["raw", result]``. An action is ``["p", card, suit]`` (put), ``["s", text]`` (say), ``["o", text]``
+to the answer to ``game``), ``["draw", actions]``, ``["hist", actions]``, ``["pile", actions]``,
+``["done", actions, error]``, ``["raw", result]``. ``hist`` asks for the public history (the bot
+read ``turn.history``), then sent with every move; ``pile`` for the round's pile only (the bot
+read ``turn.pile`` and not the history), then sent with every move as the cards put since.
+An action is ``["p", card, suit]`` (put), ``["s", text]`` (say), ``["o", text]``
 (printed output) or ``["f"]`` (finish).
 
 Between its turns a game process is stopped (SIGSTOP); the referee continues it (SIGCONT)
@@ -79,6 +82,8 @@ class MoveView(NamedTuple):
 
     ``counts`` is cards held per seat, then scores, then skips owed; ``history``
     the public events the worker has not seen (None until the bot reads the
+    history); ``pile`` the cards put since the worker's last view, as a
+    :class:`PileCards` tuple (None unless the bot reads the pile and not the
     history); ``forced`` the card a forced first draw gives (see
     :meth:`arena.referee.EngineTable.forced_draw`), or None.
     """
@@ -93,7 +98,16 @@ class MoveView(NamedTuple):
     pile_size: int
     counts: list[int]
     history: list[dict[str, Any]] | None
+    pile: tuple[bool, list[str]] | None
     forced: str | None
+
+
+class PileCards(NamedTuple):
+    """Cards put this round since the worker's last view (public, R10); ``reset``: a new
+    round began, and ``cards`` are all of its cards so far."""
+
+    reset: bool
+    cards: list[str]
 
 
 class DrawnCard(NamedTuple):

@@ -11,8 +11,9 @@ The worker holds only its seat's view (R10), sent as plain data each move.
 It builds a local :class:`~arena.moves.Move` and a data-backed table, so the
 bot gets a real :class:`~arena.turn.Turn` and its puts are checked locally;
 it asks the referee only to draw a card (and, when the bot first reads
-``turn.history`` or ``turn.pile``, for the public history, then sent as
-deltas with every move). The history is kept as the plain data the referee
+``turn.history``, for the public history, then sent as deltas with every
+move; when it reads only ``turn.pile``, for the pile alone, then sent as the
+cards put since). The history is kept as the plain data the referee
 sent and the round's pile is kept from it as events arrive (:class:`Feed`),
 so ``turn.pile`` is a copy and ``turn.history`` makes each event read-only
 once, on first read. Whatever the bot raises is reported, never propagated:
@@ -40,7 +41,7 @@ from ..rules import Rules
 from ..turn import PlayerInfo, Turn, freeze
 from .harden import HardenReport
 from .policy import OutputSink, _short, instantiate
-from .protocol import HEADER, MAX_IN_FRAME, DrawnCard, GameEnd, GameStart, MoveView, RoundEnd
+from .protocol import HEADER, MAX_IN_FRAME, DrawnCard, GameEnd, GameStart, MoveView, PileCards, RoundEnd
 
 HOOKS = ("start_game", "end_round", "end_game")
 _CARD = Card._by_text
@@ -155,8 +156,8 @@ class WorkerTable:
 
     def pile(self) -> tuple[Card, ...]:
         feed = self.w.feed
-        if not feed.on and self.open:
-            self.w.ask_history()
+        if not feed.on and not feed.pile_on and self.open:
+            self.w.ask_pile()
         return feed.pile()
 
     def act_put(self, card: Card, suit: str | None) -> None:
@@ -176,6 +177,8 @@ class WorkerTable:
             if ordered is not None:
                 event["suit"] = ordered
             feed.provisional(event, card)
+        elif feed.pile_on:
+            feed.prov_cards.append(card)
 
     def act_draw(self) -> Card:
         self._check()
@@ -196,6 +199,8 @@ class WorkerTable:
         if type(reply) is not tuple or reply[0] != "card":
             _exit(3)
         drawn = DrawnCard._make(reply[1:])
+        if drawn.history is not None:
+            w.feed.add(drawn.history)
         card = _CARD[drawn.card]
         if not move.put:
             move.drew = True
@@ -229,14 +234,19 @@ class Feed:
     ``turn.pile`` costs a copy, not a walk over the whole history. Events of
     the move in progress (the bot's own actions, before the referee has
     logged them) are *provisional*: replaced by the logged ones with the next
-    delta.
+    delta. A bot that reads ``turn.pile`` but not ``turn.history`` gets the pile
+    alone (:meth:`add_pile`: the cards put since its last view), which costs the
+    referee no public events at all; its first read of the history brings the
+    whole history, and the pile is kept from the events again.
     """
 
-    __slots__ = ("on", "events", "frozen", "cards", "prov", "prov_cards")
+    __slots__ = ("on", "pile_on", "events", "frozen", "cards", "prov", "prov_cards")
 
     def __init__(self) -> None:
         #: Whether the referee sends the history (from the bot's first read of it on).
         self.on = False
+        #: Whether it sends the pile alone (the bot read the pile, not yet the history).
+        self.pile_on = False
         self.events: list[dict[str, Any]] = []
         self.frozen: list[Any] = []
         self.cards: list[Card] = []
@@ -255,6 +265,15 @@ class Feed:
                 cards.append(_CARD[e["card"]])
             elif kind == "deal":
                 cards.clear()
+
+    def add_pile(self, reset: bool, cards: list[str]) -> None:
+        """Cards put since the last ones held (all of a new round's when ``reset``): the pile
+        alone, for a bot that reads it and not the history."""
+        self.prov.clear()
+        self.prov_cards.clear()
+        if reset:
+            self.cards.clear()
+        self.cards.extend(_CARD[c] for c in cards)
 
     def provisional(self, event: dict[str, Any], card: Card | None = None) -> None:
         """One of the bot's own actions in the move in progress (``card``: the card it put)."""
@@ -321,17 +340,28 @@ class Worker:
         return actions
 
     def request(self, message: list[Any]) -> Any:
+        """One round trip to the referee within a move: ``message``, then its answer."""
         self.chan.send(message)
-        reply = self.chan.recv()
-        delta = reply[-1] if type(reply) is tuple else None
-        if delta is not None:
-            self.feed.add(delta)
-        return reply
+        return self.chan.recv()
 
     def ask_history(self) -> None:
         """The bot reads the history for the first time: ask for it (sent with every move from now on)."""
-        self.request(["hist", self.take_actions()])
-        self.feed.on = True
+        reply = self.request(["hist", self.take_actions()])
+        if type(reply) is not tuple or len(reply) != 2 or reply[0] != "hist":
+            _exit(3)
+        feed = self.feed
+        feed.cards.clear()  # the whole history comes, the pile with it
+        feed.add(reply[1])
+        feed.on, feed.pile_on = True, False
+
+    def ask_pile(self) -> None:
+        """The bot reads the pile (not the history) for the first time: ask for the pile alone
+        (its new cards sent with every move from now on)."""
+        reply = self.request(["pile", self.take_actions()])
+        if type(reply) is not tuple or reply[0] != "pile":
+            _exit(3)
+        self.feed.add_pile(*PileCards._make(reply[1:]))
+        self.feed.pile_on = True
 
     # -- messages ------------------------------------------------------------------------------
     def on_game(self, seed: int, seat: int, names: Any, rules: Any, game_id: str) -> list[Any]:
@@ -379,6 +409,8 @@ class Worker:
         view = MoveView._make(fields)
         if view.history is not None:
             self.feed.add(view.history)
+        elif view.pile is not None:
+            self.feed.add_pile(*view.pile)
         move = Move(
             view.seat,
             [_CARD[c] for c in view.hand],
