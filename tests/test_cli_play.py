@@ -297,7 +297,19 @@ def test_faults_are_counted_in_the_table(tmp_path, capsys):
     bot.write_text(FAULTY)
     path = tmp_path / "r.jsonl"
     code, out, err = run(
-        capsys, "play", str(bot), "greedy", "--games", "4", "--trusted", "-q", "--json", "--replay", str(path)
+        capsys,
+        "play",
+        str(bot),
+        "greedy",
+        "--games",
+        "4",
+        "--seed",
+        "1",
+        "--trusted",
+        "-q",
+        "--json",
+        "--replay",
+        str(path),
     )
     assert code == 0, err
     standings = {s["bot"]: s for s in json.loads(out)["standings"]}
