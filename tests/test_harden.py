@@ -157,6 +157,8 @@ ACTIONS = {
 }
 become = json.loads(sys.argv[5])
 if become is not None:  # start as an ordinary user (everything is imported by now)
+    from arena.sandbox.seccomp import load_pyseccomp
+    load_pyseccomp()  # as a worker does before it can no longer read the (root-only) installation
     os.setgroups([])
     os.setresgid(become, become, become)
     os.setresuid(become, become, become)
