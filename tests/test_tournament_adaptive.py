@@ -257,3 +257,24 @@ def test_standings_formats(reference: dict[str, Any], tmp_path: Path, capsys: py
     with pytest.raises(SystemExit) as exc:
         main(["standings", "--db", str(db), "--format", "yaml"])
     assert exc.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_adaptive_run_prints_and_stores_the_sandbox_layers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bot file plays sandboxed: the adaptive run prints the layers line and stores the layers
+    in the database's meta, as the fixed runner does (tests/test_limits_cli.py)."""
+    import sqlite3
+
+    db = tmp_path / "s.sqlite"
+    bot = Path(__file__).parent.parent / "bots" / "greedy.py"
+    code, _, err = run_cli(
+        capsys, "tournament", str(bot), "random", "--players", "2", "--until-separated", "--budget", "8",
+        "--seed", "3", "--workers", "1", "--no-h2h", "--db", str(db),
+    )  # fmt: skip
+    assert code == 0, err
+    line = next(x for x in err.splitlines() if x.startswith("sandbox: "))
+    with sqlite3.connect(db) as conn:
+        sandbox = json.loads(dict(conn.execute("SELECT key, value FROM meta").fetchall())["sandbox"])
+    active = [k for k, v in sandbox["layers"].items() if v == "active"]
+    assert {"seccomp", "fresh_process", "cpu_time"} <= set(sandbox["layers"])
+    assert line.startswith(f"sandbox: {len(active)}/{len(sandbox['layers'])} layers active")
+    assert sandbox["missing"] == [k for k in sandbox["layers"] if k not in active]

@@ -362,6 +362,7 @@ def run(
     force: bool = False,
     on_start: Callable[[int], None] | None = None,
     on_round: Callable[[State, int], None] | None = None,
+    sandbox: dict[str, Any] | None = None,
 ) -> AdaptiveResult:
     """Play ``p`` (a :class:`~.runner.Plan` of one table size) adaptively into ``db_path``.
 
@@ -373,6 +374,8 @@ def run(
     settings = {**p.settings, "adaptive": design.settings()}
     db, folder = open_tournament(p, db_path, replays=replays, force=force, settings=settings)
     try:
+        if sandbox is not None:  # the hardening layers this run's bot files play under, as a fixed run notes them
+            db.note("sandbox", sandbox)
         replay = Replay(design, budget)
         stored = read_games(db.conn)
         replay.feed(stored)

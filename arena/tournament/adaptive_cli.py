@@ -101,8 +101,12 @@ def _pair_names(state: Any, labels: Sequence[str], pairs: Sequence[tuple[int, in
     return ", ".join(f"{escape(labels[a])}-{escape(labels[b])}" for a, b in pairs)
 
 
-def run_until_separated(args: argparse.Namespace, p: Any, backend: Any, fmt: str) -> int:
-    """``arena tournament --until-separated``: run, say how it ended, print the standings."""
+def run_until_separated(
+    args: argparse.Namespace, p: Any, backend: Any, fmt: str, *, sandbox: dict[str, Any] | None = None
+) -> int:
+    """``arena tournament --until-separated``: run, say how it ended, print the standings.
+    ``sandbox``: the hardening layers in force (as :func:`.cli.check_sandbox` printed them),
+    stored in the database as a fixed tournament stores them."""
     from . import adaptive
     from .cli import show_standings
     from .db import TournamentDBError
@@ -150,6 +154,7 @@ def run_until_separated(args: argparse.Namespace, p: Any, backend: Any, fmt: str
             force=args.force,
             on_start=started,
             on_round=on_round,
+            sandbox=sandbox,
         )
     except (TournamentDBError, SetupError) as exc:
         raise UsageError(str(exc)) from None

@@ -119,7 +119,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             bar[0].update(count)
 
     if adaptive_opts is not None:
-        return run_until_separated(args, p, backend, fmt)
+        return run_until_separated(args, p, backend, fmt, sandbox=sandbox)
     try:
         result = run(
             p,
