@@ -13,6 +13,7 @@ from .errors import BotLoadError, UsageError
 from .interrupts import SIGPIPE_STATUS, exit_status, quiet_stdout, signal_word, sigterm_as_ctrl_c, stdout_closed
 from .rules import Rules, parse_setting
 from .safetext import escape
+from .sprt_cli import add_sprt_options
 
 if TYPE_CHECKING:
     from .referee import GameOutcome
@@ -146,6 +147,7 @@ def at_most(limit: int) -> Callable[[str], int]:
 
 def cmd_play(args: argparse.Namespace) -> int:
     from .match import run_match
+    from .sprt_cli import check_sprt_options, play_sprt
 
     if not 2 <= len(args.bots) <= 6:
         raise UsageError(f"R2.1: 2 to 6 bots sit at a table; {len(args.bots)} given")
@@ -154,6 +156,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         rules.check_players(len(args.bots))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    sprt = check_sprt_options(args)
+    if sprt is not None:
+        return play_sprt(args, sprt, rules)
     human = "human" in args.bots
     games = args.games if args.games is not None else (1 if human else 100)
     if args.web:
@@ -366,6 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=0, help="with --web: port (default: any free one)")
     add_limit_options(p)
     add_rules_options(p)
+    add_sprt_options(p)
     p.set_defaults(func=cmd_play)
 
     p = sub.add_parser(

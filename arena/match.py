@@ -150,6 +150,8 @@ def run_match(
     limits: Any = None,
     on_game: Callable[[GameOutcome], None] | None = None,
     notice: Callable[[str], None] | None = None,
+    seeds: Callable[[Any, int], tuple[int, int]] = game_seeds,
+    until: Callable[[GameOutcome, list[int]], bool] | None = None,
 ) -> dict[str, Any]:
     """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``.
     ``human`` is the player factory for the ``human`` seat (default: the terminal);
@@ -163,6 +165,11 @@ def run_match(
     tallied (the CLI's progress bar and ``--verbose`` text), ``notice`` each line for
     the user (a guessable ``seed`` with sandboxed bots at the table; how an interrupted
     run ended), which the CLI writes to stderr.
+
+    ``seeds`` gives game ``g``'s (deal seed, bot key) from the master seed (default
+    :func:`game_seeds`: a fresh deal per game); ``until`` is asked after each recorded game
+    (its outcome and seating) and ends the series early when it answers True
+    (``arena play --sprt``, :mod:`arena.sprt`).
     """
     entrants = build_entrants(specs, trusted=trusted, human=human, limits=limits)
     secret = seed is None
@@ -186,7 +193,7 @@ def run_match(
         bot_names = [e.src.label if e.src is not None else "human" for e in entrants]
         for g in range(games):
             order = [(s + g) % n for s in range(n)]
-            game_seed, bot_key = game_seeds(seed, g)
+            game_seed, bot_key = seeds(seed, g)
             players = [entrants[i].factory(bot_key, s) for s, i in enumerate(order)]
             for p, i in zip(players, order, strict=True):
                 p.name = entrants[i].label  # the table shows the entrant's label: clean, distinct, not reserved
@@ -200,15 +207,18 @@ def run_match(
             finally:
                 for p in players:
                     p.close()
-            # The record and the tally together: Ctrl-C or SIGTERM waits for both, so
-            # the record file and the results always hold the same games.
+            # The record, the tally (and ``until``'s count) together: Ctrl-C or SIGTERM waits
+            # for them, so the record file and the results always hold the same games.
             with interrupts_deferred():
                 if writer:
                     writer.write_game(outcome.log)
                 record(outcome, order, tallies)
                 played += 1
+                done = until is not None and until(outcome, order)
             if on_game is not None:
                 on_game(outcome)
+            if done:
+                break
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM (interrupts.Terminated) or a human who left
         interrupted = True
         why = str(exc) or "interrupted"
