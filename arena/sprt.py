@@ -7,7 +7,7 @@ fastchess and cutechess get from playing each opening twice with colours reverse
 
 **The Elo model.** In a 2-player game a bot's game score is 1 for a win (placed 1, the
 other placed 2), 1/2 when both are placed 1 (equal final scores share the better
-place, R-placing), 0 for a loss. The Elo difference of A over B is
+place, R9.1), 0 for a loss. The Elo difference of A over B is
 ``400 log10(s / (1 - s))`` with ``s`` A's expected game score over deals and seatings:
 the *logistic* Elo of chess (fastchess's ``model=logistic``, Fishtest's "logistic Elo").
 

@@ -2,7 +2,7 @@
 claiming separation: adaptive (``--until-separated``) against the fixed duplicate round
 robin and against single games of fresh deals.
 
-    python benchmarks/power.py [--quick] [--reps 200] [--deals 100] [--pool FILE] [--live 2]
+    python benchmarks/power.py [--quick] [--reps 200] [--deals 100] [--pool FILE] [--live 2] [--method legacy]
 
 The ladder (``benchmarks/ladder.py``): the reference heuristic with 0, 15, 30, 45, 60
 and 80% random moves, six bots at 4-player tables, in-process (trusted). The script
@@ -18,8 +18,11 @@ and 80% random moves, six bots at 4-player tables, in-process (trusted). The scr
 Methods (every one stops at the first look at which all adjacent pairs are separated):
 
 * ``adaptive``: the tournament's own :class:`~arena.tournament.adaptive.State` (first round
-  one deal per table, then rounds of 4 blocks where the pairs are unsettled); the
-  anytime-valid betting sign test with Bonferroni over the 15 pairs.
+  one deal per table, then rounds of up to 4 blocks where the pairs are unsettled, fewer
+  near the end); its anytime-valid test: per pair a mixture betting test on the paired
+  block differences, decided by Holm's step-down over the 30 directional claims
+  (``--method legacy``: the online-Newton sign test with Bonferroni, rounds of 4, as
+  databases made before it replay).
 * ``fixed-rr sequential``: the same test and stopping rule, but every round is one more
   duplicate deal at each of the 15 tables (60 games).
 * ``fresh sequential``: the same, but every round is one single game (a fresh deal,
@@ -52,13 +55,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 from ladder import EPSILONS, ladder_files  # noqa: E402
 
 from arena.rules import CONTEST  # noqa: E402
-from arena.tournament.adaptive import Design, State  # noqa: E402
+from arena.tournament.adaptive import LEGACY_METHOD, METHOD, Design, State  # noqa: E402
 from arena.tournament.db import GameRow, open_readonly, read_games  # noqa: E402
 from arena.tournament.runner import local_backend, plan, run  # noqa: E402
 from arena.tournament.schedule import GameKey  # noqa: E402
 from arena.tournament.standings import t975  # noqa: E402
 
 SIZE = 4
+#: The sequential method every method here is held to (``--method``).
+TEST = {"method": METHOD}
 Pool = dict[int, list[dict[str, list]]]  # table -> deals -> {"block": rows, "fresh": [row]}
 
 
@@ -98,7 +103,7 @@ def tables_of(n: int) -> tuple[tuple[int, ...], ...]:
 
 
 def adaptive_method(pool: Pool, rng: random.Random, budget: int, null: bool = False) -> tuple[int, list[int], bool]:
-    design = Design(len(EPSILONS), SIZE, tables_of(len(EPSILONS)))
+    design = Design(len(EPSILONS), SIZE, tables_of(len(EPSILONS)), method=TEST["method"])
     s = State(design)
     games = 0
     while True:
@@ -116,7 +121,7 @@ def sequential_rr(
     pool: Pool, rng: random.Random, budget: int, kind: str, null: bool = False
 ) -> tuple[int, list[int], bool]:
     """Round robin sweeps with the adaptive test and stopping rule (``kind``: block or fresh)."""
-    design = Design(len(EPSILONS), SIZE, tables_of(len(EPSILONS)))
+    design = Design(len(EPSILONS), SIZE, tables_of(len(EPSILONS)), method=TEST["method"])
     s = State(design)
     games = 0
     while games < budget:
@@ -220,7 +225,11 @@ def main() -> None:
         "--null-reps", type=int, default=None, help="repetitions in the null world (default 100, quick 20)"
     )
     parser.add_argument("--null-budget", type=int, default=6000, help="games per run in the null world")
+    parser.add_argument(
+        "--method", choices=("current", "legacy"), default="current", help="the sequential test (default current)"
+    )
     args = parser.parse_args()
+    TEST["method"] = METHOD if args.method == "current" else LEGACY_METHOD
     reps = args.reps or (40 if args.quick else 200)
     deals = args.deals or (40 if args.quick else 100)
     if args.null_reps is None:
@@ -244,8 +253,8 @@ def main() -> None:
         means = [world.report((truth[i], truth[i + 1])).mean for i in range(n - 1)]
         print("pool's adjacent paired differences: " + ", ".join(f"{m:+.3f}" for m in means))
         print(
-            f"{reps} repetitions per method, resampling the pool's deals; 95%; games until all adjacent "
-            f"pairs are claimed separated:"
+            f"{reps} repetitions per method, resampling the pool's deals; 95%; test {TEST['method']}; games "
+            f"until all adjacent pairs are claimed separated:"
         )
         print(f"  {'method':<20} {'mean':>8} {'median':>8} {'range':>13} {'claimed':>9} {'wrong while claiming':>22}")
         methods: list[tuple[str, Callable[[random.Random], tuple[int, list[int], bool]]]] = [

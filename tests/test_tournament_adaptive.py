@@ -18,7 +18,7 @@ import pytest
 from test_tournament import count_games, group_gone, run_cli, standings, wait_for_games
 
 from arena.cli import main
-from arena.tournament.adaptive import Design, Replay, State, gauntlet_schedule
+from arena.tournament.adaptive import LEGACY_METHOD, Design, Replay, State, gauntlet_schedule
 
 # Two pairs of identical bots (inseparable) and a weak one, at 3-player tables (10 tables).
 BOTS = ["greedy", "random", "greedy", "random", "random"]
@@ -278,3 +278,91 @@ def test_adaptive_run_prints_and_stores_the_sandbox_layers(tmp_path: Path, capsy
     assert {"seccomp", "fresh_process", "cpu_time"} <= set(sandbox["layers"])
     assert line.startswith(f"sandbox: {len(active)}/{len(sandbox['layers'])} layers active")
     assert sandbox["missing"] == [k for k in sandbox["layers"] if k not in active]
+
+
+def _block(bot_scores: dict[int, float], size: int, table: int = 0) -> list[Any]:
+    """One block's games in which each bot of ``bot_scores`` places so as to get that block score
+    (scores of a 2-player table: 1, 0.5 or 0; one game per rotation)."""
+    from arena.tournament.db import GameRow
+    from arena.tournament.schedule import GameKey
+
+    bots = sorted(bot_scores)
+    games = []
+    for r in range(size):
+        seats = []
+        for bot in bots:
+            s = bot_scores[bot]
+            place = 1 if s == 1 else size if s == 0 else (1 if r % 2 == 0 else size)
+            seats.append((bot, place, 0, False, 0, False))
+        games.append(GameRow(GameKey(size, table, 0, r), tuple(seats)))
+    return games
+
+
+def test_holm_step_down_lowers_the_bar_after_each_claim() -> None:
+    """The first claim needs Bonferroni's wealth over all 2 x 3 directional claims; once it is
+    made, the next needs (M - 1) / alpha, not M / alpha."""
+    import math
+
+    design = Design(3, 2, ((0, 1), (0, 2), (1, 2)))
+    state = State(design)
+    assert state._family == [(0, 1), (0, 2), (1, 2)]
+    bar = [math.log((6 - k) / 0.05) for k in range(3)]
+    state.tests[(0, 2)].best = [(bar[0] + bar[1]) / 2, 0.0]  # between the first bar and the second
+    state._step_down()
+    assert state.decided[(0, 2)] == 0 and state.rejected == 0  # Bonferroni's bar is not reached
+    state.tests[(1, 2)].best = [0.0, bar[0] + 0.01]  # "2 above 1" clears the first bar...
+    state._step_down()
+    assert state.decided == {(0, 1): 0, (0, 2): 1, (1, 2): -1} and state.rejected == 2  # ...and (0, 2) the second
+    legacy = State(Design(3, 2, ((0, 1), (0, 2), (1, 2)), method=LEGACY_METHOD))
+    for _ in range(40):  # the legacy method decides each pair on its own at alpha / 3
+        legacy.absorb((0, 0), _block({0: 1.0, 1: 0.0}, 2))
+    assert legacy.decided[(0, 1)] == legacy.tests[(0, 1)].decided == 1 and legacy.rejected == 0
+
+
+def test_equal_bots_are_never_claimed_apart() -> None:
+    """Null world: four bots whose paired differences all have mean 0; the step-down's claims,
+    looked at after every block, are wrong whenever made. At most 5% of runs may make one."""
+    import itertools
+    import random
+
+    tables = tuple(itertools.combinations(range(4), 2))
+    claims = 0
+    for run in range(30):
+        rng = random.Random(run)
+        state = State(Design(4, 2, tables))
+        for _ in range(150):
+            t = rng.randrange(len(tables))
+            a, b = tables[t]
+            win = rng.random() < 0.5
+            state.absorb((t, 0), _block({a: 1.0 if win else 0.0, b: 0.0 if win else 1.0}, 2, t))
+        claims += state.rejected > 0
+    assert claims <= 1
+
+
+def test_the_method_is_stored_and_a_legacy_database_replays_with_its_own(tmp_path: Path) -> None:
+    from arena.tournament import adaptive
+    from arena.tournament.adaptive import METHOD, design_of, stored_method
+
+    assert Design(3, 2, ((0, 1),)).settings()["method"] == METHOD
+    settings = {"sizes": [2], "adaptive": {"first_deals": 1, "confidence": 0.95}}
+    assert design_of(settings, 2, [(0, 1)]).method == LEGACY_METHOD  # older databases stored no other
+    with pytest.raises(ValueError, match="unknown sequential method"):
+        Design(2, 2, ((0, 1),), method="bogus")
+    assert Design(5, 3, (), method=LEGACY_METHOD).test().__class__.__name__ == "SignTest"
+    # a legacy database (made as before) resumes with its method: the CLI reads it back
+    db = tmp_path / "old.sqlite"
+    from arena.rules import CONTEST
+    from arena.tournament.runner import local_backend, plan
+
+    p = plan(["greedy", "random", "random"], sizes=[2], deals=1, seed=9, rules=CONTEST, trusted=True)
+    size = p.schedule.sizes[0]
+    old = Design(3, 2, size.tables, method=LEGACY_METHOD)
+    adaptive.run(p, old, str(db), local_backend(1), budget=40)
+    assert stored_method(str(db)) == LEGACY_METHOD and stored_method(str(tmp_path / "none")) is None
+    code = main(["tournament", "greedy", "random", "random", "--players", "2", "--seed", "9", "-q", "--until-separated",
+                 "--budget", "60", "--trusted", "--workers", "1", "--db", str(db)])  # fmt: skip
+    assert code == 0  # not refused as "other settings"
+    with __import__("sqlite3").connect(db) as conn:
+        settings_now = json.loads(dict(conn.execute("SELECT key, value FROM meta").fetchall())["settings"])
+        assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 60
+    assert settings_now["adaptive"]["method"] == LEGACY_METHOD

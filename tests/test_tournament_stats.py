@@ -11,7 +11,15 @@ import pytest
 
 from arena.tournament.db import GameRow
 from arena.tournament.schedule import GameKey
-from arena.tournament.stats import ConfSeq, SignTest, block_scores, bootstrap_interval, pair_alpha, paired_differences
+from arena.tournament.stats import (
+    ConfSeq,
+    MixtureTest,
+    SignTest,
+    block_scores,
+    bootstrap_interval,
+    pair_alpha,
+    paired_differences,
+)
 
 
 def bounded(rng: random.Random, mean: float) -> float:
@@ -84,6 +92,43 @@ def test_sign_test_finds_a_real_difference() -> None:
     assert statistics.median(n for _, n in found) < 600
     assert SignTest(0.05).extend([0.5] * 30).p_value < 0.05
     assert SignTest(0.05).extend([0.0] * 30).p_value == 1.0
+
+
+def test_mixture_test_keeps_its_error_under_repeated_looks() -> None:
+    """Mean exactly 0: deciding a sign at any of 1000 looks is an error; at most alpha of runs."""
+    alpha, runs, errors = 0.1, 100, 0
+    for r in range(runs):
+        rng = random.Random(1000 + r)
+        test = MixtureTest(alpha)
+        for _ in range(1000):
+            test.add(bounded(rng, 0.0))
+            if test.decided:
+                errors += 1
+                break
+    assert errors / runs <= alpha
+    with pytest.raises(ValueError):
+        MixtureTest(0.05).add(-1.5)
+    with pytest.raises(ValueError):
+        MixtureTest(0.05, lmax=1.0)  # a stake of 1 can lose everything on one value of -1
+
+
+def test_mixture_test_finds_a_real_difference_sooner_than_online_newton_stakes() -> None:
+    """Same streams: the mixture of constant stakes decides sooner on average than the online
+    Newton stakes (what the adaptive tournament gains from it, measured in benchmarks/power.py)."""
+    mixture, ons = [], []
+    for r in range(30):
+        rng = random.Random(r)
+        values = [max(-1.0, min(1.0, rng.gauss(0.06, 0.28))) for _ in range(4000)]
+        for test, out in ((MixtureTest(0.05 / 30), mixture), (SignTest(0.05 / 30, cap=0.75), ons)):
+            for v in values:
+                test.add(v)
+                if test.decided:
+                    break
+            assert test.decided == 1
+            out.append(test.n)
+    assert statistics.fmean(mixture) < 0.95 * statistics.fmean(ons)
+    assert MixtureTest(0.05).extend([0.5] * 30).p_value < 0.05
+    assert MixtureTest(0.05).extend([0.0] * 30).p_value == 1.0
 
 
 def test_bootstrap_interval_in_range_and_deterministic() -> None:

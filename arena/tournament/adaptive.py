@@ -9,18 +9,31 @@ pair of a gauntlet) is *separated*, or ``--budget`` games are spent.
 **The sequential method.** Two bots at one table in a block got the same
 cards and opponents; the difference of their block scores (mean normalised
 placement over the block's rotations) lies in [-1, 1]. Per pair of bots, a
-:class:`~.stats.SignTest` bets on the sign of the mean of those differences,
-block after block; a pair is separated when one side's wealth reaches
-``2 / alpha_pair``. That wealth is a nonnegative supermartingale while its
-null holds, so by Ville's inequality the chance it *ever* gets there is at
-most ``alpha_pair / 2`` - whatever the number of looks, the stopping time, or
-the way later tables were chosen from earlier results (each block's table is
-fixed before its games are played). ``alpha_pair`` is ``1 - confidence``
-divided by the number of pairs that could be claimed: every pair of bots for
-an order (the adjacent pairs are themselves picked from the data, so a union
-bound over all of them is needed), one per field bot in a gauntlet. So at
+:class:`~.stats.MixtureTest` bets on the sign of the mean of those
+differences, block after block, with a fixed mixture of constant stakes (so
+it uses the size of each difference, not only its sign). Its two wealths
+(betting "above 0" and "below 0") are nonnegative supermartingales while
+their nulls hold, so by Ville's inequality ``1 / max wealth`` is a p-value
+valid at every look at once. The claims - "a above b" or "b above a" for
+every pair that could be compared: all pairs for an order (the adjacent pairs
+are themselves picked from the data), the NEW-vs-field pairs in a gauntlet -
+are made by Holm's step-down on those p-values (:meth:`State._step_down`):
+the first claim needs what Bonferroni over all of them needs, each claim
+made lowers the bar for the rest, and the chance that any claim is ever
+wrong stays at most ``1 - confidence`` whatever the number of looks, the
+stopping time, or the way later tables were chosen from earlier results
+(each block's table is fixed before its games are played). So at
 ``--confidence 0.95`` the chance that the tournament stops claiming an order
 that is wrong anywhere is at most 5%.
+
+**Rounds.** A round holds ``round_blocks`` blocks (at least 4, and enough for
+every bot to sit once) while that many comparisons are open, and one block per
+open comparison near the end, so the run stops soon after the last pair settles.
+
+**Methods.** The method is stored with the tournament's settings, and a
+database is always replayed with its own: :data:`METHOD` for new
+tournaments; :data:`LEGACY_METHOD` (online-Newton stakes, rounds of a fixed
+size) for databases made before it, which resume and report as they were.
 
 **Determinism.** Every decision is a function of the stored results alone:
 round ``r`` is planned from the games of rounds ``< r``, and a game's seed
@@ -42,14 +55,18 @@ from typing import Any
 
 from .db import GameRow
 from .schedule import GameKey, Schedule
-from .stats import SignTest, pair_alpha
+from .stats import MixtureTest, SignTest, pair_alpha
 from .worker import GameRecord
 
 #: Deals one table may get; game ids are ``(table * DEAL_CAP + deal) * size + rotation + 1``.
 DEAL_CAP = 1_000_000
 #: Without ``--budget``: this many times the first round's games.
 DEFAULT_BUDGET_ROUNDS = 200
-METHOD = "betting-sign-test/ons/bonferroni"
+#: The sequential method of new tournaments: mixture betting, Holm's step-down, rounds that shrink at the end.
+METHOD = "betting-mixture/holm"
+#: That of databases made before it: online-Newton betting, Bonferroni, rounds of a fixed size.
+LEGACY_METHOD = "betting-sign-test/ons/bonferroni"
+METHODS = (METHOD, LEGACY_METHOD)
 
 
 @dataclass(frozen=True)
@@ -63,6 +80,15 @@ class Design:
     confidence: float = 0.95
     top: int | None = None
     gauntlet: bool = False
+    method: str = METHOD
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"unknown sequential method {self.method!r} (this arena knows {', '.join(METHODS)})")
+
+    def test(self) -> MixtureTest | SignTest:
+        """A fresh per-pair test of this design's method."""
+        return MixtureTest(self.alpha) if self.method == METHOD else SignTest(self.alpha, cap=0.75)
 
     @property
     def round_blocks(self) -> int:
@@ -71,7 +97,7 @@ class Design:
 
     @property
     def family(self) -> int:
-        """Comparisons the error rate is shared among (Bonferroni)."""
+        """Comparisons the error rate is shared among (each in two directions in Holm's step-down)."""
         return self.bots - 1 if self.gauntlet else math.comb(self.bots, 2)
 
     @property
@@ -84,7 +110,7 @@ class Design:
 
     def settings(self) -> dict[str, Any]:
         return {
-            "method": METHOD,
+            "method": self.method,
             "confidence": self.confidence,
             "top": self.top,
             "gauntlet": self.gauntlet,
@@ -134,10 +160,12 @@ class State:
     deals: list[int] = field(default_factory=list)  # deals used per table
     seats: list[int] = field(default_factory=list)  # blocks each bot sat in
     score_sum: list[float] = field(default_factory=list)
-    tests: dict[tuple[int, int], SignTest] = field(default_factory=dict)
+    tests: dict[tuple[int, int], MixtureTest | SignTest] = field(default_factory=dict)
     sums: dict[tuple[int, int], float] = field(default_factory=dict)
     absorbed: int = 0  # blocks absorbed, in plan order
     status: str = "playing"  # "playing", "separated", "budget"
+    decided: dict[tuple[int, int], int] = field(default_factory=dict)  # +1: a above b, -1: below, 0: open
+    rejected: int = 0  # directional claims made so far (the step-down's count)
 
     def __post_init__(self) -> None:
         d = self.design
@@ -145,8 +173,10 @@ class State:
         self.seats = [0] * d.bots
         self.score_sum = [0.0] * d.bots
         for pair in itertools.combinations(range(d.bots), 2):
-            self.tests[pair] = SignTest(d.alpha, cap=0.75)
+            self.tests[pair] = d.test()
             self.sums[pair] = 0.0
+            self.decided[pair] = 0
+        self._family = [p for p in self.tests if not d.gauntlet or 0 in p]
         first = [(t, deal) for t in range(len(d.tables)) for deal in range(d.first_deals)]
         self._add_round(first)
 
@@ -180,6 +210,42 @@ class State:
             self.tests[(a, b)].add(diff)
             self.sums[(a, b)] += diff
         self.absorbed += 1
+        if self.design.method == LEGACY_METHOD:
+            for pair, test in self.tests.items():
+                self.decided[pair] = test.decided
+        else:
+            self._step_down()
+
+    def _step_down(self) -> None:
+        """Holm's step-down over the family's directional claims ("a above b" and "b above a"
+        for each compared pair: ``M = 2 * family`` hypotheses), on anytime-valid p-values
+        ``1 / (running maximum of a side's wealth)``: the strongest open claim is made while its
+        p-value is at most ``(1 - confidence) / (M - claims made so far)``. Claims stay made.
+
+        Why the error rate holds under any number of looks: let ``m0`` directional claims be
+        false ones (at least half of ``M``). Before the first false claim only true ones were
+        made, at most ``M - m0``, so the first false claim needs a p-value at most
+        ``(1 - confidence) / m0``; by Ville's inequality each of the ``m0`` wealths ever gets
+        there with probability at most ``(1 - confidence) / m0``, so some false claim is
+        ever made with probability at most ``1 - confidence``. The first claim needs what
+        Bonferroni needs; each claim made lowers the bar for the rest.
+        """
+        d = self.design
+        alpha = 1 - d.confidence
+        hypotheses = 2 * len(self._family)
+        while True:
+            best: tuple[float, tuple[int, int], int] | None = None
+            for pair in self._family:
+                if self.decided[pair]:
+                    continue
+                test = self.tests[pair]
+                side = 0 if test.best[0] >= test.best[1] else 1
+                if best is None or test.best[side] > best[0]:
+                    best = (test.best[side], pair, side)
+            if best is None or best[0] < math.log((hypotheses - self.rejected) / alpha):
+                return
+            self.decided[best[1]] = 1 if best[2] == 0 else -1
+            self.rejected += 1
 
     def score(self, bot: int) -> float:
         return self.score_sum[bot] / self.seats[bot] if self.seats[bot] else 0.0
@@ -206,12 +272,12 @@ class State:
         mean = sign * self.sums[(a, b)] / test.n if test.n else None
         if not any(a in t and b in t for t in self.design.tables):
             verdict = "no shared table"
-        elif test.decided == 0:
+        elif self.decided[(a, b)] == 0:
             verdict = "not yet"
         elif self.design.gauntlet:
-            verdict = "better" if test.decided == sign else "worse"
+            verdict = "better" if self.decided[(a, b)] == sign else "worse"
         else:
-            verdict = "separated" if test.decided == sign else "reversed"
+            verdict = "separated" if self.decided[(a, b)] == sign else "reversed"
         settled = verdict in ("separated", "better", "worse")
         return PairReport(upper, lower, test.n, mean, test.p_value, settled, verdict)
 
@@ -230,7 +296,8 @@ class State:
         seats = list(self.seats)
         rank = {p: i for i, p in enumerate(todo)}
         blocks: list[Block] = []
-        for _ in range(d.round_blocks):
+        size = d.round_blocks if d.method == LEGACY_METHOD else min(d.round_blocks, len(todo))
+        for _ in range(size):
             target = min(todo, key=lambda p: (count[p], rank[p]))
             candidates = [
                 t
@@ -328,7 +395,27 @@ def design_of(settings: dict[str, Any], bots: int, tables: Sequence[tuple[int, .
         float(a["confidence"]),
         a.get("top"),
         bool(a.get("gauntlet")),
+        str(a.get("method", LEGACY_METHOD)),
     )
+
+
+def stored_method(path: str) -> str | None:
+    """The sequential method of the adaptive tournament in the database at ``path`` (a
+    resume plays on with it); None when there is none."""
+    import json
+    import os
+
+    from .db import TournamentDBError, open_readonly
+
+    if not os.path.isfile(path):
+        return None
+    try:
+        conn, meta = open_readonly(path)
+        conn.close()
+        method = json.loads(meta.get("settings", "{}")).get("adaptive", {}).get("method")
+    except (TournamentDBError, ValueError, AttributeError, sqlite3.Error):
+        return None
+    return method if isinstance(method, str) else None
 
 
 def read_tables(conn: sqlite3.Connection) -> list[tuple[int, ...]]:

@@ -114,9 +114,19 @@ def run_until_separated(
     from .runner import SetupError
 
     size = p.schedule.sizes[0]
-    design = adaptive.Design(
-        len(p.entrants), size.size, size.tables, p.schedule.deals, args.confidence, args.top, bool(args.gauntlet)
-    )
+    try:  # a resume plays on with the method its database was begun with
+        design = adaptive.Design(
+            len(p.entrants),
+            size.size,
+            size.tables,
+            p.schedule.deals,
+            args.confidence,
+            args.top,
+            bool(args.gauntlet),
+            adaptive.stored_method(args.db) or adaptive.METHOD,
+        )
+    except ValueError as exc:
+        raise UsageError(f"{args.db}: {exc}") from None
     budget = args.budget or design.default_budget()
     labels = list(p.labels)
 
@@ -129,8 +139,8 @@ def run_until_separated(
             for line in p.describe():
                 say(line)
             say(
-                f"  until separated: {adaptive.METHOD} at {design.confidence:.0%} over {design.family} pairs; "
-                f"then rounds of {design.round_blocks} deals; budget {budget} games"
+                f"  until separated: {design.method} at {design.confidence:.0%} over {design.family} pairs; "
+                f"then rounds of up to {design.round_blocks} deals; budget {budget} games"
             )
         if stored:
             say(f"resuming: {stored} games already in {args.db}")

@@ -17,6 +17,7 @@ from typing import Any
 from tabulate import tabulate
 
 from ..safetext import escape
+from .adaptive import METHOD
 from .db import GameRow
 from .stats import block_scores, bootstrap_interval, paired_differences
 
@@ -98,11 +99,18 @@ def adaptive_doc(labels: Sequence[str], games: Sequence[GameRow], state: Any) ->
         if d.gauntlet
         else (f"places 1 to {min(d.top, d.bots - 1) + 1}" if d.top else "every adjacent pair")
     )
-    return {
-        "method": (
-            f"sequential: betting sign test on paired block differences, anytime-valid, "
+    if d.method == METHOD:
+        how = (
+            f"mixture betting test on paired block differences, anytime-valid, Holm's step-down over "
+            f"{2 * d.family} directional claims (the first needs anytime p {d.alpha:.2g}, later ones less)"
+        )
+    else:
+        how = (
+            f"betting sign test on paired block differences, anytime-valid, "
             f"Bonferroni over {d.family} pairs (alpha {d.alpha:.2g} each)"
-        ),
+        )
+    return {
+        "method": f"sequential: {how}",
         "confidence": d.confidence,
         "compares": what,
         "pairs": pairs,
