@@ -150,7 +150,7 @@ def run_match(
     limits: Any = None,
     on_game: Callable[[GameOutcome], None] | None = None,
     notice: Callable[[str], None] | None = None,
-    seeds: Callable[[Any, int], tuple[int, int]] = game_seeds,
+    seeds: Callable[[Any, int], tuple[int, int]] | None = None,
     until: Callable[[GameOutcome, list[int]], bool] | None = None,
 ) -> dict[str, Any]:
     """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``.
@@ -193,7 +193,7 @@ def run_match(
         bot_names = [e.src.label if e.src is not None else "human" for e in entrants]
         for g in range(games):
             order = [(s + g) % n for s in range(n)]
-            game_seed, bot_key = seeds(seed, g)
+            game_seed, bot_key = (seeds or game_seeds)(seed, g)
             players = [entrants[i].factory(bot_key, s) for s, i in enumerate(order)]
             for p, i in zip(players, order, strict=True):
                 p.name = entrants[i].label  # the table shows the entrant's label: clean, distinct, not reserved

@@ -41,6 +41,7 @@ about a minute on a quiet core.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import random
 import statistics
@@ -48,6 +49,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -174,6 +176,74 @@ def naive_rr(pool: Pool, rng: random.Random, budget: int, kind: str, null: bool 
     return games, order, False
 
 
+def _vertices(rows: list[tuple[int, ...]]) -> list[tuple[Fraction, ...]]:
+    """Vertices of ``{y >= 0 : row . y <= 1 for every row}`` (rows of 0/1), by solving every
+    choice of ``len(y)`` tight constraints exactly."""
+    n = len(rows[0])
+    planes = [(r, Fraction(1)) for r in set(rows)] + [
+        (tuple(int(i == j) for j in range(n)), Fraction(0)) for i in range(n)
+    ]
+    found = set()
+    for chosen in itertools.combinations(planes, n):
+        m = [[Fraction(v) for v in r] + [b] for r, b in chosen]
+        for col in range(n):  # Gauss-Jordan; skip singular choices
+            piv = next((i for i in range(col, n) if m[i][col] != 0), None)
+            if piv is None:
+                break
+            m[col], m[piv] = m[piv], m[col]
+            m[col] = [v / m[col][col] for v in m[col]]
+            for i in range(n):
+                if i != col and m[i][col] != 0:
+                    m[i] = [a - m[i][col] * b for a, b in zip(m[i], m[col], strict=True)]
+        else:
+            y = tuple(m[i][n] for i in range(n))
+            if all(v >= 0 for v in y) and all(sum(a * b for a, b in zip(r, y, strict=True)) <= 1 for r in rows):
+                found.add(y)
+    return sorted(found)
+
+
+def clairvoyant_bound(pool: Pool, reps: int) -> None:
+    """How far any allocation could go: each adjacent pair's test is run alone on the pool's
+    paired differences of that pair (all tables) until it decides at the first claim's bar,
+    giving the blocks ``T_p`` it needs; the round robin needs ``15 / 6 * max T_p`` blocks (a pair
+    sits at 6 of its 15 tables); an allocation that knew every ``T_p`` in advance needs the
+    least number of blocks whose tables give each pair ``T_p`` of them (a linear programme,
+    solved exactly through its dual's vertices)."""
+    from arena.tournament.stats import MixtureTest, pair_alpha
+
+    n = len(EPSILONS)
+    tables = tables_of(n)
+    rows = [tuple(int(p in t and p + 1 in t) for p in range(n - 1)) for t in tables]
+    vertices = _vertices(rows)
+    diffs: dict[int, list[float]] = {p: [] for p in range(n - 1)}
+    for deals in pool.values():
+        for deal in deals:
+            per: dict[int, list[float]] = {}
+            for g in deal["block"]:
+                for bot, place, *_ in g.seats:
+                    per.setdefault(bot, []).append((SIZE - place) / (SIZE - 1))
+            for p in range(n - 1):
+                if p in per and p + 1 in per:
+                    diffs[p].append(statistics.fmean(per[p]) - statistics.fmean(per[p + 1]))
+    alpha = pair_alpha(0.95, math.comb(n, 2))
+    best, rr = [], []
+    for r in range(reps):
+        rng = random.Random(f"bound/{r}")
+        need = []
+        for p in range(n - 1):
+            test = MixtureTest(alpha)
+            while not test.decided:
+                test.add(rng.choice(diffs[p]))
+            need.append(test.n)
+        best.append(float(max(sum(y * t for y, t in zip(v, need, strict=True)) for v in vertices)))
+        rr.append(len(tables) / sum(rows[t][0] for t in range(len(tables))) * max(need))
+    print(
+        f"clairvoyant bound ({reps} draws of the blocks each adjacent pair needs alone): an allocation knowing "
+        f"them needs {statistics.fmean(best):.0f} blocks, the round robin {statistics.fmean(rr):.0f}: "
+        f"{statistics.fmean(best) / statistics.fmean(rr):.2f} of its games at best"
+    )
+
+
 def summarise(name: str, results: list[tuple[int, list[int], bool]], truth: list[int]) -> dict[str, float]:
     games = [g for g, _, claimed in results if claimed]
     claimed = len(games)
@@ -228,6 +298,12 @@ def main() -> None:
     parser.add_argument(
         "--method", choices=("current", "legacy"), default="current", help="the sequential test (default current)"
     )
+    parser.add_argument(
+        "--bound", type=int, default=0, metavar="N", help="also the clairvoyant allocation's bound over N draws"
+    )
+    parser.add_argument(
+        "--only", help="comma-separated methods to run (e.g. 'adaptive,fixed-rr sequential'; default all)"
+    )
     args = parser.parse_args()
     TEST["method"] = METHOD if args.method == "current" else LEGACY_METHOD
     reps = args.reps or (40 if args.quick else 200)
@@ -264,14 +340,17 @@ def main() -> None:
             ("fixed-rr naive", lambda rng: naive_rr(pool, rng, args.budget, "block")),
             ("fresh naive", lambda rng: naive_rr(pool, rng, args.budget, "fresh")),
         ]
+        only = None if args.only is None else {m.strip() for m in args.only.split(",")}
         rows = {}
         for name, method in methods:
-            rows[name] = summarise(name, [method(random.Random(f"{name}/{r}")) for r in range(reps)], truth)
-        a, f = rows["adaptive"], rows["fixed-rr sequential"]
-        print(
-            f"adaptive / fixed round robin (same test): {a['mean'] / f['mean']:.2f} of the games (mean), "
-            f"{a['median'] / f['median']:.2f} (median)"
-        )
+            if only is None or name in only:
+                rows[name] = summarise(name, [method(random.Random(f"{name}/{r}")) for r in range(reps)], truth)
+        if "adaptive" in rows and "fixed-rr sequential" in rows:
+            a, f = rows["adaptive"], rows["fixed-rr sequential"]
+            print(
+                f"adaptive / fixed round robin (same test): {a['mean'] / f['mean']:.2f} of the games (mean), "
+                f"{a['median'] / f['median']:.2f} (median)"
+            )
         if args.null_reps:
             print(
                 f"null world: bots 1 and 2 ({EPSILONS[1]}% and {EPSILONS[2]}%) made equal (their labels swapped "
@@ -286,8 +365,12 @@ def main() -> None:
                 ("fixed-rr naive", lambda rng: naive_rr(pool, rng, b, "block", True)),
                 ("fresh naive", lambda rng: naive_rr(pool, rng, b, "fresh", True)),
             ]:
+                if only is not None and name not in only:
+                    continue
                 claims = sum(method(random.Random(f"null/{name}/{r}"))[2] for r in range(args.null_reps))
                 print(f"  {name:<20} {claims:>7}/{args.null_reps} ({claims / args.null_reps:.1%})")
+        if args.bound:
+            clairvoyant_bound(pool, args.bound)
         if args.live:
             live(work / "ladder", args.live, work)
 
