@@ -83,6 +83,7 @@ COMMAND_MODULES = {
     "human.py",
     "author.py",
     "submit.py",
+    "sprt_cli.py",
     "web/cli.py",
     "web/play.py",
     "tournament/cli.py",
