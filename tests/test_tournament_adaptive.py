@@ -366,3 +366,30 @@ def test_the_method_is_stored_and_a_legacy_database_replays_with_its_own(tmp_pat
         settings_now = json.loads(dict(conn.execute("SELECT key, value FROM meta").fetchall())["settings"])
         assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] == 60
     assert settings_now["adaptive"]["method"] == LEGACY_METHOD
+
+
+def test_a_slow_pair_is_spread_over_the_tables_it_can_meet_at(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pair kept at one table where it is even would never be decided: once it has had
+    SPREAD_AFTER blocks, its next blocks go to its less-used tables, though the busy table
+    holds more of the open pairs."""
+    from arena.tournament import adaptive
+
+    def build() -> State:
+        tables = ((0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3))
+        state = State(Design(4, 3, tables))
+        for t, table in enumerate(tables):  # the first round: one block per table
+            state.absorb((t, 0), _block({b: [1.0, 0.5, 0.0][i] for i, b in enumerate(table)}, 3, t))
+        for deal in range(1, 41):  # bots 1 and 2 even at table 3, bot 3 last
+            state.absorb((3, deal), _block({1: 0.5, 2: 0.5, 3: 0.0}, 3, 3))
+            state.deals[3] = deal + 1
+        for deal in range(1, 502):  # bots 0, 1 and 2 even at table 0
+            state.absorb((0, deal), _block({0: 0.5, 1: 0.5, 2: 0.5}, 3))
+            state.deals[0] = deal + 1
+        return state
+
+    state = build()
+    assert adaptive.SPREAD_AFTER < state.tests[(0, 1)].n < state.tests[(1, 2)].n
+    assert state.uncertain() == [(0, 1), (1, 2)]  # table 0 holds both, table 1 only (0, 1)
+    assert [t for t, _ in state.next_round()] == [1, 1]
+    monkeypatch.setattr(adaptive, "SPREAD_AFTER", 10**9)
+    assert [t for t, _ in build().next_round()] == [0, 0]  # without the rule: table 0 again

@@ -29,6 +29,8 @@ that is wrong anywhere is at most 5%.
 **Rounds.** A round holds ``round_blocks`` blocks (at least 4, and enough for
 every bot to sit once) while that many comparisons are open, and one block per
 open comparison near the end, so the run stops soon after the last pair settles.
+A pair still open after :data:`SPREAD_AFTER` blocks is spread over all the
+tables it can meet at (a pair's difference can depend on the other seats).
 
 **Methods.** The method is stored with the tournament's settings, and a
 database is always replayed with its own: :data:`METHOD` for new
@@ -60,6 +62,10 @@ from .worker import GameRecord
 
 #: Deals one table may get; game ids are ``(table * DEAL_CAP + deal) * size + rotation + 1``.
 DEAL_CAP = 1_000_000
+#: Blocks after which a pair still open is spread over all the tables it can meet at
+#: (none more than twice the least-used one's deals, plus 2): a concentrated schedule can
+#: otherwise keep a pair at the one table where its difference happens to be about 0.
+SPREAD_AFTER = 500
 #: Without ``--budget``: this many times the first round's games.
 DEFAULT_BUDGET_ROUNDS = 200
 #: The sequential method of new tournaments: mixture betting, Holm's step-down, rounds that shrink at the end.
@@ -306,6 +312,11 @@ class State:
             ]
             if not candidates:
                 break
+            if d.method == METHOD and count[target] > SPREAD_AFTER:
+                # A pair this slow may be meeting at a table where it is (nearly) even: spread
+                # it over all the tables it can meet at, as the round robin does.
+                least = min(deals[t] for t in candidates)
+                candidates = [t for t in candidates if deals[t] <= 2 * least + 2]
 
             def merit(t: int) -> tuple[int, int, int, int]:
                 table = d.tables[t]
