@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from arena.sandbox.harden import LAYERS, HardenReport, harden, probe
+from arena.sandbox.harden import LAYERS, HardenReport, harden
+from arena.sandbox.probe import probe
 
 if not sys.platform.startswith("linux"):
     pytest.skip("worker hardening is Linux-only", allow_module_level=True)

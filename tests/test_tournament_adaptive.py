@@ -18,7 +18,8 @@ import pytest
 from test_tournament import count_games, group_gone, run_cli, standings, wait_for_games
 
 from arena.cli import main
-from arena.tournament.adaptive import LEGACY_METHOD, Design, Replay, State, gauntlet_schedule
+from arena.tournament.adaptive import LEGACY_METHOD, Design, Replay, State
+from arena.tournament.schedule import gauntlet_schedule
 
 # Two pairs of identical bots (inseparable) and a weak one, at 3-player tables (10 tables).
 BOTS = ["greedy", "random", "greedy", "random", "random"]
@@ -341,7 +342,8 @@ def test_equal_bots_are_never_claimed_apart() -> None:
 
 def test_the_method_is_stored_and_a_legacy_database_replays_with_its_own(tmp_path: Path) -> None:
     from arena.tournament import adaptive
-    from arena.tournament.adaptive import METHOD, design_of, stored_method
+    from arena.tournament.adaptive import METHOD, design_of
+    from arena.tournament.dbread import stored_method
 
     assert Design(3, 2, ((0, 1),)).settings()["method"] == METHOD
     settings = {"sizes": [2], "adaptive": {"first_deals": 1, "confidence": 0.95}}

@@ -46,8 +46,8 @@ def __getattr__(name: str) -> Any:
 def hardening_report(uid: int | None = None) -> Any:
     """Which hardening layers a worker gets on this machine (a :class:`.harden.HardenReport`).
 
-    Starts a throw-away hardened interpreter (:func:`.harden.probe`).
+    Starts a throw-away hardened interpreter (:func:`.probe.probe`).
     """
-    from .harden import probe
+    from .probe import probe
 
     return probe(uid=uid)

@@ -93,14 +93,12 @@ What the worker (the integrator) must respect:
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import resource
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from .rlimits import _layer_rlimits, _lower_inherited
 from .seccomp import (
     _CLONE_NEWNET,
     _CLONE_NEWUSER,
@@ -126,7 +124,6 @@ __all__ = [
     "harden_template",
     "harden_child",
     "template_limits",
-    "probe",
     "LAYERS",
     "SECCOMP_ALLOW",
     "SECCOMP_KILL",
@@ -198,25 +195,6 @@ def _open_fds() -> list[int]:
             continue
         fds.append(fd)
     return sorted(fds)
-
-
-def _status_fields(*names: str) -> dict[str, str]:
-    """Fields of /proc/self/status (read once), those found among ``names``."""
-    found: dict[str, str] = {}
-    try:
-        with open("/proc/self/status", "rb") as fh:  # binary: no codec lookup (imports may be impossible)
-            for raw in fh:
-                key, _, value = raw.decode().partition(":")
-                if key in names:
-                    found[key] = value.strip()
-    except OSError:
-        pass
-    return found
-
-
-def _status_field(name: str) -> str | None:
-    """A field of /proc/self/status, or None."""
-    return _status_fields(name).get(name)
 
 
 # --- the layers -------------------------------------------------------------------------------
@@ -316,73 +294,6 @@ def _layer_uid(uid: int | None, euid: int, caps: Capabilities | None = None) -> 
     else:
         raise RuntimeError("could switch back to uid 0")
     return f"uid=gid={uid}, no supplementary groups, no capabilities"
-
-
-_INHERITED_LIMITS = ("RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_CORE")
-
-
-def _lower(name: str, soft: int, hard: int, problems: list[str], set_to: list[str]) -> None:
-    """Lower one resource limit and read it back; a problem is appended, never raised."""
-    res = getattr(resource, name)
-    try:
-        cur_hard = resource.getrlimit(res)[1]
-        if cur_hard != resource.RLIM_INFINITY:
-            hard = min(hard, cur_hard)
-            soft = min(soft, hard)
-        resource.setrlimit(res, (soft, hard))
-        got = resource.getrlimit(res)
-        if got != (soft, hard):
-            problems.append(f"{name} is {got}, wanted {(soft, hard)}")
-        else:
-            set_to.append(f"{name[7:]}={soft}" + ("" if soft == hard else f"/{hard}"))
-    except (OSError, ValueError) as exc:
-        problems.append(f"{name}: {exc}")
-
-
-def _lower_inherited(memory_bytes: int) -> tuple[list[str], list[str]]:
-    """RLIMIT_AS, RLIMIT_FSIZE and RLIMIT_CORE: (problems, what was set)."""
-    problems: list[str] = []
-    set_to: list[str] = []
-    vm_kib = _status_field("VmSize")
-    in_use = int(vm_kib.split()[0]) * 1024 if vm_kib else 0
-    if memory_bytes <= in_use:
-        problems.append(f"RLIMIT_AS: memory_bytes {memory_bytes} is not above the {in_use} bytes already mapped")
-    else:
-        _lower("RLIMIT_AS", memory_bytes, memory_bytes, problems, set_to)
-    _lower("RLIMIT_FSIZE", 0, 0, problems, set_to)
-    _lower("RLIMIT_CORE", 0, 0, problems, set_to)
-    set_to.append(f"(address space in use {in_use >> 20} MiB)")
-    return problems, set_to
-
-
-def _layer_rlimits(memory_bytes: int, cpu_seconds: int, open_fds: list[int], started: str | None = None) -> str:
-    """Lower the resource limits; returns a note, raises listing any that failed.
-
-    ``started``: the problems the template met setting the inherited limits (None: it did
-    not set them, so they are set here); those are then read back, not set again."""
-    problems: list[str] = []
-    set_to: list[str] = []
-    if started is None:
-        problems, set_to = _lower_inherited(memory_bytes)
-    else:
-        if started:
-            problems.append(started)
-        wanted = {"RLIMIT_AS": memory_bytes, "RLIMIT_FSIZE": 0, "RLIMIT_CORE": 0}
-        for name in _INHERITED_LIMITS:
-            got = resource.getrlimit(getattr(resource, name))
-            if got != (wanted[name], wanted[name]) and not started:
-                problems.append(f"{name} is {got}, wanted {(wanted[name],) * 2} (inherited)")
-        set_to.append("read back;")
-    _lower("RLIMIT_CPU", cpu_seconds, cpu_seconds + 1, problems, set_to)
-    nofile = (max(open_fds) if open_fds else 2) + 4
-    _lower("RLIMIT_NOFILE", nofile, nofile, problems, set_to)
-    _lower("RLIMIT_NPROC", 0, 0, problems, set_to)
-    if problems:
-        raise RuntimeError("; ".join(problems))
-    note = " ".join(set_to)
-    if os.geteuid() == 0:
-        note += "; RLIMIT_NPROC not enforced for root"
-    return note
 
 
 def _set_no_new_privs() -> None:
@@ -519,54 +430,3 @@ def harden(
     return harden_child(
         report, memory_bytes=memory_bytes, cpu_seconds=cpu_seconds, uid=uid, seccomp=seccomp, open_fds=open_fds
     )
-
-
-_PROBE_CODE = """\
-import json, sys
-sys.path.insert(0, sys.argv[1])
-from arena.sandbox.harden import harden
-report = harden(**json.loads(sys.argv[2]))
-line = sys.stdin.readline()  # the hardened process must still talk over its pipes
-reply = dict(report.as_dict(), echo=json.loads(line), check=sum(i * i for i in range(1000)))
-sys.stdout.write(json.dumps(reply) + "\\n")
-sys.stdout.flush()
-"""
-
-
-def probe(*, uid: int | None = None, timeout: float = 30.0) -> HardenReport:
-    """Harden a fresh interpreter and report which layers this machine supports.
-
-    Runs ``harden`` with default limits in ``[sys.executable, "-I", "-c", ...]``
-    (empty environment, new session); as root it drops to ``uid`` (default
-    :data:`PROBE_UID`).  A probe that dies or garbles its answer reports every
-    layer as failed.
-    """
-    import subprocess  # noqa: PLC0415 - the referee's side only: a template must not hold it
-
-    if uid is None and os.geteuid() == 0:
-        uid = PROBE_UID
-    root = str(Path(__file__).resolve().parents[2])
-    args = json.dumps({"uid": uid})
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-I", "-c", _PROBE_CODE, root, args],
-            input='{"ping": 1}\n',
-            capture_output=True,
-            text=True,
-            env={},
-            cwd="/",
-            start_new_session=True,
-            timeout=timeout,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return HardenReport(layers={name: f"failed: probe worker: {exc}" for name in LAYERS})
-    try:
-        data = json.loads(proc.stdout.strip().splitlines()[-1])
-        if proc.returncode != 0 or data.get("echo") != {"ping": 1} or data.get("check") != 332833500:
-            raise ValueError("bad answer")
-        return HardenReport.from_dict(data)
-    except (ValueError, IndexError, AttributeError) as exc:
-        tail = (proc.stderr.strip().splitlines() or [""])[-1][-200:]
-        why = f"probe worker exited with {proc.returncode} ({exc}): {tail}"
-        return HardenReport(layers={name: f"failed: {why}" for name in LAYERS})

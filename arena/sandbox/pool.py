@@ -153,7 +153,7 @@ def sandboxed_factory(src: BotSource, limits: Limits | None = None) -> SandboxFa
 def sandbox_layers(limits: Limits | None = None) -> dict[str, str]:
     """Every layer a bot file would run under on this machine: the worker's (probed in a
     throw-away hardened interpreter) and the referee's (:func:`supervision`)."""
-    from .harden import probe
+    from .probe import probe
 
     layers = dict(probe().layers)
     layers.update(supervision(limits or Limits()))

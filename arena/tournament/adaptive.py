@@ -49,14 +49,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .db import GameRow
-from .schedule import GameKey, Schedule
+from .schedule import GameKey
 from .stats import MixtureTest, SignTest, pair_alpha
 from .worker import GameRecord
 
@@ -410,31 +409,6 @@ def design_of(settings: dict[str, Any], bots: int, tables: Sequence[tuple[int, .
     )
 
 
-def stored_method(path: str) -> str | None:
-    """The sequential method of the adaptive tournament in the database at ``path`` (a
-    resume plays on with it); None when there is none."""
-    import json
-    import os
-
-    from .db import TournamentDBError, open_readonly
-
-    if not os.path.isfile(path):
-        return None
-    try:
-        conn, meta = open_readonly(path)
-        conn.close()
-        method = json.loads(meta.get("settings", "{}")).get("adaptive", {}).get("method")
-    except (TournamentDBError, ValueError, AttributeError, sqlite3.Error):
-        return None
-    return method if isinstance(method, str) else None
-
-
-def read_tables(conn: sqlite3.Connection) -> list[tuple[int, ...]]:
-    import json
-
-    return [tuple(json.loads(b)) for (b,) in conn.execute("SELECT bots FROM tables ORDER BY size, tbl")]
-
-
 @dataclass
 class AdaptiveResult:
     played: int
@@ -508,26 +482,3 @@ def run(
         )
     finally:
         db.close()
-
-
-def gauntlet_schedule(field_size: int, size: int, max_tables: int, seed: int) -> tuple[tuple[int, ...], ...]:
-    """Tables of bot 0 (the new bot) and ``size - 1`` of the field (bots 1..``field_size``):
-    every combination, or a balanced choice when there are more than ``max_tables``."""
-    from .schedule import size_schedule
-
-    if size - 1 > field_size:
-        raise ValueError(f"a table of {size} needs a field of at least {size - 1} bots; {field_size} given")
-    if size == 2:
-        return tuple((0, f) for f in range(1, field_size + 1))
-    inner = size_schedule(field_size, size - 1, max_tables=max_tables, seed=seed)
-    return tuple((0, *(b + 1 for b in t)) for t in inner.tables)
-
-
-def with_tables(schedule: Schedule, tables: tuple[tuple[int, ...], ...], kind: str) -> Schedule:
-    """``schedule`` with its (single) table size's tables replaced."""
-    from dataclasses import replace
-
-    from .schedule import SizeSchedule
-
-    (only,) = schedule.sizes
-    return replace(schedule, sizes=(SizeSchedule(only.size, kind, tables),))

@@ -84,8 +84,8 @@ def check_adaptive_options(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def gauntlet_plan(p: Any, max_tables: int) -> Any:
     """``p`` (whose first entrant is the new bot) with every table holding the new bot."""
-    from .adaptive import gauntlet_schedule, with_tables
     from .runner import SetupError
+    from .schedule import gauntlet_schedule, with_tables
 
     if len(p.schedule.sizes) != 1:
         raise SetupError("a gauntlet plays one table size; give one --players size")
@@ -110,6 +110,7 @@ def run_until_separated(
     from . import adaptive
     from .cli import show_standings
     from .db import TournamentDBError
+    from .dbread import stored_method
     from .local import HarnessError
     from .runner import SetupError
 
@@ -123,7 +124,7 @@ def run_until_separated(
             args.confidence,
             args.top,
             bool(args.gauntlet),
-            adaptive.stored_method(args.db) or adaptive.METHOD,
+            stored_method(args.db) or adaptive.METHOD,
         )
     except ValueError as exc:
         raise UsageError(f"{args.db}: {exc}") from None
@@ -216,7 +217,8 @@ def separation_of(
     from .separation import adaptive_doc, fixed_doc
 
     if "adaptive" in settings:
-        from .adaptive import Replay, design_of, read_tables
+        from .adaptive import Replay, design_of
+        from .dbread import read_tables
 
         design = design_of(settings, len(labels), read_tables(conn))
         replay = Replay(design, budget=max(len(games), 1))

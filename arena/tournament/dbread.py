@@ -190,3 +190,24 @@ def stored_seed(path: str | os.PathLike[str]) -> int | None:
 def scheduled_games(conn: sqlite3.Connection, deals: int) -> int:
     """Games in the whole schedule: tables x size x deals (each deal once per seat rotation)."""
     return sum(size * count * deals for size, count in conn.execute("SELECT size, COUNT(*) FROM tables GROUP BY size"))
+
+
+def stored_method(path: str) -> str | None:
+    """The sequential method of the adaptive tournament in the database at ``path`` (a
+    resume plays on with it); None when there is none."""
+    from .db import TournamentDBError, open_readonly
+
+    if not os.path.isfile(path):
+        return None
+    try:
+        conn, meta = open_readonly(path)
+        conn.close()
+        method = json.loads(meta.get("settings", "{}")).get("adaptive", {}).get("method")
+    except (TournamentDBError, ValueError, AttributeError, sqlite3.Error):
+        return None
+    return method if isinstance(method, str) else None
+
+
+def read_tables(conn: sqlite3.Connection) -> list[tuple[int, ...]]:
+    """The stored tables (bot indices), in schedule order."""
+    return [tuple(json.loads(b)) for (b,) in conn.execute("SELECT bots FROM tables ORDER BY size, tbl")]

@@ -14,7 +14,7 @@ import itertools
 import math
 import random
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from ..engine import derive_seed
@@ -317,3 +317,20 @@ class Schedule:
         order = self.deal_order(key)
         k = key.size
         return tuple(order[(s + key.rotation) % k] for s in range(k))
+
+
+def gauntlet_schedule(field_size: int, size: int, max_tables: int, seed: int) -> tuple[tuple[int, ...], ...]:
+    """Tables of bot 0 (the new bot) and ``size - 1`` of the field (bots 1..``field_size``):
+    every combination, or a balanced choice when there are more than ``max_tables``."""
+    if size - 1 > field_size:
+        raise ValueError(f"a table of {size} needs a field of at least {size - 1} bots; {field_size} given")
+    if size == 2:
+        return tuple((0, f) for f in range(1, field_size + 1))
+    inner = size_schedule(field_size, size - 1, max_tables=max_tables, seed=seed)
+    return tuple((0, *(b + 1 for b in t)) for t in inner.tables)
+
+
+def with_tables(schedule: Schedule, tables: tuple[tuple[int, ...], ...], kind: str) -> Schedule:
+    """``schedule`` with its (single) table size's tables replaced."""
+    (only,) = schedule.sizes
+    return replace(schedule, sizes=(SizeSchedule(only.size, kind, tables),))
