@@ -108,3 +108,13 @@ def test_library_code_does_not_print() -> None:
                 if any(n.split(".")[0] == "tqdm" for n in names):
                     found.append(f"{rel}:{node.lineno} tqdm")
     assert found == []
+
+
+def test_no_module_is_over_500_lines() -> None:
+    """One concern per module (issue 9): a module past 500 lines is split, not grown."""
+    long = {
+        str(p.relative_to(ARENA)): n
+        for p in sorted(ARENA.rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
+    }
+    assert not long, long
