@@ -28,6 +28,7 @@ import math
 import random
 import struct
 from collections.abc import Iterable, Sequence
+from typing import Self
 
 from .db import GameRow
 
@@ -168,7 +169,62 @@ def pair_alpha(confidence: float, pairs: int) -> float:
     return (1 - confidence) / max(1, pairs)
 
 
-class SignTest:
+class BettingTest:
+    """What the betting tests share: values in ``[-1, 1]`` fed one at a time, two wealths
+    (betting on a mean above 0, and below), the sign *decided* once one side's running
+    maximum reaches ``2 / alpha`` (and kept), an anytime-valid p-value, the values'
+    variance. A subclass says how a value moves each side's log-wealth (:meth:`_bet`)."""
+
+    def __init__(self, alpha: float) -> None:
+        if not 0 < alpha < 1:
+            raise ValueError("alpha must be in (0, 1)")
+        self.alpha = alpha
+        self.threshold = math.log(2 / alpha)
+        self.n = 0
+        self.log_wealth = [0.0, 0.0]  # betting on > 0, on < 0
+        self.best = [0.0, 0.0]  # running maxima of the log wealth
+        self.decided = 0
+        self._mean = 0.0
+        self._m2 = 0.0
+
+    @property
+    def var(self) -> float:
+        """The values' sample variance so far (0 below two)."""
+        return self._m2 / (self.n - 1) if self.n > 1 else 0.0
+
+    def _bet(self, side: int, sx: float) -> float:
+        """Side ``side``'s log-wealth after a value of ``sx`` (the value, sign-flipped for side 1)."""
+        raise NotImplementedError
+
+    def add(self, value: float) -> None:
+        if not -1 - 1e-9 <= value <= 1 + 1e-9:
+            raise ValueError(f"{value} is outside [-1, 1]")
+        x = min(1.0, max(-1.0, value))
+        self.n += 1
+        delta = x - self._mean
+        self._mean += delta / self.n
+        self._m2 += delta * (x - self._mean)
+        for side, sx in enumerate((x, -x)):
+            self.log_wealth[side] = self._bet(side, sx)
+            self.best[side] = max(self.best[side], self.log_wealth[side])
+        if not self.decided:
+            if self.best[0] >= self.threshold:
+                self.decided = 1
+            elif self.best[1] >= self.threshold:
+                self.decided = -1
+
+    def extend(self, values: Iterable[float]) -> Self:
+        for v in values:
+            self.add(v)
+        return self
+
+    @property
+    def p_value(self) -> float:
+        """Anytime-valid two-sided p-value: ``min(1, 2 / max wealth)``."""
+        return min(1.0, 2 * math.exp(-max(self.best)))
+
+
+class SignTest(BettingTest):
     """Anytime-valid test of the sign of a mean of values in ``[-1, 1]``, by betting.
 
     Two gamblers start with wealth 1: one bets that the mean is above 0 (wealth
@@ -184,60 +240,25 @@ class SignTest:
     best rate the data allow.
     """
 
+    #: The online Newton step's constant (Cutkosky & Orabona 2018).
+    STEP = 2 / (2 - math.log(3))
+
     def __init__(self, alpha: float, cap: float = 0.5) -> None:
-        if not 0 < alpha < 1:
-            raise ValueError("alpha must be in (0, 1)")
-        self.alpha = alpha
+        super().__init__(alpha)
         self.cap = cap
-        self.threshold = math.log(2 / alpha)
-        self.n = 0
-        self.log_wealth = [0.0, 0.0]  # betting on > 0, on < 0
-        self.best = [0.0, 0.0]  # running maxima of the log wealth
         self._stake = [0.0, 0.0]
         self._grad_sq = [1.0, 1.0]
-        self.decided = 0
-        self._mean = 0.0
-        self._m2 = 0.0
 
-    @property
-    def var(self) -> float:
-        """The values' sample variance so far (0 below two)."""
-        return self._m2 / (self.n - 1) if self.n > 1 else 0.0
-
-    def add(self, value: float) -> None:
-        if not -1 - 1e-9 <= value <= 1 + 1e-9:
-            raise ValueError(f"{value} is outside [-1, 1]")
-        x = min(1.0, max(-1.0, value))
-        self.n += 1
-        delta = x - self._mean
-        self._mean += delta / self.n
-        self._m2 += delta * (x - self._mean)
-        for side, sx in enumerate((x, -x)):
-            stake = self._stake[side]
-            self.log_wealth[side] += math.log1p(stake * sx)
-            self.best[side] = max(self.best[side], self.log_wealth[side])
-            grad = sx / (1 + stake * sx)  # d/dl of log(1 + l x)
-            self._grad_sq[side] += grad * grad
-            step = 2 / (2 - math.log(3))
-            self._stake[side] = min(self.cap, max(0.0, stake + step * grad / self._grad_sq[side]))
-        if not self.decided:
-            if self.best[0] >= self.threshold:
-                self.decided = 1
-            elif self.best[1] >= self.threshold:
-                self.decided = -1
-
-    def extend(self, values: Iterable[float]) -> SignTest:
-        for v in values:
-            self.add(v)
-        return self
-
-    @property
-    def p_value(self) -> float:
-        """Anytime-valid two-sided p-value: ``min(1, 2 / max wealth)``."""
-        return min(1.0, 2 * math.exp(-max(self.best)))
+    def _bet(self, side: int, sx: float) -> float:
+        stake = self._stake[side]
+        wealth = self.log_wealth[side] + math.log1p(stake * sx)
+        grad = sx / (1 + stake * sx)  # d/dl of log(1 + l x)
+        self._grad_sq[side] += grad * grad
+        self._stake[side] = min(self.cap, max(0.0, stake + self.STEP * grad / self._grad_sq[side]))
+        return wealth
 
 
-class MixtureTest:
+class MixtureTest(BettingTest):
     """Anytime-valid test of the sign of a mean of values in ``[-1, 1]``, by a *mixture* of
     constant bets (Waudby-Smith & Ramdas 2024, section 4's "hedged" and mixture capital
     processes; Robbins' method of mixtures).
@@ -261,59 +282,20 @@ class MixtureTest:
     """
 
     def __init__(self, alpha: float, grid: int = 20, lmax: float = 0.95) -> None:
-        if not 0 < alpha < 1:
-            raise ValueError("alpha must be in (0, 1)")
+        super().__init__(alpha)
         if not 0 < lmax < 1:
             raise ValueError("the largest stake must be in (0, 1)")
-        self.alpha = alpha
-        self.threshold = math.log(2 / alpha)
         self.stakes = [lmax * (k + 1) / grid for k in range(grid)]
         # per side, per stake: wealth / exp(offset[side]) (rescaled now and then, never rounded to 0 or inf)
         self._w = [[1.0] * grid, [1.0] * grid]
         self._offset = [0.0, 0.0]
         self._grid = grid
-        self.n = 0
-        self.log_wealth = [0.0, 0.0]  # of the mixture, betting on > 0, on < 0
-        self.best = [0.0, 0.0]  # running maxima
-        self.decided = 0
-        self._mean = 0.0
-        self._m2 = 0.0
 
-    @property
-    def var(self) -> float:
-        """The values' sample variance so far (0 below two)."""
-        return self._m2 / (self.n - 1) if self.n > 1 else 0.0
-
-    def add(self, value: float) -> None:
-        if not -1 - 1e-9 <= value <= 1 + 1e-9:
-            raise ValueError(f"{value} is outside [-1, 1]")
-        x = min(1.0, max(-1.0, value))
-        self.n += 1
-        delta = x - self._mean
-        self._mean += delta / self.n
-        self._m2 += delta * (x - self._mean)
-        for side, sx in enumerate((x, -x)):
-            w = [wk * (1.0 + stake * sx) for wk, stake in zip(self._w[side], self.stakes, strict=True)]
-            top = max(w)
-            if not 1e-100 < top < 1e100:  # keep the numbers in range: move the scale into the offset
-                self._offset[side] += math.log(top)
-                w = [wk / top for wk in w]
-            self._w[side] = w
-            mix = self._offset[side] + math.log(sum(w) / self._grid)
-            self.log_wealth[side] = mix
-            self.best[side] = max(self.best[side], mix)
-        if not self.decided:
-            if self.best[0] >= self.threshold:
-                self.decided = 1
-            elif self.best[1] >= self.threshold:
-                self.decided = -1
-
-    def extend(self, values: Iterable[float]) -> MixtureTest:
-        for v in values:
-            self.add(v)
-        return self
-
-    @property
-    def p_value(self) -> float:
-        """Anytime-valid two-sided p-value: ``min(1, 2 / max wealth)``."""
-        return min(1.0, 2 * math.exp(-max(self.best)))
+    def _bet(self, side: int, sx: float) -> float:
+        w = [wk * (1.0 + stake * sx) for wk, stake in zip(self._w[side], self.stakes, strict=True)]
+        top = max(w)
+        if not 1e-100 < top < 1e100:  # keep the numbers in range: move the scale into the offset
+            self._offset[side] += math.log(top)
+            w = [wk / top for wk in w]
+        self._w[side] = w
+        return self._offset[side] + math.log(sum(w) / self._grid)
