@@ -146,7 +146,6 @@ def at_most(limit: int) -> Callable[[str], int]:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from .match import run_match
     from .sprt_cli import check_sprt_options, play_sprt
 
     if not 2 <= len(args.bots) <= 6:
@@ -165,9 +164,26 @@ def cmd_play(args: argparse.Namespace) -> int:
         from .web.play import play_web
 
         return play_web(args, rules, games)
-    show = MatchDisplay(games, verbose=args.verbose, progress=not (args.quiet or human))
+    doc = run_shown(args, rules, games, progress=not (args.quiet or human))
+    status = exit_status(signum=doc.pop("stopped_by", None))
+    secret = doc.pop("secret_seed", False)
+    if doc.get("interrupted") and not doc["games"]:
+        return status
+    fmt = "json" if args.json else args.format
+    emit_results(doc, fmt)
+    if secret and fmt != "json":  # the JSON document holds the seed
+        show_seed(doc["seed"], "plays these games again")
+    return status if doc.get("interrupted") else 0
+
+
+def run_shown(args: argparse.Namespace, rules: Rules, games: int, *, progress: bool, **extra: Any) -> dict[str, Any]:
+    """:func:`~arena.match.run_match` with the ``play`` command's options, its progress bar
+    and ``-v`` lines; ``extra`` goes to ``run_match`` (``--sprt``: its seeds and stopping rule)."""
+    from .match import run_match
+
+    show = MatchDisplay(games, verbose=args.verbose, progress=progress)
     try:
-        doc = run_match(
+        return run_match(
             args.bots,
             games=games,
             seed=args.seed,
@@ -178,18 +194,10 @@ def cmd_play(args: argparse.Namespace) -> int:
             limits=limits_from_args(args),
             on_game=show.game,
             notice=to_stderr,
+            **extra,
         )
     finally:
         show.close()
-    status = exit_status(signum=doc.pop("stopped_by", None))
-    secret = doc.pop("secret_seed", False)
-    if doc.get("interrupted") and not doc["games"]:
-        return status
-    fmt = "json" if args.json else args.format
-    emit_results(doc, fmt)
-    if secret and fmt != "json":  # the JSON document holds the seed
-        show_seed(doc["seed"], "plays these games again")
-    return status if doc.get("interrupted") else 0
 
 
 def to_stderr(line: str) -> None:

@@ -66,9 +66,8 @@ def check_sprt_options(args: argparse.Namespace) -> Any:
 def play_sprt(args: argparse.Namespace, spec: Any, rules: Any) -> int:
     """``arena play A B --sprt``: play pairs until the test decides (or the cap, or Ctrl-C),
     print the results and the test's verdict (in ``--json``: the document's ``sprt``)."""
-    from .cli import MatchDisplay, emit_results, limits_from_args, show_seed, to_stderr
+    from .cli import emit_results, run_shown, show_seed
     from .interrupts import exit_status
-    from .match import run_match
     from .plugins import reporters
     from .sprt import DEFAULT_CAP, PairFeed, Sprt, format_sprt, pair_seeds
 
@@ -78,24 +77,14 @@ def play_sprt(args: argparse.Namespace, spec: Any, rules: Any) -> int:
     cap = args.games if args.games is not None else DEFAULT_CAP
     test = Sprt(spec)
     feed = PairFeed(test)
-    show = MatchDisplay(cap, verbose=args.verbose, progress=not args.quiet)
-    try:
-        doc = run_match(
-            args.bots,
-            games=cap,
-            seed=args.seed,
-            rules=rules,
-            replay=args.replay,
-            force=args.force,
-            trusted=args.trusted,
-            limits=limits_from_args(args),
-            on_game=show.game,
-            notice=to_stderr,
-            seeds=pair_seeds,
-            until=lambda outcome, order: feed.game(outcome.result.places, order),
-        )
-    finally:
-        show.close()
+    doc = run_shown(
+        args,
+        rules,
+        cap,
+        progress=not args.quiet,
+        seeds=pair_seeds,
+        until=lambda outcome, order: feed.game(outcome.result.places, order),
+    )
     status = exit_status(signum=doc.pop("stopped_by", None))
     secret = doc.pop("secret_seed", False)
     if doc.get("interrupted") and not doc["games"]:
