@@ -165,12 +165,28 @@ def cmd_play(args: argparse.Namespace) -> int:
 
         return play_web(args, rules, games)
     doc = run_shown(args, rules, games, progress=not (args.quiet or human))
+    return finish_play(doc, "json" if args.json else args.format)
+
+
+def finish_play(
+    doc: dict[str, Any],
+    fmt: str,
+    *,
+    annotate: Callable[[dict[str, Any]], None] | None = None,
+    after: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
+    """How a ``play`` run ends: its results in ``fmt`` (none when stopped before a game
+    ended), then a fresh secret seed; the exit status (130/143 when interrupted).
+    ``annotate`` adds to the document before it is printed, ``after`` prints below it."""
     status = exit_status(signum=doc.pop("stopped_by", None))
     secret = doc.pop("secret_seed", False)
     if doc.get("interrupted") and not doc["games"]:
         return status
-    fmt = "json" if args.json else args.format
+    if annotate is not None:
+        annotate(doc)
     emit_results(doc, fmt)
+    if after is not None:
+        after(doc)
     if secret and fmt != "json":  # the JSON document holds the seed
         show_seed(doc["seed"], "plays these games again")
     return status if doc.get("interrupted") else 0

@@ -66,8 +66,7 @@ def check_sprt_options(args: argparse.Namespace) -> Any:
 def play_sprt(args: argparse.Namespace, spec: Any, rules: Any) -> int:
     """``arena play A B --sprt``: play pairs until the test decides (or the cap, or Ctrl-C),
     print the results and the test's verdict (in ``--json``: the document's ``sprt``)."""
-    from .cli import emit_results, run_shown, show_seed
-    from .interrupts import exit_status
+    from .cli import finish_play, run_shown
     from .plugins import reporters
     from .sprt import DEFAULT_CAP, PairFeed, Sprt, format_sprt, pair_seeds
 
@@ -85,16 +84,14 @@ def play_sprt(args: argparse.Namespace, spec: Any, rules: Any) -> int:
         seeds=pair_seeds,
         until=lambda outcome, order: feed.game(outcome.result.places, order),
     )
-    status = exit_status(signum=doc.pop("stopped_by", None))
-    secret = doc.pop("secret_seed", False)
-    if doc.get("interrupted") and not doc["games"]:
-        return status
-    a, b = (row["bot"] for row in doc["standings"])
-    doc["sprt"] = test.doc(a, b, games=doc["games"], cap=cap, interrupted=bool(doc.get("interrupted")))
-    emit_results(doc, fmt)
-    if fmt != "json":
-        for line in format_sprt(doc["sprt"]):
-            print(line, file=sys.stderr if fmt == "csv" else sys.stdout)  # csv: stdout stays one table
-    if secret and fmt != "json":
-        show_seed(doc["seed"], "plays these games again")
-    return status if doc.get("interrupted") else 0
+
+    def annotate(doc: dict[str, Any]) -> None:
+        a, b = (row["bot"] for row in doc["standings"])
+        doc["sprt"] = test.doc(a, b, games=doc["games"], cap=cap, interrupted=bool(doc.get("interrupted")))
+
+    def verdict(doc: dict[str, Any]) -> None:
+        if fmt != "json":
+            for line in format_sprt(doc["sprt"]):
+                print(line, file=sys.stderr if fmt == "csv" else sys.stdout)  # csv: stdout stays one table
+
+    return finish_play(doc, fmt, annotate=annotate, after=verdict)

@@ -7,9 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..cli import MatchDisplay, emit_results, limits_from_args, show_seed, to_stderr
+from ..cli import MatchDisplay, finish_play, limits_from_args, to_stderr
 from ..errors import UsageError
-from ..interrupts import exit_status
 from ..rules import Rules
 
 
@@ -63,12 +62,4 @@ def play_web(args: argparse.Namespace, rules: Rules, games: int) -> int:
         server.stop()
     if doc["games"]:
         print(f"arena: the record is in {replay}", file=sys.stderr)
-    status = exit_status(signum=doc.pop("stopped_by", None))  # 130 for Ctrl-C, 143 for SIGTERM
-    secret = doc.pop("secret_seed", False)
-    if doc.get("interrupted") and not doc["games"]:
-        return status
-    fmt = "json" if args.json else args.format
-    emit_results(doc, fmt)
-    if secret and fmt != "json":  # the JSON document holds the seed
-        show_seed(doc["seed"], "plays these games again")
-    return status if doc.get("interrupted") else 0
+    return finish_play(doc, "json" if args.json else args.format)  # 130 for Ctrl-C, 143 for SIGTERM
