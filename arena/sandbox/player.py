@@ -206,10 +206,14 @@ class WorkerPlayer:
                     drawn = DrawnCard(card._text, move.stock, move.pile_size, self._delta(table))
                     worker.send(("card", *drawn))
                 elif kind == "hist":
+                    if self.history_on:  # a worker asks once a game; then it comes with every move
+                        raise ProtocolViolation("the history asked for again")
                     self.history_on = True
                     self.sent = 0
                     worker.send(("hist", self._delta(table)))
                 elif kind == "pile":
+                    if self.pile_on or self.history_on:  # once a game, and never with the history
+                        raise ProtocolViolation("the pile asked for again")
                     self.pile_on = True
                     self.pile_mark = (-1, 0)
                     worker.send(("pile", *self._pile(table)))
