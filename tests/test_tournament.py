@@ -149,6 +149,11 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT COUNT(*) FROM games").fetchone()[0] == TOTAL
     conn.close()
+    return standings_apart(db)
+
+
+def standings_apart(db: Path) -> dict[str, Any]:
+    """``arena standings --json`` of ``db`` from a process of its own (the database's path left out)."""
     proc = subprocess.run(
         [sys.executable, "-m", "arena", "standings", "--db", str(db), "--json"],
         capture_output=True,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_tournament import count_games, group_gone, run_cli, standings, wait_for_games
+from test_tournament import count_games, group_gone, run_cli, standings, standings_apart, wait_for_games
 
 from arena.cli import main
 from arena.tournament.adaptive import LEGACY_METHOD, Design, Replay, State
@@ -30,15 +30,7 @@ ARGS = ["--players", "3", "--seed", "5", "--until-separated", "--budget", "300",
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     db = tmp_path_factory.mktemp("adaptive") / "ref.sqlite"
     assert main(["tournament", *BOTS, *ARGS, "--workers", "1", "--db", str(db)]) == 0
-    proc = subprocess.run(
-        [sys.executable, "-m", "arena", "standings", "--db", str(db), "--json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    doc = json.loads(proc.stdout)
-    doc.pop("db")
-    return doc
+    return standings_apart(db)
 
 
 def test_budget_spent_and_inseparable_pairs_named(
