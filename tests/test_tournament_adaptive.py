@@ -247,6 +247,10 @@ def test_standings_formats(reference: dict[str, Any], tmp_path: Path, capsys: py
     assert [float(r["score"]) for r in rows] == [r["score"] for r in doc["overall"]["standings"]]
     code, again, _ = run_cli(capsys, "standings", "--db", str(db), "--json")
     assert json.loads(again) == doc
+    code, positional, _ = run_cli(capsys, "standings", str(db), "--json")  # the database may be named without --db
+    assert code == 0 and json.loads(positional) == doc
+    code, _, err = run_cli(capsys, "standings", str(db), "--db", str(tmp_path / "other.sqlite"))
+    assert code == 2 and "two databases given" in err and not (tmp_path / "other.sqlite").exists()
     with pytest.raises(SystemExit) as exc:
         main(["standings", "--db", str(db), "--format", "yaml"])
     assert exc.value.code == 2 and "invalid choice" in capsys.readouterr().err

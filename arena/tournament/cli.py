@@ -234,7 +234,12 @@ def show_standings(db_path: str, *, fmt: str = "table", h2h: bool | None = None,
 
 
 def cmd_standings(args: argparse.Namespace) -> int:
-    return show_standings(args.db, fmt="json" if args.json else args.format, h2h=args.h2h)
+    if args.file is not None and args.db is not None and args.file != args.db:
+        both = f"{escape(args.file)} and --db {escape(args.db)}"
+        print(f"arena: error: two databases given ({both}); name one", file=sys.stderr)
+        return 2
+    db = args.file or args.db or "tournament.sqlite"
+    return show_standings(db, fmt="json" if args.json else args.format, h2h=args.h2h)
 
 
 def register(sub: Any) -> None:
@@ -342,9 +347,8 @@ def register(sub: Any) -> None:
         help="print a tournament database's standings",
         description="Print the standings of a tournament database (finished or not).",
     )
-    p.add_argument(
-        "--db", default="tournament.sqlite", metavar="FILE", help="results database (default tournament.sqlite)"
-    )
+    p.add_argument("file", nargs="?", metavar="DB", help="results database (the same as --db DB)")
+    p.add_argument("--db", default=None, metavar="FILE", help="results database (default tournament.sqlite)")
     p.add_argument("--json", action="store_true", help="standings as JSON (as --format json)")
     p.add_argument(
         "--format",
