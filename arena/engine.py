@@ -143,6 +143,11 @@ class Game:
         self.log.append(event)  # type: ignore[arg-type]
         self.on_event(event)  # type: ignore[misc, arg-type]
 
+    def record(self, event: Event) -> None:
+        """Write an event the referee makes itself (the game header, a fault) into the record,
+        in order with the engine's own, and pass it to the listener."""
+        self._emit(event)
+
     def say(self, seat: int, text: str, output: bool = False) -> None:
         """Record ``seat``'s ``say`` text (with ``output``: its printed output) within the seat's
         share of :data:`TABLE_SAY_BYTES` (:data:`TABLE_OUTPUT_BYTES`) for this game. Past it,

@@ -332,7 +332,7 @@ class Referee:
             "players": [{"seat": s, "name": names[s], "bot": (bots[s] if bots else names[s])} for s in range(n)],
             "rules": self.rules.to_dict(),
         }
-        game._emit(header)
+        game.record(header)
         faults: list[Fault] = []
         move_times: list[list[float]] = [[] for _ in range(n)]
         counts = [0] * n
@@ -354,7 +354,7 @@ class Referee:
             faults.append(Fault(seat, kind, detail, game.round))
             # Records hold the kind's plain value (records are JSON, a seat's history is marshalled).
             event: FaultEvent = {"event": "fault", "seat": seat, "kind": kind.value, "detail": detail}
-            game._emit(event)
+            game.record(event)
             if kind is FaultKind.RETIRED:
                 return
             counts[seat] += 1
@@ -363,7 +363,7 @@ class Referee:
                 why = "crashed" if kind is FaultKind.CRASH else "stopped" if retire else f"{counts[seat]} faults"
                 faults.append(Fault(seat, FaultKind.RETIRED, why, game.round))
                 event = {"event": "fault", "seat": seat, "kind": FaultKind.RETIRED.value, "detail": why}
-                game._emit(event)
+                game.record(event)
 
         def notify(seat: int, method: str, arg: Any) -> None:
             if seat in retired:
