@@ -225,8 +225,12 @@ def test_seed_search_in_a_tournament(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], escaped_search: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fresh = tournament_search(tmp_path, capsys, "fresh")
-    assert all(g["notfound"] for g in fresh), fresh
-    assert sum(g["hits"] for g in fresh) / sum(g["tries"] for g in fresh) < 1 / 6 + 0.3
+    # As in test_seed_search_finds_nothing_without_a_seed: a game of a fresh secret seed can end
+    # before the bot's first move (the opener sheds its hand), and the bot then says nothing.
+    spoke = [g for g in fresh if g["notfound"] or g["found"] or g["tries"]]
+    assert len(spoke) >= 4, fresh
+    assert all(g["notfound"] and g["found"] is None for g in spoke), spoke
+    assert sum(g["hits"] for g in spoke) / sum(g["tries"] for g in spoke) < 1 / 6 + 0.3
     weak = tournament_search(tmp_path, capsys, "weak", "2026")
     assert all(g["found"] == "FOUND 2026 new" and g["hits"] == 5 for g in weak), weak
 
