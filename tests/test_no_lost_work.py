@@ -150,6 +150,7 @@ def test_another_tournaments_replays_are_refused(tmp_path: Path, capsys: pytest.
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
 
 
+@pytest.mark.long
 def test_sigterm_keeps_the_games_and_a_resume_keeps_writing_its_replays(tmp_path: Path) -> None:
     db, folder = tmp_path / "t.sqlite", tmp_path / "replays"
     argv = [
@@ -159,7 +160,7 @@ def test_sigterm_keeps_the_games_and_a_resume_keeps_writing_its_replays(tmp_path
         "greedy",
         "random",
         "-n",
-        "60",
+        "30",
         "--seed",
         "2",
         "-q",
@@ -176,13 +177,13 @@ def test_sigterm_keeps_the_games_and_a_resume_keeps_writing_its_replays(tmp_path
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     n = count_games(db)
-    assert 0 < n < 240 and "Traceback" not in err
-    assert f"terminated: {n} of 240 games are stored in {db}" in err and "Resume with:" in err
-    assert out.startswith(f"(partial: {n} of 240 games played)\nOverall: {n} games")  # the standings so far
+    assert 0 < n < 120 and "Traceback" not in err
+    assert f"terminated: {n} of 120 games are stored in {db}" in err and "Resume with:" in err
+    assert out.startswith(f"(partial: {n} of 120 games played)\nOverall: {n} games")  # the standings so far
     done = run_process(*argv)
     assert done.returncode == 0, done.stderr
     records = sorted(folder.glob("*.jsonl"))
-    assert count_games(db) == 240 and len(records) == 240
+    assert count_games(db) == 120 and len(records) == 120
     assert all(check_file(str(p)) == [] for p in records)
 
 

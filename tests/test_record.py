@@ -251,10 +251,10 @@ def test_record_rule_knobs(tmp_path, capsys):
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
 def test_records_pass_the_independent_checker(tmp_path, capsys, n):
     bots = ["random", "greedy"] * 3
-    path = play(tmp_path, capsys, *bots[:n], "--games", "60", "--seed", str(n))
+    path = play(tmp_path, capsys, *bots[:n], "--games", "30", "--seed", str(n))
     errors = independent_checker.check_file(str(path))
     assert errors == [], errors[:5]
-    assert check_record_format(path) == 60
+    assert check_record_format(path) == 30
 
 
 def test_replay_prints_a_readable_log(tmp_path, capsys):
