@@ -25,6 +25,13 @@ from arena.moves import Move
 from arena.rules import CONTEST, Rules
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``long`` first (in their order), then the rest: longest first is what keeps
+    a parallel run (``pytest -n 2``) from ending with one worker idle while the other still runs
+    a ten-second test it picked up last."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 def _parse(spec: str | Sequence[Card | str]) -> list[Card]:
     if isinstance(spec, str):
         return cards(spec)

@@ -89,6 +89,7 @@ def test_kill_9_then_resume_gives_identical_results(
     assert standings(capsys, db) == reference
 
 
+@pytest.mark.long
 def test_ray_backend_same_adaptive_results(
     reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

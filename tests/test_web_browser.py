@@ -286,6 +286,7 @@ STEP = """() => {
 }"""
 
 
+@pytest.mark.long
 def test_human_game_played_to_the_end_by_clicking(browser, tmp_path):
     record = tmp_path / "human.jsonl"
     proc = subprocess.Popen(
