@@ -62,7 +62,7 @@ from ladder import EPSILONS, ladder_files  # noqa: E402
 
 from arena.rules import CONTEST  # noqa: E402
 from arena.tournament.adaptive import LEGACY_METHOD, METHOD, Design, State  # noqa: E402
-from arena.tournament.db import GameRow, open_readonly, read_games  # noqa: E402
+from arena.tournament.db import GameRow, TournamentDBError, open_readonly, read_games  # noqa: E402
 from arena.tournament.runner import local_backend, plan, run  # noqa: E402
 from arena.tournament.schedule import GameKey  # noqa: E402
 from arena.tournament.standings import t975  # noqa: E402
@@ -335,7 +335,9 @@ def main() -> None:
                 seeds = [int(x) for x in args.pools.split(",")]
             except ValueError:
                 parser.error(f"--pools wants comma-separated seeds, not {args.pools!r}")
-            pool = merged_pool(work / "ladder", Path(args.pool_dir) if args.pool_dir else work, deals, seeds)
+            pool_dir = Path(args.pool_dir) if args.pool_dir else work
+            pool_dir.mkdir(parents=True, exist_ok=True)
+            pool = merged_pool(work / "ladder", pool_dir, deals, seeds)
             deals *= len(seeds)
         else:
             db = Path(args.pool) if args.pool else work / "pool.sqlite"
@@ -402,4 +404,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except TournamentDBError as exc:  # a --pool that is not this benchmark's database: one line, the file untouched
+        sys.exit(f"power.py: error: {exc}")
