@@ -26,10 +26,21 @@ from arena.rules import CONTEST, Rules
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked ``long`` first (in their order), then the rest: longest first is what keeps
-    a parallel run (``pytest -n 2``) from ending with one worker idle while the other still runs
-    a ten-second test it picked up last."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    """Modules holding a test marked ``long`` first, and in them the ``long`` tests first: longest
+    first is what keeps a parallel run (``pytest -n 2``) from ending with one worker idle while
+    the other still runs a ten-second test it picked up last. A module stays in one piece, so its
+    module-scoped fixtures (a browser, a reference tournament) are still made once."""
+    index = {id(item): i for i, item in enumerate(items)}
+    first: dict[object, int] = {}  # each module's place in the collection
+    for i, item in enumerate(items):
+        first.setdefault(item.module, i)
+    long_modules = {item.module for item in items if item.get_closest_marker("long")}
+
+    def key(item: pytest.Item) -> tuple[bool, int, bool, int]:
+        long = item.get_closest_marker("long") is not None
+        return item.module not in long_modules, first[item.module], not long, index[id(item)]
+
+    items.sort(key=key)
 
 
 def _parse(spec: str | Sequence[Card | str]) -> list[Card]:
