@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_policy_static import names_in
 
 from arena.cards import RANKS, SUITS, Card
 from arena.errors import BotLoadError
@@ -30,15 +31,6 @@ from arena.sandbox.transform import GuardCalls
 from arena.turn import PlayerInfo, Turn
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def names_in(code: types.CodeType) -> set[str]:
-    """Every global name the compiled module (and its nested functions) refers to."""
-    found = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            found |= names_in(const)
-    return found
 
 
 def load(body: str, header: str = "", calls: bool = False) -> Any:

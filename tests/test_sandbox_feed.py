@@ -146,8 +146,9 @@ class Bot:
 
 
 def test_R10_the_pile_alone_then_the_history_show_exactly_what_they_show_in_process() -> None:
+    from test_sandbox import play
+
     from arena.loader import BotSource, load_trusted, resolve_bot
-    from arena.referee import Referee
     from arena.rules import CONTEST
     from arena.sandbox import Limits, SandboxFactory
 
@@ -157,18 +158,10 @@ def test_R10_the_pile_alone_then_the_history_show_exactly_what_they_show_in_proc
     greedy = load_trusted(resolve_bot("greedy"))
     rules = CONTEST.replace(limit=60, name="short")
 
-    def play(factories: list[Any], seed: int) -> Any:
-        players = [f(seed, s) for s, f in enumerate(factories)]
-        try:
-            return Referee(rules).play(players, seed=seed)
-        finally:
-            for p in players:
-                p.close()
-
     try:
         for seed in (5, 6):
-            a = play([sandboxed, greedy, sandboxed], seed)
-            b = play([trusted, greedy, trusted], seed)
+            a = play([sandboxed, greedy, sandboxed], seed, rules)
+            b = play([trusted, greedy, trusted], seed, rules)
             assert a.faults == []
             assert a.log == b.log
             said = [e["text"] for e in a.log if e["event"] == "say"]

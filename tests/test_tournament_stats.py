@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Callable
 
 import pytest
 
@@ -53,18 +54,25 @@ def test_confidence_sequence_is_bounded_and_shrinks() -> None:
         cs.add(1.5)
 
 
-def test_sign_test_keeps_its_error_under_repeated_looks() -> None:
-    """Mean exactly 0: deciding a sign at any of 1000 looks is an error; at most alpha of runs."""
-    alpha, runs, errors = 0.1, 200, 0
+def errors_under_looks(make: Callable[[float], SignTest | MixtureTest], alpha: float, runs: int) -> int:
+    """Runs (of ``runs``, each up to 1000 values of mean exactly 0, looked at after every value)
+    in which a fresh test ``make(alpha)`` decided a sign: every such decision is an error."""
+    errors = 0
     for r in range(runs):
         rng = random.Random(1000 + r)
-        test = SignTest(alpha)
+        test = make(alpha)
         for _ in range(1000):
             test.add(bounded(rng, 0.0))
             if test.decided:
                 errors += 1
                 break
-    assert errors / runs <= alpha
+    return errors
+
+
+def test_sign_test_keeps_its_error_under_repeated_looks() -> None:
+    """Mean exactly 0: deciding a sign at any of 1000 looks is an error; at most alpha of runs."""
+    alpha, runs = 0.1, 200
+    assert errors_under_looks(SignTest, alpha, runs) / runs <= alpha
     # ...while a naive fixed-sample z-test looked at after every value errs far more often
     naive = 0
     for r in range(100):
@@ -96,16 +104,8 @@ def test_sign_test_finds_a_real_difference() -> None:
 
 def test_mixture_test_keeps_its_error_under_repeated_looks() -> None:
     """Mean exactly 0: deciding a sign at any of 1000 looks is an error; at most alpha of runs."""
-    alpha, runs, errors = 0.1, 100, 0
-    for r in range(runs):
-        rng = random.Random(1000 + r)
-        test = MixtureTest(alpha)
-        for _ in range(1000):
-            test.add(bounded(rng, 0.0))
-            if test.decided:
-                errors += 1
-                break
-    assert errors / runs <= alpha
+    alpha, runs = 0.1, 100
+    assert errors_under_looks(MixtureTest, alpha, runs) / runs <= alpha
     with pytest.raises(ValueError):
         MixtureTest(0.05).add(-1.5)
     with pytest.raises(ValueError):
