@@ -11,7 +11,6 @@ a JSON manifest in the organiser's submissions folder.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import statistics
 import string
@@ -25,7 +24,7 @@ from .engine import derive_seed
 from .errors import BotLoadError, UsageError
 from .events import FaultKind
 from .rules import CONTEST, Rules
-from .safetext import escape
+from .safetext import escape, to_json
 
 #: A bot name usable as a file name: letters, digits, ``-`` and ``_``, from a letter.
 NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
@@ -76,10 +75,11 @@ def cmd_new(args: argparse.Namespace) -> int:
         raise UsageError(f"{path} already exists; choose another name or move that file away") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
-    print(f"wrote {path}: a working bot named {name!r}. Next:")
-    print(f"  arena play human {path}     play a game against it")
-    print(f"  arena play {path} greedy    100 games against a reference bot")
-    print(f"  arena check {path}          check it as the organiser will")
+    shown = escape(path)
+    print(f"wrote {shown}: a working bot named {escape(repr(name))}. Next:")
+    print(f"  arena play human {shown}     play a game against it")
+    print(f"  arena play {shown} greedy    100 games against a reference bot")
+    print(f"  arena check {shown}          check it as the organiser will")
     return 0
 
 
@@ -410,10 +410,10 @@ def check_from_args(args: argparse.Namespace, data: bytes | None = None) -> Chec
 def cmd_check(args: argparse.Namespace) -> int:
     report = check_from_args(args)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
+        print(to_json(report.to_dict()))
     else:
         for line in report.lines():
-            print(line)
+            print(escape(line))
     return 0 if report.clean else 1
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -12,7 +11,7 @@ from . import __version__
 from .errors import BotLoadError, UsageError
 from .interrupts import SIGPIPE_STATUS, exit_status, quiet_stdout, signal_word, sigterm_as_ctrl_c, stdout_closed
 from .rules import Rules, parse_setting
-from .safetext import escape
+from .safetext import escape, to_json
 from .sprt_cli import add_sprt_options
 
 if TYPE_CHECKING:
@@ -329,13 +328,14 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if args.list:
         for name, rules in sorted(variants().items()):
             changed = rules.changed()
-            print(f"{name:14} " + (", ".join(f"{k}={v}" for k, v in changed.items()) or "the contest rules"))
+            settings = ", ".join(f"{k}={v}" for k, v in changed.items()) or "the contest rules"
+            print(escape(f"{name:14} {settings}"))  # a plugin's variant names and values
         return 0
     rules = rules_from_args(args)
     if args.json:
-        print(json.dumps(rules.to_dict(), indent=2))
+        print(to_json(rules.to_dict()))
     else:
-        print(describe_rules(rules))
+        print("\n".join(escape(line) for line in describe_rules(rules).splitlines()))
     return 0
 
 

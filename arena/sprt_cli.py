@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from .errors import UsageError
+from .safetext import safe_line
 
 
 def _elo_pair(text: str) -> tuple[float, float]:
@@ -92,6 +93,7 @@ def play_sprt(args: argparse.Namespace, spec: Any, rules: Any) -> int:
     def verdict(doc: dict[str, Any]) -> None:
         if fmt != "json":
             for line in format_sprt(doc["sprt"]):
-                print(line, file=sys.stderr if fmt == "csv" else sys.stdout)  # csv: stdout stays one table
+                # csv: stdout stays one table; markdown: the lines are markdown text too
+                print(safe_line(line, fmt), file=sys.stderr if fmt == "csv" else sys.stdout)
 
     return finish_play(doc, fmt, annotate=annotate, after=verdict)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +17,7 @@ from . import __version__
 from .author import NAME_PATTERN, RESERVED_NAMES, check_from_args
 from .errors import BotLoadError, UsageError
 from .events import FaultKind
-from .safetext import escape
+from .safetext import escape, to_json
 from .submissions import file_sha256, submitted, write_atomic
 
 
@@ -65,7 +64,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     report = check_from_args(args, data=checked)
     if not args.json:
         for line in report.lines():
-            print(line)
+            print(escape(line))
     if not report.clean:
         reasons = [
             f"{p['path']}" + (f":{p['line']}" if p.get("line") else "") + f": {p['message']}" for p in report.problems
@@ -79,7 +78,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if not reasons:
             reasons.append("no smoke game could be played")
         if args.json:
-            print(json.dumps({"submitted": False, "reasons": reasons, "check": report.to_dict()}, indent=2))
+            print(to_json({"submitted": False, "reasons": reasons, "check": report.to_dict()}))
         return refuse(
             "the check failed: "
             + "; ".join(reasons[:3])
@@ -103,16 +102,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         write_atomic(stored, checked)  # the bytes that were checked, not the file as it is now
-        write_atomic(manifest, (json.dumps(data, indent=2) + "\n").encode())
+        write_atomic(manifest, (to_json(data) + "\n").encode())
     except OSError as exc:
         raise UsageError(f"{folder}: cannot store the submission: {exc.strerror or exc}") from None
     if args.json:
-        print(json.dumps({"submitted": True, "bot": str(stored), "manifest": str(manifest), "sha256": sha}, indent=2))
+        print(to_json({"submitted": True, "bot": str(stored), "manifest": str(manifest), "sha256": sha}))
     else:
         verb = "replaced" if previous else "submitted"
         print(
-            f"{verb}: {stored} and {manifest} (sha256 {sha[:12]}"
-            + (f", author {args.author}" if args.author else "")
+            f"{verb}: {escape(stored)} and {escape(manifest)} (sha256 {sha[:12]}"
+            + (f", author {escape(args.author, 200)}" if args.author else "")
             + ")"
         )
     return 0

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Callable
 from typing import Any
 
-from tabulate import tabulate
-
 from ..hookspecs import hookimpl
+from ..safetext import render_table, to_csv, to_json
 
 
 @hookimpl
@@ -31,27 +27,26 @@ def _rows(doc: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     return headers, [[r[h] for h in headers] for r in rows]
 
 
+# Every cell goes through the output rules of arena.safetext: names are contestant text.
+
+
 def table(doc: dict[str, Any]) -> str:
     headers, rows = _rows(doc)
-    return tabulate(rows, headers=headers, floatfmt=".3f")
+    return render_table(rows, headers, "table", floatfmt=".3f")
 
 
 def markdown(doc: dict[str, Any]) -> str:
     headers, rows = _rows(doc)
-    return tabulate(rows, headers=headers, tablefmt="github", floatfmt=".3f")
+    return render_table(rows, headers, "markdown", floatfmt=".3f")
 
 
 def as_csv(doc: dict[str, Any]) -> str:
     headers, rows = _rows(doc)
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(headers)
-    writer.writerows(rows)
-    return out.getvalue().rstrip("\n")
+    return to_csv(headers, rows)
 
 
 def as_json(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2)
+    return to_json(doc)
 
 
 @hookimpl

@@ -133,7 +133,7 @@ def run_until_separated(
 
     def say(line: str) -> None:
         if not args.quiet:
-            print(line, file=sys.stderr)
+            print(escape(line), file=sys.stderr)
 
     def started(stored: int) -> None:
         if fmt == "table":

@@ -22,7 +22,7 @@ from ..cli import (
 )
 from ..errors import UsageError
 from ..interrupts import exit_status, signal_word
-from ..safetext import escape
+from ..safetext import escape, to_json
 from .adaptive_cli import add_adaptive_options, check_adaptive_options, gauntlet_plan, run_until_separated
 from .schedule import DEFAULT_MAX_TABLES, MAX_DEALS, MAX_TABLES, parse_sizes
 
@@ -70,7 +70,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         if args.gauntlet:
             p = gauntlet_plan(p, args.max_tables)
         for warning in preflight(p):
-            print(f"arena: warning: {warning}", file=sys.stderr)
+            print(f"arena: warning: {escape(warning, 1200)}", file=sys.stderr)
     except SetupError as exc:
         raise UsageError(str(exc)) from None
     warn_if_guessable(seed, untrusted=p.untrusted, notice=to_stderr)
@@ -102,7 +102,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     def started(done: int, total: int) -> None:  # the database accepted this tournament
         if not args.quiet and fmt == "table":
             for line in p.describe():
-                print(line, file=sys.stderr)
+                print(escape(line), file=sys.stderr)
         if done and not args.quiet:
             print(f"resuming: {done} of {total} games already in {args.db}", file=sys.stderr)
         if not args.quiet and done < total and sys.stderr.isatty():
@@ -223,13 +223,17 @@ def show_standings(db_path: str, *, fmt: str = "table", h2h: bool | None = None,
             "total": total,
             **doc,
         }
-        print(json.dumps(out, indent=2))
+        try:
+            text = to_json(out)
+        except ValueError as exc:  # a hostile database's settings, nested thousands deep
+            raise UsageError(f"{db_path}: damaged tournament database ({exc})") from None
+        print(text)
     elif fmt == "csv":
         print(standings_csv(doc))
     else:
         if len(games) < total:
             print(f"(partial: {len(games)} of {total} games played)")
-        print(format_standings(doc, h2h=h2h, tablefmt="github" if fmt == "markdown" else "simple"))
+        print(format_standings(doc, h2h=h2h, fmt=fmt))
     return 0
 
 

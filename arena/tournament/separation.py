@@ -14,9 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from tabulate import tabulate
-
-from ..safetext import escape
+from ..safetext import render_table, safe_line
 from .adaptive import METHOD
 from .db import GameRow
 from .stats import block_scores, bootstrap_interval, paired_differences
@@ -119,14 +117,14 @@ def adaptive_doc(labels: Sequence[str], games: Sequence[GameRow], state: Any) ->
     }
 
 
-def format_separation(sep: dict[str, Any], tablefmt: str = "simple") -> str:
-    """The comparisons as a table with a heading line."""
+def format_separation(sep: dict[str, Any], fmt: str = "table") -> str:
+    """The comparisons as a table (``fmt`` ``table`` or ``markdown``) with a heading line."""
     rows = []
     for p in sep["pairs"]:
         ci = "-" if p["diff_lo"] is None else f"{p['diff_lo']:+.3f} to {p['diff_hi']:+.3f}"
         diff = "-" if p["diff"] is None else f"{p['diff']:+.3f}"
         anytime = [f"{p['p_value']:.2g}"] if "p_value" in p else []
-        rows.append([f"{escape(p['upper'])} > {escape(p['lower'])}", p["blocks"], diff, ci, *anytime, p["verdict"]])
+        rows.append([f"{p['upper']} > {p['lower']}", p["blocks"], diff, ci, *anytime, p["verdict"]])
     headers = [
         "pair",
         "shared blocks",
@@ -135,7 +133,7 @@ def format_separation(sep: dict[str, Any], tablefmt: str = "simple") -> str:
         *(["anytime p"] if sep["pairs"] and "p_value" in sep["pairs"][0] else []),
         "verdict",
     ]
-    head = ("## " if tablefmt == "github" else "") + f"Separation ({sep['method']})"
+    head = ("## " if fmt == "markdown" else "") + safe_line(f"Separation ({sep['method']})", fmt)
     if not rows:
         return head + "\n(no pairs)"
-    return head + "\n" + tabulate(rows, headers=headers, disable_numparse=True, tablefmt=tablefmt)
+    return head + "\n" + render_table(rows, headers, fmt)

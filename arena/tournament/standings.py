@@ -23,9 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tabulate import tabulate
-
-from ..safetext import escape
+from ..safetext import render_table, safe_line, to_csv
 from .db import GameRow
 from .stats import bootstrap_interval
 
@@ -252,9 +250,9 @@ def standings_rows(scope: dict[str, Any]) -> list[list[Any]]:
         rows.append(
             [
                 r["rank"],
-                escape(r["bot"]),
+                r["bot"],
                 r.get("kind", ""),
-                *([escape(r.get("author") or "-")] if by else []),
+                *([r.get("author") or "-"] if by else []),
                 r["games"],
                 r["wins"],
                 r["losses"],
@@ -270,25 +268,24 @@ def standings_rows(scope: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
-def format_scope(scope: dict[str, Any], title: str, tablefmt: str = "simple") -> str:
-    """One scope's standings table, with a title line."""
-    head = f"{title}: {scope['games']} games in {scope['blocks']} duplicate deals"
+def format_scope(scope: dict[str, Any], title: str, fmt: str = "table") -> str:
+    """One scope's standings table (``fmt`` ``table`` or ``markdown``), with a title line."""
+    head = f"{title}: {safe_line(scope['games'], fmt)} games in {safe_line(scope['blocks'], fmt)} duplicate deals"
     by = any(r.get("author") for r in scope["standings"])
     headers = COLUMNS[:3] + (("author",) if by else ()) + COLUMNS[3:]
     return (
         head
         + "\n"
-        + tabulate(
+        + render_table(
             standings_rows(scope),
-            headers=headers,
-            disable_numparse=True,
-            tablefmt=tablefmt,
+            headers,
+            fmt,
             colalign=("right", "left", "left") + ("left",) * by + ("right",) * (len(COLUMNS) - 3),
         )
     )
 
 
-def format_h2h(scope: dict[str, Any], title: str, tablefmt: str = "simple") -> str:
+def format_h2h(scope: dict[str, Any], title: str, fmt: str = "table") -> str:
     """The head-to-head matrix in standings order: row bot above column bot."""
     order = [r["bot"] for r in scope["standings"]]
     short = [f"{i + 1}" for i in range(len(order))]
@@ -298,7 +295,7 @@ def format_h2h(scope: dict[str, Any], title: str, tablefmt: str = "simple") -> s
         for b in order:
             cell = scope["head_to_head"].get(a, {}).get(b)
             cells.append("" if a == b else "-" if cell is None else f"{cell['above']:.2f}")
-        rows.append([f"{i + 1} {escape(a)}", *cells])
+        rows.append([f"{i + 1} {a}", *cells])
     head = (
         f"{title} head-to-head: share of shared games in which the row bot placed above the "
         f"column bot (equal places count half)"
@@ -306,36 +303,35 @@ def format_h2h(scope: dict[str, Any], title: str, tablefmt: str = "simple") -> s
     return (
         head
         + "\n"
-        + tabulate(
+        + render_table(
             rows,
-            headers=["", *short],
-            disable_numparse=True,
-            tablefmt=tablefmt,
+            ["", *short],
+            fmt,
             colalign=("left",) + ("right",) * len(order),
         )
     )
 
 
-def format_standings(doc: dict[str, Any], *, h2h: bool | None = None, tablefmt: str = "simple") -> str:
+def format_standings(doc: dict[str, Any], *, h2h: bool | None = None, fmt: str = "table") -> str:
     """Overall standings, per-size standings when there are several sizes, and
-    head-to-head (by default only up to 16 bots). ``tablefmt``: ``simple`` for a
-    terminal, ``github`` for markdown."""
+    head-to-head (by default only up to 16 bots). ``fmt``: ``table`` for a terminal,
+    ``markdown``; every cell made safe by :func:`~arena.safetext.render_table`."""
     from .separation import format_separation
 
-    md = tablefmt == "github"
+    md = fmt == "markdown"
     title = (lambda t: f"## {t}") if md else (lambda t: t)
-    parts = [format_scope(doc["overall"], title("Overall"), tablefmt) + "\n" + ("\n" if md else "") + RANK_NOTE]
+    parts = [format_scope(doc["overall"], title("Overall"), fmt) + "\n" + ("\n" if md else "") + RANK_NOTE]
     if doc.get("separation"):
-        parts.append(format_separation(doc["separation"], tablefmt))
+        parts.append(format_separation(doc["separation"], fmt))
     bots = len(doc["overall"]["standings"])
     show_h2h = bots <= 16 if h2h is None else h2h
     if show_h2h:
-        parts.append(format_h2h(doc["overall"], title("Overall"), tablefmt))
+        parts.append(format_h2h(doc["overall"], title("Overall"), fmt))
     if len(doc["by_size"]) > 1:
         for size, scope in doc["by_size"].items():
-            parts.append(format_scope(scope, title(f"{size} players"), tablefmt))
+            parts.append(format_scope(scope, title(f"{safe_line(size, fmt)} players"), fmt))
             if show_h2h:
-                parts.append(format_h2h(scope, title(f"{size} players"), tablefmt))
+                parts.append(format_h2h(scope, title(f"{safe_line(size, fmt)} players"), fmt))
     if h2h is None and not show_h2h:
         parts.append(f"(head-to-head of {bots} bots left out; --h2h prints it, --json has it)")
     return "\n\n".join(parts)
@@ -368,17 +364,14 @@ CSV_FIELDS = (
 
 
 def standings_csv(doc: dict[str, Any]) -> str:
-    """Every scope's standings as CSV, one row per bot and scope (``overall`` or a table size)."""
-    import csv
-    import io
-
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
+    """Every scope's standings as CSV, one row per bot and scope (``overall`` or a table
+    size); cells made safe by :func:`~arena.safetext.to_csv` (no formula, numbers as numbers)."""
     scopes = [("overall", doc["overall"])]
     if len(doc["by_size"]) > 1:
         scopes += list(doc["by_size"].items())
-    for name, scope in scopes:
-        for r in scope["standings"]:
-            writer.writerow({**r, "bot": escape(r["bot"]), "author": escape(r.get("author") or ""), "scope": name})
-    return out.getvalue().rstrip("\n")
+    rows = [
+        [{**r, "author": r.get("author") or "", "scope": name}.get(f) for f in CSV_FIELDS]
+        for name, scope in scopes
+        for r in scope["standings"]
+    ]
+    return to_csv(CSV_FIELDS, rows)

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..cli import positive
 from ..errors import UsageError
+from ..safetext import escape
 
 
 def read_record(path: str) -> list[list[dict[str, Any]]]:
@@ -117,11 +118,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     finally:
         if bar:
             bar.pop().close()
-    for line in result.warnings:
-        print(f"arena: warning: {line}", file=sys.stderr)
+    for line in result.warnings:  # built from database values: escaped, one line each
+        print(f"arena: warning: {escape(line, 1200)}", file=sys.stderr)
     print(
-        f"wrote {result.index} ({result.games} games, {result.replayed} re-played); "
-        f"publish the folder {args.out} as it is"
+        f"wrote {escape(result.index)} ({result.games} games, {result.replayed} re-played); "
+        f"publish the folder {escape(args.out)} as it is"
     )
     return 0
 
