@@ -1,4 +1,5 @@
-"""Contestant-controlled text made safe to show: terminal escaping and clean names.
+"""Contestant-controlled text made safe to show: terminal escaping, clean names, and
+the rules of every output format (CSV, markdown, JSON, tables), owned here alone.
 
 Everything a bot controls (its name, file name, ``say`` text, printed output,
 fault details, exception messages) may hold escape sequences (CSI colour and
@@ -9,6 +10,11 @@ such character into a visible ``\\x1b`` / ``\\u202e`` / ``\\n`` escape, so the t
 shows as one inert line; :func:`clean_name` also bounds the length and never
 gives an empty name. Records on disk keep the exact text (JSON escapes it);
 only what is printed goes through here.
+
+Each output format gets its reader's rule (docs/RULINGS.md, rulings 52 and 53):
+:func:`to_csv` / :func:`csv_cell` (no cell a spreadsheet evaluates), :func:`md_cell`
+and :func:`render_table` (no forged column or rendered markup; every terminal cell
+escaped), :func:`to_json` (ASCII, exact, never ``NaN``).
 """
 
 from __future__ import annotations
