@@ -11,6 +11,7 @@ a JSON manifest in the organiser's submissions folder.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import string
@@ -25,6 +26,7 @@ from .errors import BotLoadError, UsageError
 from .events import FaultKind
 from .rules import CONTEST, Rules
 from .safetext import escape, to_json
+from .untrusted import NotRegularFile, regular
 
 #: A bot name usable as a file name: letters, digits, ``-`` and ``_``, from a letter.
 NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
@@ -249,8 +251,14 @@ def run_check(
     from .loader import bot_source, read_bot_file
 
     report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})
-    if data is None and not Path(path).is_file():
-        raise UsageError(f"{path}: no such file" if not Path(path).exists() else f"{path}: not a bot file")
+    if data is None:
+        try:  # a link, FIFO, device or folder is refused in one line, before anything is read
+            regular(path)
+        except NotRegularFile as exc:
+            raise UsageError(str(exc)) from None
+        except OSError:
+            if not os.path.lexists(path):
+                raise UsageError(f"{path}: no such file") from None
     sandbox = sandbox_api()
     report.sandbox = describe_sandbox(sandbox)
     try:

@@ -12,7 +12,6 @@ import ast
 import builtins
 import os
 import re
-import stat
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from .errors import BotLoadError
 from .referee import GameInfo
 from .safetext import clean_name, escape, storable
 from .turn import Turn
+from .untrusted import NotRegularFile, Untrusted, read_untrusted
 
 MAX_SOURCE_BYTES = 256 * 1024
 #: Deepest syntax tree a bot file may have (levels of nested statements and expressions;
@@ -167,66 +167,64 @@ def describe(source: str) -> tuple[str | None, str]:
 
 
 def read_bot_file(
-    path: str | os.PathLike[str], origin: str = "file", name: str | None = None, *, lenient: bool = False
+    path: str | os.PathLike[str],
+    origin: str = "file",
+    name: str | None = None,
+    *,
+    lenient: bool = False,
+    single_link: bool = False,
 ) -> BotSource:
-    """Read a bot file (at most :data:`MAX_SOURCE_BYTES` of it).
+    """Read a bot file (at most :data:`MAX_SOURCE_BYTES` of it) through
+    :func:`~arena.untrusted.read_untrusted`: a regular file or a refusal, never a block.
 
-    :raises BotLoadError: missing or a folder; and, unless ``lenient``, unreadable, too large or
-        not UTF-8. With ``lenient`` such a file comes back with :attr:`BotSource.problem` set
-        (its name is the file name), so a tournament can enter it as a bot that crashes.
+    :raises BotLoadError: missing, or not a regular file (a symbolic link, FIFO, device,
+        folder; a hard link when ``single_link``: inside a submissions folder); and, unless
+        ``lenient``, unreadable, too large or not UTF-8. With ``lenient`` such a file comes
+        back with :attr:`BotSource.problem` set (its name is the file name), so a tournament
+        can enter it as a bot that crashes.
     """
-    p = Path(path)
-    where = storable(str(path))
-    if not p.exists():
-        raise BotLoadError("no such file", path=where)
-    if p.is_dir():
-        raise BotLoadError("is a folder, not a bot file", path=where)
     try:
-        data, size = _read_at_most(p, where)
+        got = _read(path, single_link)
     except OSError as exc:
         return _refuse(f"cannot read: {exc.strerror or exc}", path, origin, name, lenient)
-    if len(data) > MAX_SOURCE_BYTES:
+    if got.too_large:
         return _refuse(
-            f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}",
+            f"bot source is {max(got.size, len(got.data))} bytes; the limit is {MAX_SOURCE_BYTES}",
             path,
             origin,
             name,
             lenient,
-            data.decode("utf-8", "surrogateescape"),
+            got.data.decode("utf-8", "surrogateescape"),
         )
-    return bot_source(data, path, origin, name, lenient=lenient)
+    return bot_source(got.data, path, origin, name, lenient=lenient)
 
 
 def read_bot_bytes(path: str | os.PathLike[str]) -> bytes:
     """A bot file's bytes, read once (``arena submit`` checks, hashes and stores exactly these).
 
-    :raises BotLoadError: missing, a folder, not a regular file, unreadable or too large.
+    :raises BotLoadError: missing, not a regular file, unreadable or too large.
     """
-    p = Path(path)
-    where = storable(str(path))
-    if not p.exists():
-        raise BotLoadError("no such file", path=where)
-    if p.is_dir():
-        raise BotLoadError("is a folder, not a bot file", path=where)
     try:
-        data, size = _read_at_most(p, where)
+        got = _read(path, False)
     except OSError as exc:
-        raise BotLoadError(f"cannot read: {exc.strerror or exc}", path=where) from None
-    if len(data) > MAX_SOURCE_BYTES:
-        raise BotLoadError(f"bot source is {max(size, len(data))} bytes; the limit is {MAX_SOURCE_BYTES}", path=where)
-    return data
+        raise BotLoadError(f"cannot read: {exc.strerror or exc}", path=storable(str(path))) from None
+    if got.too_large:
+        raise BotLoadError(
+            f"bot source is {max(got.size, len(got.data))} bytes; the limit is {MAX_SOURCE_BYTES}",
+            path=storable(str(path)),
+        )
+    return got.data
 
 
-def _read_at_most(p: Path, where: str) -> tuple[bytes, int]:
-    """(at most ``MAX_SOURCE_BYTES + 1`` bytes of the file, its size). :raises OSError:,
-    :raises BotLoadError: not a regular file."""
-    # O_NONBLOCK: a FIFO or device put in place of the file cannot hang the command
-    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise BotLoadError("not a regular file", path=where)
-        return f.read(MAX_SOURCE_BYTES + 1), info.st_size
+def _read(path: str | os.PathLike[str], single_link: bool) -> Untrusted:
+    """The file's bytes (at most ``MAX_SOURCE_BYTES + 1``). :raises OSError: unreadable;
+    :raises BotLoadError: missing or not a regular file (whatever ``lenient`` says)."""
+    try:
+        return read_untrusted(path, MAX_SOURCE_BYTES, single_link=single_link)
+    except FileNotFoundError:
+        raise BotLoadError("no such file", path=storable(str(path))) from None
+    except NotRegularFile as exc:
+        raise BotLoadError(exc.reason, path=exc.path) from None
 
 
 def _refuse(
@@ -272,7 +270,7 @@ def registry() -> dict[str, str]:
     return found
 
 
-def resolve_bot(spec: str, *, lenient: bool = False) -> BotSource:
+def resolve_bot(spec: str, *, lenient: bool = False, single_link: bool = False) -> BotSource:
     """A bot by registered name (``greedy``) or file path (``mybot.py``); ``lenient`` as
     in :func:`read_bot_file`.
 
@@ -282,12 +280,13 @@ def resolve_bot(spec: str, *, lenient: bool = False) -> BotSource:
     if not looks_like_path:
         bots = registry()
         if spec in bots:
-            return read_bot_file(bots[spec], origin="registry", name=spec)
+            # installed by the organiser (a package manager may link its files): the file itself
+            return read_bot_file(os.path.realpath(bots[spec]), origin="registry", name=spec)
         raise BotLoadError(
             f"no bot named {escape(spec, 60)!r} (registered: {', '.join(sorted(bots))}; or give a .py file)",
             path=storable(spec),
         )
-    return read_bot_file(spec, lenient=lenient)
+    return read_bot_file(spec, lenient=lenient, single_link=single_link)
 
 
 def compile_trusted(src: BotSource) -> Any:

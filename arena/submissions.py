@@ -9,41 +9,64 @@ files in folders without manifests (an author's own local round) play as they ar
 
 The tournament hashes the very bytes it then plays (:class:`~arena.loader.BotSource`
 keeps them), so a file swapped after the check cannot slip in either.
+
+A submissions folder is untrusted input: every file in it is read through
+:func:`~arena.untrusted.read_untrusted` with ``single_link``, so a symbolic link, a hard
+link, a FIFO, a device or a folder where a bot file or a manifest belongs is refused in one
+line naming it (:class:`~arena.untrusted.NotRegularFile`), never followed and never waited on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .loader import MAX_SOURCE_BYTES
 from .safetext import clean_name
+from .untrusted import NotRegularFile, read_untrusted
+
+#: Longest manifest read (``arena submit`` writes a few KiB).
+MAX_MANIFEST_BYTES = 1 << 20
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """sha256 of a stored bot file (of its first ``MAX_SOURCE_BYTES + 1`` bytes: a longer file
+    is no submission). :raises NotRegularFile:, :raises OSError:."""
+    return hashlib.sha256(read_untrusted(path, MAX_SOURCE_BYTES, single_link=True).data).hexdigest()
 
 
 def submitted(folder: Path) -> dict[str, Path]:
-    """sha256 -> stored bot file, for every bot in the submissions folder."""
+    """sha256 -> stored bot file, for every bot in the submissions folder (files that are not
+    regular files of their own are no stored bots: skipped, never waited on)."""
     found: dict[str, Path] = {}
     for py in sorted(folder.glob("*.py")):
         try:
             found.setdefault(file_sha256(py), py)
-        except OSError:
+        except (OSError, NotRegularFile):
             continue
     return found
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``path`` whole or not at all (a temporary file beside it, renamed)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    """Write ``path`` whole or not at all: a new temporary file beside it (``O_EXCL``: never one
+    that was there, nor a link planted under its name), renamed over ``path``; on failure
+    the temporary file is removed."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 #: Fields every manifest has (``arena submit`` writes more).
@@ -62,10 +85,13 @@ class Manifest:
 
 
 def read_manifest(path: Path) -> Manifest | None:
-    """The manifest at ``path``; None when it is not one (unreadable, not JSON, fields missing)."""
+    """The manifest at ``path``; None when it is not one (unreadable, too long, not JSON,
+    fields missing). :raises NotRegularFile: not a regular file of its own."""
     try:
-        with open(path, "rb") as f:
-            data: Any = json.loads(f.read(1 << 20).decode("utf-8"))
+        got = read_untrusted(path, MAX_MANIFEST_BYTES, single_link=True)
+        if got.too_large:
+            return None
+        data: Any = json.loads(got.data.decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in REQUIRED):
@@ -85,10 +111,14 @@ class Folder:
 
 def scan(folder: Path) -> Folder:
     """A folder is a submissions folder when it holds at least one manifest; then a bot file
-    whose ``<stem>.json`` is missing or damaged is refused like a changed one."""
+    whose ``<stem>.json`` is missing or damaged is refused like a changed one.
+
+    :raises NotRegularFile: a ``*.json`` that is not a regular file of its own (a symbolic
+        or hard link, a FIFO, a device, a folder): refused, whatever ``--allow-unverified`` says.
+    """
     manifests: dict[str, Manifest | None] = {}
     try:
-        jsons = sorted(p for p in folder.glob("*.json") if p.is_file())
+        jsons = sorted(folder.glob("*.json"))
     except OSError:
         return Folder(False, {})
     for path in jsons:
@@ -121,7 +151,10 @@ class Verification:
 
 
 def verify(paths: Sequence[tuple[str | None, str]]) -> Verification:
-    """Check each (bot file path or None for a registered bot, sha256 of the bytes to be played)."""
+    """Check each (bot file path or None for a registered bot, sha256 of the bytes to be played).
+
+    :raises NotRegularFile: a manifest that is not a regular file of its own (see :func:`scan`).
+    """
     folders: dict[Path, Folder] = {}
     out = Verification([], [])
     for path_text, sha in paths:

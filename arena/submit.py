@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +19,8 @@ from .author import NAME_PATTERN, RESERVED_NAMES, check_from_args
 from .errors import BotLoadError, UsageError
 from .events import FaultKind
 from .safetext import escape, to_json
-from .submissions import file_sha256, submitted, write_atomic
+from .submissions import file_sha256, read_manifest, submitted, write_atomic
+from .untrusted import NotRegularFile, regular
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
@@ -27,10 +29,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from .loader import bot_source, read_bot_bytes
 
     path = Path(args.bot)
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file" if not path.exists() else f"{path}: not a bot file")
+    try:
+        regular(path)
+    except NotRegularFile as exc:
+        raise UsageError(str(exc)) from None
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     folder = Path(args.to)
-    if folder.exists() and not folder.is_dir():
+    if os.path.lexists(folder) and not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
     try:
         checked = read_bot_bytes(path)
@@ -49,16 +57,25 @@ def cmd_submit(args: argparse.Namespace) -> int:
     sha = hashlib.sha256(checked).hexdigest()
     stored = folder / f"{name}.py"
     manifest = folder / f"{name}.json"
+    previous: str | None = None
     if folder.is_dir():
         same = submitted(folder).get(sha)
         if same is not None:
             return refuse(f"{same} is this very file (sha256 {sha[:12]}); it was submitted already")
-        if stored.exists() and not args.replace:
+        try:  # what is there already is the folder's (untrusted) content: regular files or a refusal
+            previous = file_sha256(stored) if os.path.lexists(stored) else None
+            old = read_manifest(manifest) if os.path.lexists(manifest) else None
+        except NotRegularFile as exc:
+            return refuse(f"{exc}; move it away first")
+        except OSError as exc:
+            return refuse(f"{stored}: cannot read: {exc.strerror or exc}")
+        if previous is not None and not args.replace:
             return refuse(
                 f"{stored} holds a different bot named {name!r}; rename your bot (Bot.name) "
                 "or use --replace to submit a new version"
             )
-        if manifest.exists() and not stored.exists():  # not ours to overwrite, --replace or not
+        if os.path.lexists(manifest) and (previous is None or old is None or old.file != stored.name):
+            # not ours to overwrite, --replace or not
             return refuse(f"{manifest} exists but is not the manifest of a submitted bot; move it away first")
 
     report = check_from_args(args, data=checked)
@@ -85,7 +102,6 @@ def cmd_submit(args: argparse.Namespace) -> int:
             + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
         )
 
-    previous = file_sha256(stored) if stored.exists() else None
     data = {
         "name": name,
         "author": args.author,

@@ -26,6 +26,7 @@ from ..match import entrant_labels
 from ..rules import Rules
 from ..safetext import clean_name, escape, storable
 from ..seeds import guessable
+from ..untrusted import NotRegularFile
 from . import replays as replay_folder
 from .db import BotRow, TournamentDB, canonical
 from .local import Batches, HarnessError
@@ -61,17 +62,29 @@ def collect(specs: Sequence[str]) -> list[BotSource]:
     :raises SetupError: a folder without bot files.
     """
     found: list[BotSource] = []
+    folders: dict[str, bool] = {}
+
+    def in_submissions(f: Path) -> bool:
+        """Whether ``f``'s folder is a submissions folder (there a hard link is refused too)."""
+        parent = os.path.realpath(f.parent)
+        if parent not in folders:
+            try:
+                folders[parent] = submissions.scan(Path(parent)).submissions
+            except NotRegularFile as exc:
+                raise SetupError(str(exc)) from None
+        return folders[parent]
+
     for spec in specs:
         p = Path(spec)
-        if p.is_dir():
-            files = sorted(
-                f for f in p.iterdir() if f.suffix == ".py" and f.is_file() and not f.name.startswith(("_", "."))
-            )
+        if p.is_dir():  # the organiser names the folder; what is in it is checked
+            # every *.py entry is a bot file: a link, FIFO, device or folder among them is refused
+            files = sorted(f for f in p.iterdir() if f.suffix == ".py" and not f.name.startswith(("_", ".")))
             if not files:
                 raise SetupError(f"{spec}: a folder with no bot files (*.py)")
-            found.extend(resolve_bot(str(f), lenient=True) for f in files)
+            found.extend(resolve_bot(str(f), lenient=True, single_link=in_submissions(f)) for f in files)
         else:
-            found.append(resolve_bot(spec, lenient=True))
+            linked = os.path.lexists(spec) and in_submissions(p)
+            found.append(resolve_bot(spec, lenient=True, single_link=linked))
     return found
 
 
@@ -178,7 +191,10 @@ def plan(
     the schedule. :raises SetupError:, :raises BotLoadError:. ``limits``: the sandbox's
     :class:`~arena.sandbox.Limits` (its move and game times are settings)."""
     people = entrants(specs, trusted=trusted)
-    check = submissions.verify([(e.src.path if e.src.origin == "file" else None, e.src.sha256) for e in people])
+    try:
+        check = submissions.verify([(e.src.path if e.src.origin == "file" else None, e.src.sha256) for e in people])
+    except NotRegularFile as exc:  # a manifest put in place after the entrants were read
+        raise SetupError(str(exc)) from None
     if check.refused and not allow_unverified:
         raise SetupError(submissions.refusal(check.refused))
     people = [replace(e, author=author) for e, author in zip(people, check.authors, strict=True)]

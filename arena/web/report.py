@@ -22,10 +22,12 @@ from typing import Any
 
 from ..record import RecordError
 from ..record import read_games as read_record
+from ..submissions import MAX_MANIFEST_BYTES
 from ..tournament.db import BotRow, has_table, read_authors, read_bots, read_games, scheduled_games
 from ..tournament.replay import ReplayError, StoredGame, differences, load_plan, replay_many, stored_games
 from ..tournament.schedule import GameKey
 from ..tournament.standings import standings_doc
+from ..untrusted import NotRegularFile, read_untrusted
 from .pages import bot_page, games_page, index_page
 from .view import game_script, render_viewer, viewer_game
 from .view import write_page as _write_page
@@ -67,10 +69,13 @@ def author_of(bot: BotRow, stored: dict[str, str]) -> str | None:
         return stored[bot.label]
     if not bot.path:
         return None
-    manifest = Path(bot.path).with_suffix(".json")
-    try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # a path from the database: a link, FIFO or device there is refused, never waited on
+        manifest = Path(bot.path).with_suffix(".json")
+        got = read_untrusted(manifest, MAX_MANIFEST_BYTES, single_link=True)
+        data = json.loads(got.data.decode("utf-8")) if not got.too_large else None
+    except NotRegularFile as exc:
+        raise ReportError(f"{exc} (the manifest of bot {bot.label!r}); move it away first") from None
+    except (OSError, ValueError, RecursionError):
         return None
     author = data.get("author") if isinstance(data, dict) else None
     return str(author)[:200] if author else None
