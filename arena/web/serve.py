@@ -12,6 +12,15 @@ rebinding). Routes, under ``/TOKEN/``:
 * ``POST /TOKEN/act`` one action, JSON ``{"action": "put", "card": "9h",
   "suit": null}`` (or ``draw``, ``finish``, ``leave``); the referee's answer
   comes with the next state.
+
+Every request is framed before it is routed: a body is read only up to its one
+``Content-Length`` (at most :data:`MAX_BODY` bytes); ``Transfer-Encoding``, two
+``Content-Length`` or ``Host`` headers, a length that is not a number and a ``GET``
+with a body are refused. Every refused or failed request is answered with
+``Connection: close`` and its connection closed (its declared body, when small, is read
+and dropped first), so no body is ever read as a second request (request smuggling past
+the loopback check). Reads time out after :data:`READ_SECONDS`, so a stalled client holds
+no thread for ever; a page that goes away mid-answer (a closed tab) is no error.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import html
 import json
 import re
 import secrets
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -31,6 +41,9 @@ from .view import asset
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_BODY = 4096
 POLL_SECONDS = 20.0
+#: A read from a client (request line, headers, body) that stalls this long closes its connection.
+READ_SECONDS = 10.0
+_LENGTH = re.compile(r"[0-9]{1,9}")
 
 
 def play_page(token: str) -> str:
@@ -55,6 +68,7 @@ class SeatServer(ThreadingHTTPServer):
         self.page = play_page(self.token).encode()
         super().__init__((host, port), Handler)
         self.thread: threading.Thread | None = None
+        self.errors: list[str] = []  # unexpected failures of request handlers
 
     @property
     def url(self) -> str:
@@ -71,10 +85,19 @@ class SeatServer(ThreadingHTTPServer):
         self.shutdown()
         self.server_close()
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-answer (a closed tab during a long poll: a broken pipe or
+        a reset) is no error; anything else is kept in :attr:`errors`, never printed as a
+        traceback over the game's output."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, OSError):
+            self.errors.append(repr(exc)[:300])
+
 
 class Handler(BaseHTTPRequestHandler):
     server: SeatServer
     protocol_version = "HTTP/1.1"
+    timeout = READ_SECONDS  # the socket's timeout: StreamRequestHandler sets it
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass  # the terminal belongs to the game's output
@@ -88,6 +111,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Referrer-Policy", "no-referrer")
         for k, v in (extra or {}).items():
             self.send_header(k, v)
+        if status >= 400:  # a refused request's connection ends with it (send_header sets close_connection)
+            self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -95,22 +120,52 @@ class Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, data: Any) -> None:
         self._send(status, json.dumps(data, ensure_ascii=False).encode(), "application/json; charset=utf-8")
 
-    def _route(self) -> str | None:
+    def _refuse(self, status: int, message: str, body: int | None) -> None:
+        """Answer ``status`` and close the connection; a declared body of at most MAX_BODY bytes
+        (``body``: its length, None when unknown) is read and dropped first, so the client
+        sees the answer rather than a reset."""
+        if body is not None and 0 < body <= MAX_BODY:
+            self.rfile.read(body)
+        self.close_connection = True
+        self._json(status, {"error": message})
+
+    def _framing(self) -> int | None:
+        """The length of the request's body (0: none); None when its framing is refused (answered
+        here, the connection closed: where the body ends is not known)."""
+        if self.headers.get_all("Transfer-Encoding"):
+            self._refuse(501, "send a body with Content-Length, not Transfer-Encoding", None)
+            return None
+        if len(self.headers.get_all("Host") or []) > 1:
+            self._refuse(400, "one Host header", None)
+            return None
+        lengths = self.headers.get_all("Content-Length") or []
+        if len(lengths) > 1 or (lengths and not _LENGTH.fullmatch(lengths[0].strip())):
+            self._refuse(400, "at most one Content-Length, a number", None)
+            return None
+        return int(lengths[0]) if lengths else 0
+
+    def _route(self, body: int) -> str | None:
         """The path after the token, or None (answered 404/403 here) for a foreign request."""
         host = (self.headers.get("Host") or "").rsplit(":", 1)[0].strip("[]").lower()
         bound = str(self.server.server_address[0])
         if bound in LOOPBACK and host not in LOOPBACK:
-            self._json(403, {"error": "this server answers only requests to the loopback address"})
+            self._refuse(403, "this server answers only requests to the loopback address", body)
             return None
         parts = urlsplit(self.path)
         prefix = f"/{self.server.token}/"
         if not parts.path.startswith(prefix) or not secrets.compare_digest(parts.path[: len(prefix)], prefix):
-            self._json(404, {"error": "not found: open the address arena printed"})
+            self._refuse(404, "not found: open the address arena printed", body)
             return None
         return parts.path[len(prefix) :]
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        route = self._route()
+        body = self._framing()
+        if body is None:
+            return
+        if body:
+            self._refuse(400, "a GET request has no body", body)
+            return
+        route = self._route(body)
         if route is None:
             return
         if route == "":
@@ -131,29 +186,31 @@ class Handler(BaseHTTPRequestHandler):
                 after = -1
             self._json(200, self.server.shared.snapshot(after, timeout=POLL_SECONDS if after >= 0 else 0.0))
         else:
-            self._json(404, {"error": "not found"})
+            self._refuse(404, "not found", body)
 
     def do_POST(self) -> None:  # noqa: N802
-        route = self._route()
+        body = self._framing()
+        if body is None:
+            return
+        route = self._route(body)
         if route is None:
             return
         if route != "act":
-            self._json(404, {"error": "not found"})
+            self._refuse(404, "not found", body)
             return
         if not (self.headers.get("Content-Type") or "").startswith("application/json"):
-            self._json(415, {"error": "send the action as application/json"})
+            self._refuse(415, "send the action as application/json", body)
+            return
+        if body == 0:
+            self._refuse(411, "send the action with its Content-Length", None)
+            return
+        if body > MAX_BODY:
+            self._refuse(413, f"an action is at most {MAX_BODY} bytes", None)  # not read: too long to wait for
             return
         try:
-            length = int(self.headers.get("Content-Length") or "0")
-        except ValueError:
-            length = -1
-        if not 0 < length <= MAX_BODY:
-            self._json(413, {"error": f"an action is at most {MAX_BODY} bytes"})
-            return
-        try:
-            data = json.loads(self.rfile.read(length))
+            data = json.loads(self.rfile.read(body))
             self.server.shared.send(data)
-        except (ValueError, BadAction) as exc:
-            self._json(400, {"error": str(exc)})
+        except (ValueError, RecursionError, BadAction) as exc:
+            self._refuse(400, str(exc)[:300] or "not an action", None)  # the body was read whole
             return
         self._json(202, {"ok": True})
