@@ -29,6 +29,7 @@ the compiled code (with :data:`SUSPECT`, the value types it checks further).
 
 from __future__ import annotations
 
+import abc
 import collections
 import types
 from collections.abc import Callable, Collection
@@ -57,7 +58,7 @@ ModuleType = types.ModuleType
 FORBIDDEN_ATTRS = frozenset(INSPECT_ATTRIBUTES)
 
 #: Attribute names that need a closer look whatever the object (see :func:`_special`).
-_SPECIAL = frozenset({"mro", "obj", "Formatter", "get_field", "get_value", "vformat"})
+_SPECIAL = frozenset({"mro", "obj", "register", "Formatter", "get_field", "get_value", "vformat"})
 #: Types a ``str.format`` value can have (bound or unbound): values of these types are looked at closer.
 _BUILTIN_KINDS = frozenset(
     {
@@ -102,6 +103,10 @@ def _special(ob: Any, name: str) -> None:
         raise AttributeError('"mro" is not available to bots')
     if name == "obj" and isinstance(ob, BaseException):
         raise AttributeError('"obj" of an exception is not available to bots')
+    if name == "register" and isinstance(ob, abc.ABCMeta):
+        # ABCMeta.register writes into the registry of a class the bot does not own (and a
+        # bot's own ABC subclass answers for its bases: isinstance(card, Mapping) would be true)
+        raise AttributeError('"register" of an abstract base class is not available to bots')
     if (
         name in ("Formatter", "get_field", "get_value", "vformat")
         and not isinstance(ob, ModuleType)

@@ -11,6 +11,7 @@ by name (there is nothing for a guard to refuse, see :mod:`.transform`).
 from __future__ import annotations
 
 import builtins as _builtins
+import functools
 import operator
 import types
 from collections.abc import Callable
@@ -47,6 +48,7 @@ __all__ = ["ARENA_NAMES", "FACADES", "BotNamespace", "OutputSink"]
 ARENA_NAMES = frozenset({"Card", "IllegalMove", "SUITS", "RANKS"})
 
 ModuleType = types.ModuleType
+_LRU_WRAPPER = type(functools.lru_cache(None)(len))
 
 
 def _facade(module: ModuleType) -> ModuleType:
@@ -161,9 +163,11 @@ class BotNamespace:
     def __init__(self, seed: int, sink: OutputSink | None = None) -> None:
         self.sink = sink if sink is not None else OutputSink()
         self.classes: set[type] = set()
+        #: The module namespaces of the bot's code (see :meth:`globals`): its functions' globals.
+        self.spaces: list[dict[str, Any]] = []
         modules: dict[str, ModuleType | BotRandom] = dict(FACADES)
         modules["random"] = make_random_module(seed)
-        modules["functools"] = make_functools_module()
+        modules["functools"] = self._functools()
         modules["arena"] = make_arena_module()
         for name in [n for n in vars(modules["arena"]) if not n.startswith("_") and n not in ARENA_NAMES]:
             delattr(modules["arena"], name)
@@ -180,10 +184,66 @@ class BotNamespace:
         self.taken = True
         self.modules["random"].seed(seed)
 
+    def owned(self, ob: Any) -> bool:
+        """Whether ``ob`` is the bot's own code: a function or method of its source (or a cache
+        it made of one), or a class of its own."""
+        fn = ob.__func__ if type(ob) is types.MethodType else ob
+        while type(fn) is _LRU_WRAPPER:  # a cache the bot made of its own function
+            fn = fn.__wrapped__
+        if type(fn) is types.FunctionType:
+            space = fn.__globals__
+            return any(space is s for s in self.spaces)
+        return isinstance(ob, type) and ob in self.classes
+
+    def _own(self, helper: str, ob: Any) -> Any:
+        """``ob`` when :meth:`owned`, else ``TypeError``: what a helper that writes attributes may be given."""
+        if self.owned(ob):
+            return ob
+        raise TypeError(f"functools.{helper}: bots may apply it only to their own functions and classes")
+
+    def _functools(self) -> ModuleType:
+        """``functools`` for this bot: its helpers that write attributes take only the bot's
+        own objects. ``total_ordering`` writes comparison methods into the class it is given
+        (``Card``'s would be the referee's); ``lru_cache``/``cache`` copy the wrapped object's
+        ``__dict__`` into the wrapper (a class's raw descriptors) and set ``__wrapped__``."""
+        module = make_functools_module()
+        own = self._own
+        real_lru = functools.lru_cache
+        real_total = functools.total_ordering
+
+        def total_ordering(cls: Any) -> Any:
+            return real_total(own("total_ordering", cls))
+
+        def lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
+            if callable(maxsize) and not isinstance(maxsize, bool):  # @lru_cache without arguments
+                return real_lru(own("lru_cache", maxsize), typed)
+            decorate = real_lru(maxsize, typed)
+
+            def decorating_function(user_function: Any) -> Any:
+                return decorate(own("lru_cache", user_function))
+
+            return decorating_function
+
+        def cache(user_function: Any) -> Any:
+            return real_lru(None)(own("cache", user_function))
+
+        for fn in (total_ordering, lru_cache, cache):
+            fn.__module__, fn.__qualname__ = "functools", fn.__name__
+            setattr(module, fn.__name__, fn)
+        return module
+
     def _metaclass(self) -> Callable[..., type]:
         classes = self.classes
+        owned = self.owned
 
         def bot_class(name: str, bases: tuple[type, ...], ns: dict[str, Any], **kw: Any) -> type:
+            for key, value in ns.items():
+                # type() calls __set_name__(cls, key) on each value that has one: on a property
+                # of another class (Card.symbol) it would rename that shared object
+                if hasattr(type(value), "__set_name__") and not (
+                    type(value) is property and all(f is None or owned(f) for f in (value.fget, value.fset, value.fdel))
+                ):
+                    raise TypeError(f"class {name}: {key} = a {type(value).__name__} the bot did not make")
             cls = type(name, bases, ns, **kw)
             classes.add(cls)
             return cls
@@ -332,4 +392,5 @@ class BotNamespace:
         """A fresh module namespace for the bot's code."""
         ns: dict[str, Any] = {"__builtins__": self.builtins, "__name__": "bot"}
         ns.update(self.guards)
+        self.spaces.append(ns)
         return ns

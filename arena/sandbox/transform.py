@@ -34,7 +34,7 @@ from .inline import Inline
 __all__ = ["AugmentedAssignment", "BotPolicy", "GuardCalls", "Unguard", "CLOSER_LOOK", "PLAIN_ATTR_GUARD"]
 
 #: Attribute names whose reads keep the full ``_getattr_`` guard (format back door, ``mro``...).
-CLOSER_LOOK = FORMAT_NAMES | frozenset({"mro", "obj", "Formatter", "get_field", "get_value", "vformat"})
+CLOSER_LOOK = FORMAT_NAMES | frozenset({"mro", "obj", "register", "Formatter", "get_field", "get_value", "vformat"})
 
 #: The guard a statically plain ``a.name`` read calls instead (value checks only).
 PLAIN_ATTR_GUARD = "_attr_"
