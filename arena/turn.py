@@ -214,12 +214,18 @@ def public_data(event: Mapping[str, Any]) -> dict[str, Any]:
     Drawn cards become counts, a deal shows hand sizes and the stock size,
     a reshuffle the new stock's size, a fault its seat and kind (its detail may
     name a card the faulting seat holds); the seed is never shown. Printed
-    output is not public at all (see :func:`is_public`).
+    output is not public at all (see :func:`is_public`). Keys starting with ``_``
+    (none today) are the referee's own, at every depth: never public, so the
+    read-only mappings bots get cannot hold one, whichever method reads them.
     """
     kind = event["event"]
     # The events built here hold only atoms and fresh containers; the rest are copied.
     if kind == "put" or kind == "finish":
-        return {k: v if type(v) in _ATOMS else _plain(v) for k, v in event.items()}
+        return {
+            k: v if type(v) in _ATOMS else _plain(v)
+            for k, v in event.items()
+            if (k[:1] != "_" if type(k) is str else not _private(k))
+        }
     if kind == "draw":
         return {"event": "draw", "seat": event["seat"]}
     if kind == "penalty":
@@ -236,7 +242,7 @@ def public_data(event: Mapping[str, Any]) -> dict[str, Any]:
     if kind == "reshuffle":
         return {"event": "reshuffle", "stock": len(event["stock"])}
     if kind == "game":
-        data: dict[str, Any] = _plain({k: v for k, v in event.items() if k not in ("seed",)})
+        data: dict[str, Any] = _plain({k: v for k, v in event.items() if k != "seed"})
     elif kind == "fault":
         data = _plain({"event": "fault", "seat": event["seat"], "kind": event["kind"]})
     else:
@@ -247,12 +253,21 @@ def public_data(event: Mapping[str, Any]) -> dict[str, Any]:
 _ATOMS = (str, int, float, bool, type(None))
 
 
+def _private(key: Any) -> bool:
+    """Whether a mapping key is one bots never get: a ``str`` (or ``str`` subclass) starting with ``_``."""
+    return isinstance(key, str) and str.startswith(key, "_")
+
+
 def _plain(value: Any) -> Any:
-    """A deep copy of JSON-like data (dicts, lists, tuples of atoms): what ``copy.deepcopy``
-    gives for an event, at a fraction of its cost (no memo: events share nothing)."""
+    """A deep copy of JSON-like data (dicts, lists, tuples of atoms) without ``_`` keys: what
+    ``copy.deepcopy`` gives for an event, at a fraction of its cost (no memo: events share nothing)."""
     t = type(value)
     if t is dict:
-        return {k: v if type(v) in _ATOMS else _plain(v) for k, v in value.items()}
+        return {
+            k: v if type(v) in _ATOMS else _plain(v)
+            for k, v in value.items()
+            if (k[:1] != "_" if type(k) is str else not _private(k))
+        }
     if t is list:
         return [v if type(v) in _ATOMS else _plain(v) for v in value]
     if t is tuple:
@@ -307,9 +322,15 @@ class PublicFeed:
 
 
 def freeze(value: Any) -> Any:
-    """A read-only deep copy: dicts become mapping proxies, lists tuples."""
+    """A read-only deep copy for bots: dicts become mapping proxies without ``_`` keys, lists tuples.
+
+    Every read-only mapping a bot gets is made here (or is ``Rules.points``, keyed by
+    ranks), so no method of it (``get``, ``keys``, ``items``, ``copy``, ``|``, ``dict()``,
+    ``repr``...) can show a ``_`` key: there is none to show."""
     if isinstance(value, dict):
-        return MappingProxyType({k: freeze(v) for k, v in value.items()})
+        return MappingProxyType(
+            {k: freeze(v) for k, v in value.items() if (k[:1] != "_" if type(k) is str else not _private(k))}
+        )
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     return value
