@@ -5,7 +5,11 @@ code (:mod:`.policy`) is shared. The builtins are a vetted allowlist: no
 ``type``, ``vars``, ``dir``, ``open``, ``eval``, ``id``...; ``getattr``,
 ``hasattr``, ``setattr`` and ``delattr`` check their (computed) names; the
 iterating builtins are CPython's own, because iteration reaches no attribute
-by name (there is nothing for a guard to refuse, see :mod:`.transform`).
+by name (there is nothing for a guard to refuse, see :mod:`.transform`). The
+helpers that write attributes for their caller (``functools.total_ordering``,
+``lru_cache``, ``cache``, and ``__set_name__`` of class-body values) act only on
+the bot's own functions and classes (:meth:`BotNamespace.owned`; every reachable
+helper is filed in tests/test_policy_helpers.py).
 """
 
 from __future__ import annotations
