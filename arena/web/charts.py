@@ -1,65 +1,66 @@
 """Charts for the report as plain inline SVG (no library, no script, works offline).
 
-Every label is escaped; sizes and colours are computed here, never taken
-from data a contestant controls.
+The markup is the templates ``chart_interval.svg.j2`` and ``chart_heat.svg.j2``
+(escaping engine, :mod:`arena.web.render`). Every label reaches them as text;
+every coordinate, size and colour is computed here from real numbers
+(:func:`~arena.web.render.real`): a value that is not a finite number is drawn
+as missing, never written into the markup.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
+from typing import Any
+
+from markupsafe import Markup
+
+from .render import fragment, real
 
 
 def _x(value: float, lo: float, hi: float, left: float, width: float) -> float:
     return left + (value - lo) / (hi - lo) * width if hi > lo else left
 
 
+def _short(label: str) -> str:
+    return label if len(label) <= 22 else label[:21] + "\u2026"
+
+
 def interval_chart(
-    rows: Sequence[tuple[str, float | None, float | None]],
+    rows: Sequence[tuple[Any, Any, Any]],
     *,
     lo: float,
     hi: float,
     title: str,
     ticks: Sequence[float],
     width: int = 640,
-) -> str:
+) -> Markup:
     """One row per label: a dot at the value and a bar over its interval (value, half-width).
 
     Rows without a value are drawn as "no games"; a missing half-width draws the dot alone.
     """
+    low, high = real(lo), real(hi)
+    low, high = (0.0, 1.0) if low is None or high is None else (low, high)
     row_h, left, right, top = 26, 170, 20, 10
     plot_w = width - left - right
     height = top + row_h * len(rows) + 26
-    out = [
-        f'<figure class="chart-box"><figcaption>{escape(title)}</figcaption>'
-        f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px" role="img" '
-        f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">'
+    marks = [
+        {"x": _x(t, low, high, left, plot_w), "value": t, "y1": top - 4, "y2": height - 22, "ty": height - 6}
+        for t in (real(t) for t in ticks)
+        if t is not None
     ]
-    for t in ticks:
-        x = _x(t, lo, hi, left, plot_w)
-        out.append(f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{height - 22}" class="grid"/>')
-        out.append(f'<text x="{x:.1f}" y="{height - 6}" text-anchor="middle" class="tick">{t:g}</text>')
+    drawn = []
     for i, (label, value, half) in enumerate(rows):
-        y = top + row_h * i + row_h / 2
-        short = label if len(label) <= 22 else label[:21] + "\u2026"
-        out.append(
-            f'<text x="{left - 10}" y="{y + 4:.1f}" text-anchor="end" class="label">{escape(short)}'
-            f"<title>{escape(label)}</title></text>"
-        )
-        if value is None:
-            out.append(f'<text x="{left + 4}" y="{y + 4:.1f}" class="tick">no games</text>')
-            continue
-        if half is not None:
-            a = _x(max(lo, value - half), lo, hi, left, plot_w)
-            b = _x(min(hi, value + half), lo, hi, left, plot_w)
-            out.append(f'<line x1="{a:.1f}" y1="{y:.1f}" x2="{b:.1f}" y2="{y:.1f}" class="ci"/>')
-            for end in (a, b):
-                out.append(f'<line x1="{end:.1f}" y1="{y - 6:.1f}" x2="{end:.1f}" y2="{y + 6:.1f}" class="ci"/>')
-        x = _x(min(hi, max(lo, value)), lo, hi, left, plot_w)
-        tip = f"{label}: {value:.3f}" + (f" \u00b1 {half:.3f}" if half is not None else "")
-        out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" class="dot"><title>{escape(tip)}</title></circle>')
-    out.append("</svg></figure>")
-    return "".join(out)
+        text, v, h = str(label), real(value), real(half)
+        row: dict[str, Any] = {"y": top + row_h * i + row_h / 2, "lx": left - 10, "nx": left + 4, "x": None, "a": None}
+        row.update(label=text, short=_short(text))
+        if v is not None:
+            row["x"] = _x(min(high, max(low, v)), low, high, left, plot_w)
+            row["tip"] = f"{text}: {v:.3f}" + (f" \u00b1 {h:.3f}" if h is not None else "")
+            if h is not None:
+                row["a"] = _x(max(low, v - h), low, high, left, plot_w)
+                row["b"] = _x(min(high, v + h), low, high, left, plot_w)
+        drawn.append(row)
+    return fragment("chart_interval.svg.j2", title=title, width=width, height=height, ticks=marks, rows=drawn)
 
 
 def heat_colour(share: float) -> str:
@@ -74,49 +75,38 @@ def heat_colour(share: float) -> str:
     return f"#{int(r):02x}{int(g):02x}{int(b):02x}"
 
 
-def heat_map(labels: Sequence[str], cells: dict[tuple[int, int], tuple[float, int]], *, title: str) -> str:
+def heat_map(labels: Sequence[Any], cells: dict[tuple[int, int], tuple[Any, Any]], *, title: str) -> Markup:
     """The head-to-head matrix: cell (row, column) is the share of shared games in which the
     row bot placed above the column bot, coloured from red (0) through white to green (1)."""
-    n = len(labels)
-    cell = 44 if n <= 12 else 30 if n <= 24 else 18
+    names = [str(label) for label in labels]
+    n = len(names)
+    size = 44 if n <= 12 else 30 if n <= 24 else 18
     left, top = 190, 22
-    width, height = left + cell * n + 10, top + cell * n + 10
-    out = [
-        f'<figure class="chart-box"><figcaption>{escape(title)}</figcaption>'
-        f'<svg class="chart heat" viewBox="0 0 {width} {height}" width="100%" style="max-width:{width}px" '
-        f'role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">'
-    ]
-    for j in range(n):
-        out.append(
-            f'<text x="{left + cell * j + cell / 2:.1f}" y="{top - 8}" text-anchor="middle" class="tick">{j + 1}'
-            f"<title>{escape(labels[j])}</title></text>"
-        )
-    for i, label in enumerate(labels):
-        y = top + cell * i
-        short = label if len(label) <= 22 else label[:21] + "\u2026"
-        out.append(
-            f'<text x="{left - 8}" y="{y + cell / 2 + 4:.1f}" text-anchor="end" class="label">{i + 1}. '
-            f"{escape(short)}<title>{escape(label)}</title></text>"
-        )
+    width, height = left + size * n + 10, top + size * n + 10
+    columns = [{"x": left + size * j + size / 2, "y": top - 8, "number": j + 1, "label": names[j]} for j in range(n)]
+    rows = []
+    for i, name in enumerate(names):
+        y = top + size * i
+        row: dict[str, Any] = {"y": y, "ty": y + size / 2 + 4, "cy": y + size / 2 + 4, "lx": left - 8}
+        row.update(number=i + 1, short=_short(name), label=name, cells=[])
         for j in range(n):
-            x = left + cell * j
-            if i == j:
-                out.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" class="diag"/>')
-                continue
+            x = left + size * j
             found = cells.get((i, j))
-            if found is None:
-                out.append(f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" class="none"/>')
+            share = real(found[0]) if found is not None else None
+            if i == j or share is None:
+                row["cells"].append({"x": x, "kind": "diag" if i == j else "none"})
                 continue
-            share, games = found
-            tip = f"{labels[i]} above {labels[j]} in {share:.0%} of {games} shared games"
-            out.append(
-                f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{heat_colour(share)}" '
-                f'class="cell"><title>{escape(tip)}</title></rect>'
+            games = real(found[1]) if found is not None else None
+            shared = f"{games:.0f}" if games is not None else "?"
+            row["cells"].append(
+                {
+                    "x": x,
+                    "kind": "cell",
+                    "colour": heat_colour(share),
+                    "tip": f"{name} above {names[j]} in {share:.0%} of {shared} shared games",
+                    "tx": x + size / 2,
+                    "text": share if size >= 30 else None,
+                }
             )
-            if cell >= 30:
-                out.append(
-                    f'<text x="{x + cell / 2:.1f}" y="{y + cell / 2 + 4:.1f}" text-anchor="middle" '
-                    f'class="cell-text">{share:.2f}</text>'
-                )
-    out.append("</svg></figure>")
-    return "".join(out)
+        rows.append(row)
+    return fragment("chart_heat.svg.j2", title=title, width=width, height=height, size=size, columns=columns, rows=rows)

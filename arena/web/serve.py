@@ -25,9 +25,7 @@ no thread for ever; a page that goes away mid-answer (a closed tab) is no error.
 
 from __future__ import annotations
 
-import html
 import json
-import re
 import secrets
 import sys
 import threading
@@ -35,8 +33,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from .render import render
 from .seat import BadAction, SeatState
-from .view import asset
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_BODY = 4096
@@ -48,13 +46,7 @@ _LENGTH = re.compile(r"[0-9]{1,9}")
 
 def play_page(token: str) -> str:
     """The browser seat's page, everything inlined."""
-    page = asset("play.html")
-    parts = {
-        "{{CSS}}": asset("table.css") + "\n" + asset("play.css"),
-        "{{JS}}": asset("table.js") + "\n" + asset("play.js"),
-        "{{TOKEN}}": html.escape(token),
-    }
-    return re.sub(r"\{\{[A-Z]+\}\}", lambda m: parts.get(m.group(0), m.group(0)), page)
+    return render("play.html.j2", token=token)
 
 
 class SeatServer(ThreadingHTTPServer):

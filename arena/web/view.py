@@ -1,7 +1,8 @@
 """``arena view``: game records as one self-contained HTML replay viewer.
 
-The page is a template with the viewer's CSS and JavaScript inlined (no CDN,
-works from ``file://``) and the games embedded as JSON in a
+The page is the template ``templates/viewer.html.j2`` (rendered by the escaping
+engine, :mod:`arena.web.render`) with the viewer's CSS and JavaScript inlined
+(no CDN, works from ``file://``) and the games embedded as JSON in a
 ``<script type="application/json">`` element. Everything a contestant
 controls (names, ``say`` text, fault details) reaches the page only inside
 that JSON, escaped so that no text can end the element (:func:`embed_json`),
@@ -14,41 +15,16 @@ other seats' fault details are left out, so the file can be shared.
 
 from __future__ import annotations
 
-import html
-import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..turn import is_public, public_data
-
-#: Marks a file an arena command wrote, so it may write it again (and no other file).
-GENERATOR = '<meta name="generator" content="arena view">'
+from .render import GENERATOR, embed_json, render
 
 
 class OutputError(Exception):
     """An output path that would overwrite a file arena did not write."""
-
-
-def asset(name: str) -> str:
-    """The text of one of the viewer's static files (package data)."""
-    return resources.files("arena.web").joinpath("static", name).read_text(encoding="utf-8")
-
-
-def embed_json(data: Any) -> str:
-    """JSON safe to put inside a ``<script>`` element or a JS file: ``<``, ``>``, ``&``
-    and the JS line separators are written as ``\\uXXXX`` escapes, so no string in
-    the data can close the element (``</script>``) or open a comment (``<!--``)."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return (
-        text.replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
 
 
 def seat_view(events: Sequence[Mapping[str, Any]], seat: int) -> list[dict[str, Any]]:
@@ -122,17 +98,8 @@ def render_viewer(
     """The viewer page for ``games`` (from :func:`viewer_game`). With ``src``, games carry no
     events and the page loads ``src + id + ".js"`` when one is opened (the report's viewer)."""
     data = {"title": title, "seat": seat, "src": src, "games": list(games)}
-    link = f'<a class="back" href="{html.escape(back[0])}">{html.escape(back[1])}</a>' if back else ""
-    page = asset("viewer.html")
-    parts = {
-        "{{TITLE}}": html.escape(title),
-        "{{BACK}}": link,
-        "{{CSS}}": asset("table.css") + "\n" + asset("viewer.css"),
-        "{{JS}}": asset("table.js") + "\n" + asset("viewer.js"),
-        "{{DATA}}": embed_json(data),
-    }
-    # one pass: a placeholder inside an inserted text (a title, the data) is not read again
-    return re.sub(r"\{\{[A-Z]+\}\}", lambda m: parts.get(m.group(0), m.group(0)), page)
+    link = {"href": back[0], "text": back[1]} if back else None
+    return render("viewer.html.j2", title=title, back=link, data=data)
 
 
 def game_script(game: Mapping[str, Any]) -> str:
