@@ -81,9 +81,19 @@
 
   function render() {
     const g = view.game;
-    const { state, log } = stateAt(g.events, view.step);
     const seat = DATA.seat === null || DATA.seat === undefined ? null : DATA.seat;
-    renderTable($("table"), g.events, state, { bottom: seat === null ? 0 : seat, seat });
+    const status = $("status");
+    let log = [];
+    try {  // a record that is not a well-formed game (a file is input) is said so, not thrown
+      const shown = stateAt(g.events, view.step);
+      log = shown.log;
+      renderTable($("table"), g.events, shown.state, { bottom: seat === null ? 0 : seat, seat });
+      if (status.dataset.bad) { status.textContent = ""; delete status.dataset.bad; }
+    } catch (e) {
+      $("table").textContent = "";
+      status.textContent = "step " + view.step + " of game " + g.id + " cannot be shown: the record is not a well-formed game";
+      status.dataset.bad = "1";
+    }
     $("slider").max = String(lastStep());
     $("slider").value = String(view.step);
     $("position").textContent = "step " + view.step + " of " + lastStep();
