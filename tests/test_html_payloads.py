@@ -257,6 +257,8 @@ def test_report_pages_show_every_hostile_field_as_text(browser, pages):
     for name, tags in expect.items():
         seen.page.goto(pages[name].as_uri())
         text = seen.check(name, scripts=0)
+        policy = seen.page.locator('meta[http-equiv="Content-Security-Policy"]').get_attribute("content")
+        assert policy is not None and policy.startswith("default-src 'none';"), name  # no script, even injected
         missing = [t for t in tags if payload(t) not in text]
         assert missing == [], (name, missing)
         # the charts: labels as text in SVG, no markup made of them
