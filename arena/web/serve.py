@@ -26,6 +26,7 @@ no thread for ever; a page that goes away mid-answer (a closed tab) is no error.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import sys
 import threading
