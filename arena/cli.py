@@ -273,30 +273,26 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return replay_db(args)
     if not args.file:
         raise UsageError("give a record file, or --db FILE --game KEY")
-    try:
-        shown = 0
-        for events in read_games(args.file):
-            if args.game is not None and str(events[0].get("game")) != args.game:
-                continue
-            seats = len(events[0].get("players", []))
-            if args.seat is not None and not 0 <= args.seat < seats:
-                raise UsageError(f"--seat {args.seat}: game {events[0].get('game')} has seats 0 to {seats - 1}")
-            for line in format_game(events, seat=args.seat):
-                print(line)
-            print()
-            shown += 1
-    except FileNotFoundError:
-        raise UsageError(f"{args.file}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{args.file}: is a folder, not a record file") from None
-    except OSError as exc:
-        raise UsageError(f"{args.file}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{args.file}: not a game record (not UTF-8 text)") from None
-    except (RecordError, KeyError, ValueError, TypeError) as exc:
-        raise UsageError(f"{args.file}: not a game record: {exc}") from None
+    shown = 0
+    games = read_games(args.file)
+    while True:  # only reading is guarded: a closed stdout (`| head`) ends the run quietly in main
+        try:
+            events = next(games, None)
+        except RecordError as exc:
+            raise UsageError(str(exc)) from None
+        if events is None:
+            break
+        if args.game is not None and events[0]["game"] != args.game:
+            continue
+        seats = len(events[0]["players"])
+        if args.seat is not None and not 0 <= args.seat < seats:
+            raise UsageError(f"--seat {args.seat}: game {events[0]['game']} has seats 0 to {seats - 1}")
+        for line in format_game(events, seat=args.seat):
+            print(line)
+        print()
+        shown += 1
     if shown == 0:
-        raise UsageError(f"{args.file}: no game" + (f" with id {args.game!r}" if args.game else ""))
+        raise UsageError(f"{args.file}: no game with id {args.game!r}")
     return 0
 
 

@@ -4,6 +4,8 @@ printing a game as a readable log."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -34,35 +36,111 @@ class RecordWriter:
         self.close()
 
 
+#: Longest line a record reader takes, in bytes (the longest line arena writes is a few KiB).
+MAX_LINE_BYTES = 64 * 1024
+#: Most bytes one game of a record may take (a game of reference bots takes about 20 KB).
+MAX_GAME_BYTES = 16 * 1024 * 1024
+
+
 class RecordError(ValueError):
-    """A record file is not in the game-record format."""
+    """A record file that cannot be read or is not in the game-record format: the message is
+    one line naming the file (and the line) and what is wrong."""
+
+
+def _open(path: str | Path) -> IO[bytes]:
+    """``path`` opened for reading, never waiting: a named pipe with no writer reads as empty.
+
+    :raises RecordError: missing, a folder, or unreadable.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise RecordError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise RecordError(f"{path}: is a folder, not a record file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def _parse(raw: bytes) -> dict[str, Any]:
+    """One line as a JSON object with an ``event``. :raises ValueError: it is not one."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    except ValueError:  # an integer past Python's digit limit (4300)
+        raise ValueError("not JSON this reader takes (a number with too many digits)") from None
+    except RecursionError:
+        raise ValueError("not JSON this reader takes (nested too deeply)") from None
+    if type(value) is not dict or "event" not in value:
+        raise ValueError("a record line is a JSON object with an 'event'")
+    return value
+
+
+def read_sized_games(path: str | Path) -> Iterator[tuple[list[dict[str, Any]], int]]:
+    """Yield each game of a record file, its shape checked (:mod:`arena.recordshape`), with
+    the bytes it took. Reads a line at a time, at most :data:`MAX_LINE_BYTES` of it, and
+    at most :data:`MAX_GAME_BYTES` for a game (blank lines count).
+
+    :raises RecordError: the file cannot be read, or a line is not in the record format.
+    """
+    from .recordshape import ShapeError, check_event, check_header
+
+    game: list[dict[str, Any]] | None = None
+    size = seats = 0
+    with _open(path) as f:
+        number = 0
+        while True:
+            try:
+                raw = f.readline(MAX_LINE_BYTES + 1)
+            except OSError as exc:
+                raise RecordError(f"{path}: cannot read: {exc.strerror or exc}") from None
+            if not raw:
+                break
+            number += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise RecordError(f"{path}:{number}: a line longer than {MAX_LINE_BYTES} bytes")
+            size += len(raw)
+            if size > MAX_GAME_BYTES:
+                raise RecordError(f"{path}:{number}: a game longer than {MAX_GAME_BYTES} bytes")
+            if not raw.strip():
+                continue
+            try:
+                event = _parse(raw)
+            except ValueError as exc:
+                what = "not a game record: " if game is None else ""
+                raise RecordError(f"{path}:{number}: {what}{exc}") from None
+            try:
+                if event["event"] == "game":
+                    if game:
+                        yield game, size - len(raw)
+                        size = len(raw)
+                    game = [check_header(event)]
+                    seats = len(game[0]["players"])
+                elif game is None:
+                    raise RecordError(f"{path}:{number}: the first line of a game is its 'game' line")
+                else:
+                    game.append(check_event(event, seats))
+            except ShapeError as exc:
+                raise RecordError(f"{path}:{number}: {exc}") from None
+    if game is None:
+        raise RecordError(f"{path}: no game in this record file")
+    yield game, size
 
 
 def read_games(path: str | Path) -> Iterator[list[dict[str, Any]]]:
-    """Yield each game of a record file as its list of events.
+    """Yield each game of a record file as its list of events, checked as :func:`read_sized_games` does.
 
-    :raises RecordError: a line is not JSON, has no ``event``, or a game lacks its ``game`` line.
+    :raises RecordError: the file cannot be read, or is not a game record.
     """
-    game: list[dict[str, Any]] | None = None
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecordError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(event, dict) or "event" not in event:
-                raise RecordError(f"{path}:{number}: a record line is an object with an 'event'")
-            if event["event"] == "game":
-                if game:
-                    yield game
-                game = [event]
-            elif game is None:
-                raise RecordError(f"{path}:{number}: the first line of a game is its 'game' line")
-            else:
-                game.append(event)
-    if game:
+    for game, _ in read_sized_games(path):
         yield game
 
 

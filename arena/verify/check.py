@@ -9,10 +9,13 @@ stops the check of the games after it.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from .phases import GameCheck
 from .state import _Abort
@@ -125,26 +128,76 @@ def verify_pairs(pairs: Iterable[tuple[int, Any]]) -> list[GameVerdict]:
     return verdicts
 
 
+#: Longest line read, in bytes; the rest of a longer line is skipped, and the line fails its game.
+MAX_LINE_BYTES = 64 * 1024
+
+
+def _open(path: str) -> BinaryIO:
+    """``path`` for reading, never waiting for a writer (a named pipe with none reads as empty).
+
+    :raises OSError: missing, a folder, or unreadable.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise IsADirectoryError(errno.EISDIR, "is a folder", path)
+    os.set_blocking(fd, True)
+    return open(fd, "rb")
+
+
+def _lines(fh: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, its bytes, or None for a line longer than :data:`MAX_LINE_BYTES`)."""
+    ln = 0
+    while raw := fh.readline(MAX_LINE_BYTES + 1):
+        ln += 1
+        if len(raw) <= MAX_LINE_BYTES:
+            yield ln, raw
+            continue
+        while raw and not raw.endswith(b"\n"):  # skip the rest, a piece at a time
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+        yield ln, None
+
+
+def _parse(raw: bytes | None) -> Any:
+    """A line's JSON value, or a :class:`_BadLine` saying why it has none."""
+    if raw is None:
+        return _BadLine(f"a line longer than {MAX_LINE_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _BadLine("not UTF-8 text")
+    try:
+        return json.loads(text)
+    except ValueError as exc:  # JSONDecodeError, and numbers too long to convert
+        return _BadLine(f"not JSON: {exc}")
+    except RecursionError:
+        return _BadLine("not JSON: nested too deeply")
+
+
 def read_pairs(path: str) -> Iterator[tuple[int, Any]]:
     """(line number, parsed object or :class:`_BadLine`) for each non-blank line of a file.
 
     :raises OSError: the file cannot be opened or read.
     """
-    with open(path, "rb") as fh:
-        for ln, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                yield ln, _BadLine("not UTF-8 text")
-                continue
-            try:
-                yield ln, json.loads(text)
-            except ValueError as exc:  # JSONDecodeError, and numbers too long to convert
-                yield ln, _BadLine(f"not JSON: {exc}")
-            except RecursionError:
-                yield ln, _BadLine("not JSON: nested too deeply")
+    with _open(path) as fh:
+        for ln, raw in _lines(fh):
+            if raw is None or raw.strip():
+                yield ln, _parse(raw)
+
+
+def not_a_record(path: str) -> str | None:
+    """Why ``path`` is not a game record at all (its first non-blank line is not a JSON
+    object with an ``event``: a database, a binary), or None when it starts as one.
+
+    :raises OSError: the file cannot be opened or read.
+    """
+    for ln, ev in read_pairs(path):
+        if isinstance(ev, _BadLine):
+            return f"line {ln}: {ev.reason}"
+        if not isinstance(ev, dict) or "event" not in ev:
+            return f"line {ln}: not an event object"
+        return None
+    return None
 
 
 def verify_file(path: str) -> list[GameVerdict]:

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from .check import GameVerdict, printable, verify_file
+from .check import GameVerdict, not_a_record, printable, verify_file
 
 
 def _name(v: GameVerdict) -> str:
@@ -30,6 +30,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     reports: list[dict[str, Any]] = []
     for path in args.files:
         try:
+            why = not_a_record(path)
+            if why is not None:
+                return _usage(f"{path}: not a game record ({why})")
             verdicts = verify_file(path)
         except IsADirectoryError:
             return _usage(f"{path}: is a folder, not a record file")

@@ -10,27 +10,35 @@ from typing import Any
 
 from ..cli import positive
 from ..errors import UsageError
+from ..interrupts import stdout_closed
 from ..safetext import escape
 
 
-def read_record(path: str) -> list[list[dict[str, Any]]]:
-    """Every game of a record file. :raises UsageError: unreadable or not a record."""
-    from ..record import RecordError, read_games
+def read_record(path: str, game: str | None = None) -> list[list[dict[str, Any]]]:
+    """Every game of a record file (only game ``game``, if given), at most what one page holds.
 
+    :raises UsageError: unreadable, not a record, no such game, or more than a page holds.
+    """
+    from ..record import RecordError, read_sized_games
+    from .view import MAX_PAGE_BYTES, MAX_PAGE_GAMES
+
+    games: list[list[dict[str, Any]]] = []
+    total = 0
     try:
-        games = list(read_games(path))
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a folder, not a record file") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not a game record (not UTF-8 text)") from None
+        for events, size in read_sized_games(path):
+            if game is not None and events[0]["game"] != game:
+                continue
+            games.append(events)
+            total += size
+            if len(games) > MAX_PAGE_GAMES or total > MAX_PAGE_BYTES:
+                raise UsageError(
+                    f"{path}: more than a page holds ({MAX_PAGE_GAMES} games or {MAX_PAGE_BYTES >> 20} MiB "
+                    "of record); choose one game with --game ID"
+                )
     except RecordError as exc:
-        raise UsageError(f"{path}: not a game record: {exc}") from None
+        raise UsageError(str(exc)) from None
     if not games:
-        raise UsageError(f"{path}: no game in this record file")
+        raise UsageError(f"{path}: no game with id {game!r}")
     return games
 
 
@@ -70,11 +78,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     else:
         if not args.record:
             raise UsageError("give a record file (written by --replay), or --db FILE --game KEY")
-        games = read_record(args.record)
-        if args.game is not None:
-            games = [g for g in games if str(g[0].get("game")) == args.game]
-            if not games:
-                raise UsageError(f"{args.record}: no game with id {args.game!r}")
+        games = read_record(args.record, args.game)
         out = Path(args.out) if args.out else Path(args.record).with_suffix(".html")
         title = f"Yard bridge: {Path(args.record).name}"
     try:
@@ -82,15 +86,18 @@ def cmd_view(args: argparse.Namespace) -> int:
         shown = [viewer_game(g, seat=args.seat) for g in games]
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    except (KeyError, TypeError, IndexError, AttributeError) as exc:
-        raise UsageError(f"{args.record}: not a game record: {exc!r}") from None
     try:
-        write_page(out, render_viewer(shown, title=title, seat=args.seat))
+        wrote = write_page(out, render_viewer(shown, title=title, seat=args.seat))
     except OutputError as exc:
         raise UsageError(str(exc)) from None
+    except BrokenPipeError:
+        if stdout_closed():
+            raise  # `--out /dev/stdout | head`: ends quietly, as any closed stdout
+        raise UsageError(f"{out}: its reader closed it before the page was written") from None
     except OSError as exc:
         raise UsageError(f"{out}: cannot write: {exc.strerror or exc}") from None
-    print(f"wrote {out} ({len(shown)} game{'s' if len(shown) != 1 else ''}); open it in a browser")
+    if wrote:  # a stream (--out /dev/stdout) gets the page alone
+        print(f"wrote {out} ({len(shown)} game{'s' if len(shown) != 1 else ''}); open it in a browser")
     return 0
 
 

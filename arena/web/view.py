@@ -15,12 +15,22 @@ other seats' fault details are left out, so the file can be shared.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import stat
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..turn import is_public, public_data
 from .render import GENERATOR, embed_json, render
+
+#: Most games one ``arena view`` page holds, and most bytes of record they may take: a page
+#: is one file a browser loads whole (a game of reference bots takes about 20 KB).
+MAX_PAGE_GAMES = 10_000
+MAX_PAGE_BYTES = 64 * 1024 * 1024
 
 
 class OutputError(Exception):
@@ -116,17 +126,54 @@ def ours(path: Path) -> bool:
         return False
 
 
-def write_page(path: Path, text: str, *, mine: bool = False) -> None:
-    """Write ``path``: a new file, or one arena wrote before (``mine``: the caller knows
-    it is, as inside a report folder); never another file.
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
-    :raises OutputError: ``path`` is a folder or a file arena did not write.
+
+def write_page(path: Path, text: str, *, mine: bool = False) -> bool:
+    """Write ``path``: a new file, or one arena wrote before (``mine``: the caller knows
+    it is, as inside a report folder); never another file. A regular file is written
+    whole or not at all (a fresh temporary file in its folder, renamed over it, removed on
+    any failure); a pipe or a character device (``/dev/stdout``) is written to as it is.
+    Returns whether a file was written (not a stream).
+
+    :raises OutputError: ``path`` is a folder, a file arena did not write, another kind of
+        file (a block device, a socket), or a pipe nobody reads.
+    :raises OSError: the file cannot be written.
     """
-    if path.is_dir():
+    data = text.encode("utf-8", "backslashreplace")  # a lone surrogate as its JSON escape, never an error
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
         raise OutputError(f"{path}: is a folder; give a file name for the page")
-    if path.exists() and not mine and not ours(path):
+    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        try:  # never wait for a reader: a pipe with none is refused at once
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                raise OutputError(f"{path}: a pipe that nobody reads") from None
+            raise
+        os.set_blocking(fd, True)
+        with open(fd, "wb") as stream:
+            stream.write(data)
+        return False
+    if mode is not None and not stat.S_ISREG(mode):
+        raise OutputError(f"{path}: is not a regular file; choose another --out")
+    if mode is not None and not mine and not ours(path):
         raise OutputError(f"{path}: exists and was not written by arena; choose another --out")
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    tmp.replace(path)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path  # the file ours() read
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with open(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return True
