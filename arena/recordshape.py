@@ -21,8 +21,8 @@ from .safetext import storable
 
 #: Largest magnitude of a number in a record (scores, points, rounds): a 64-bit integer.
 MAX_INT = 2**63 - 1
-#: A game line's seed is a 64-bit unsigned integer (derived from the run's master seed).
-MAX_SEED = 2**64 - 1
+#: Largest magnitude of a game line's seed (arena writes 64-bit seeds derived from the run's seed).
+MAX_SEED = 2**256
 
 CARD_NAMES = frozenset(str(Card(r + s)) for r in RANKS for s in SUITS)
 
@@ -136,7 +136,7 @@ EVENT_FIELDS: dict[str, dict[str, tuple[Check, bool]]] = {
     "penalty": {"seat": (seat, True), "card": (card, True), "rank": (rank, True)},
     "skip": {"seat": (seat, True)},
     "reshuffle": {"stock": (cards, True)},
-    "fault": {"seat": (seat, True), "kind": (text, True), "detail": (text, False)},
+    "fault": {"seat": (seat, True), "kind": (text, True), "detail": (text, True)},
     "say": {"seat": (seat, True), "text": (text, True), "output": (flag, False), "capped": (flag, False)},
     "round": {
         "round": (count, True),
@@ -219,7 +219,7 @@ def check_header(obj: dict[str, Any]) -> dict[str, Any]:
             raise ShapeError(f"game players[{i}] {exc}") from None
     spec: dict[str, tuple[Check, bool]] = {
         "game": (text, True),
-        "seed": (lambda v, n: integer(v, n, 0, MAX_SEED, "a 64-bit seed"), True),
+        "seed": (lambda v, n: integer(v, n, -MAX_SEED, MAX_SEED, "a whole number below 2**256"), True),
         "rules": (_rules, True),
     }
     out = _fields("game", obj, spec, len(players))

@@ -259,8 +259,8 @@ def test_every_field_of_every_event_is_checked(record_lines: list[bytes], tmp_pa
         ({"players": [{"seat": i, "name": "b", "bot": "b"} for i in range(7)]}, "2 to 6 seats (R2.1)"),
         ({"players": "many"}, "players must be a list"),
         ({"version": 2}, "version must be 1"),
-        ({"seed": -5}, "seed must be a 64-bit seed"),
-        ({"seed": 2**64}, "seed must be a 64-bit seed"),
+        ({"seed": "5"}, "seed must be a whole number"),
+        ({"seed": 2**300}, "seed must be a whole number below 2**256, not a number of 91 digits"),
         ({"game": ["1"]}, "game game must be text"),
         ({"rules": {"name": "x", "limit": [1]}}, "'limit' must be a number"),
         ({"rules": {"name": "x", "points": {"z": 1}}}, "points must map ranks"),
@@ -449,3 +449,16 @@ def test_verify_bounds_a_line_and_never_waits_for_a_pipe(record_lines: list[byte
     for argv in (["verify", str(fifo)], ["replay", str(fifo)], ["view", str(fifo), "--out", str(tmp_path / "f.html")]):
         code, out, err = run(*argv)  # no writer: read as an empty file, at once
         assert code != 0 and ("no game" in out or "no game" in err)
+
+
+def test_the_shape_check_knows_exactly_the_fields_of_arena_events() -> None:
+    from typing import get_args, get_type_hints
+
+    from arena.events import Event
+    from arena.recordshape import EVENT_FIELDS
+
+    types = {get_args(get_type_hints(t)["event"])[0]: t for t in get_args(Event)}
+    assert set(types) == set(EVENT_FIELDS) | {"game"}
+    for name, spec in EVENT_FIELDS.items():
+        assert set(spec) == set(types[name].__annotations__) - {"event"}, name
+        assert {f for f, (_, required) in spec.items() if required} == types[name].__required_keys__ - {"event"}, name
