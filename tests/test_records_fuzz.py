@@ -462,3 +462,22 @@ def test_the_shape_check_knows_exactly_the_fields_of_arena_events() -> None:
     for name, spec in EVENT_FIELDS.items():
         assert set(spec) == set(types[name].__annotations__) - {"event"}, name
         assert {f for f, (_, required) in spec.items() if required} == types[name].__required_keys__ - {"event"}, name
+
+
+def test_view_never_writes_through_a_link(record_lines: list[bytes], tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"".join(record_lines))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "dangling.html").symlink_to(elsewhere / "new.html")
+    (tmp_path / "foreign.html").symlink_to(path)
+    for name in ("dangling.html", "foreign.html"):
+        code, _, err = run("view", str(path), "--out", str(tmp_path / name))
+        assert_one_line_error(code, err, name)
+        assert "not written by arena" in err
+    assert list(elsewhere.iterdir()) == [] and path.read_bytes() == b"".join(record_lines)
+    from arena.web.view import write_page
+
+    write_page(tmp_path / "foreign.html", "<p>page</p>", mine=True)  # a report folder's own name
+    assert (tmp_path / "foreign.html").read_text() == "<p>page</p>" and not (tmp_path / "foreign.html").is_symlink()
+    assert path.read_bytes() == b"".join(record_lines)

@@ -163,9 +163,9 @@ def write_page(path: Path, text: str, *, mine: bool = False) -> bool:
         return False
     if mode is not None and not stat.S_ISREG(mode):
         raise OutputError(f"{path}: is not a regular file; choose another --out")
-    if mode is not None and not mine and not ours(path):
+    if (mode is not None or path.is_symlink()) and not mine and not ours(path):  # a dangling link too
         raise OutputError(f"{path}: exists and was not written by arena; choose another --out")
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path  # the file ours() read
+    target = path  # a link is replaced, never written through
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with open(fd, "wb") as f:
