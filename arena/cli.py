@@ -305,7 +305,7 @@ def replay_db(args: argparse.Namespace) -> int:
         raise UsageError("--db needs --game KEY (a game key like 4p-t0-d3-r1)")
     if args.file:
         raise UsageError("give a record file or --db, not both")
-    events = replay_from_db(args.db, args.game)
+    events = replay_from_db(args.db, args.game, trusted=args.trusted, allow_weak=args.allow_weak_sandbox)
     seats = len(events[0].get("players", []))
     if args.seat is not None and not 0 <= args.seat < seats:
         raise UsageError(f"--seat {args.seat}: game {args.game} has seats 0 to {seats - 1}")
@@ -403,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", help="only the game with this id (with --db: a game key like 4p-t0-d3-r1)")
     p.add_argument("--db", metavar="FILE", help="re-play the game --game from a tournament database")
     p.add_argument("--seat", type=int, help="show only what this seat could see (R10)")
+    from .web.cli import add_trust_options
+
+    add_trust_options(p)
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sqlite3
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -205,7 +204,7 @@ def run_until_separated(
 
 
 def separation_of(
-    conn: sqlite3.Connection,
+    tables: dict[int, tuple[tuple[int, ...], ...]],
     settings: dict[str, Any],
     labels: Sequence[str],
     games: Sequence[GameRow],
@@ -218,9 +217,8 @@ def separation_of(
 
     if "adaptive" in settings:
         from .adaptive import Replay, design_of
-        from .dbread import read_tables
 
-        design = design_of(settings, len(labels), read_tables(conn))
+        design = design_of(settings, len(labels), [t for size in sorted(tables) for t in tables[size]])
         replay = Replay(design, budget=max(len(games), 1))
         replay.feed(games)
         replay.advance()

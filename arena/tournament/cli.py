@@ -186,7 +186,7 @@ def show_standings(db_path: str, *, fmt: str = "table", h2h: bool | None = None,
     """Print a database's standings: ``table`` (terminal), ``markdown``, ``csv`` (one row per
     bot and scope) or ``json`` (with the settings and bots too)."""
     from .adaptive_cli import separation_of
-    from .db import TournamentDBError, open_readonly, read_authors, read_bots, read_games, scheduled_games
+    from .dbread import DamagedDB, TournamentDBError, load, open_readonly
     from .standings import format_standings, kind_of, standings_csv, standings_doc
 
     fmt = "json" if as_json else fmt
@@ -194,22 +194,15 @@ def show_standings(db_path: str, *, fmt: str = "table", h2h: bool | None = None,
     try:
         conn, meta = open_readonly(db_path)
         try:
-            settings = json.loads(meta.get("settings", "{}"))
-            bots = read_bots(conn)
-            games = read_games(conn)
-            total = scheduled_games(conn, int(settings.get("games", 0)))
-            authors = read_authors(meta)
-            labels = [b.label for b in bots]
-            doc = standings_doc(labels, games, [kind_of(b.origin) for b in bots], authors)
-            doc["separation"] = separation_of(conn, settings, labels, games, doc)
+            stored = load(conn, meta)  # every row type-checked: a damaged one is one line
         finally:
             conn.close()
-        if "adaptive" in settings:
-            total = len(games)  # an adaptive schedule has no fixed size
     except TournamentDBError as exc:
-        raise UsageError(str(exc)) from None
-    except Exception as exc:  # sqlite3.Error, damaged rows or settings: one line, no traceback
-        raise UsageError(f"{db_path}: damaged tournament database ({type(exc).__name__}: {exc})") from None
+        raise UsageError(f"{db_path}: {exc}" if isinstance(exc, DamagedDB) else str(exc)) from None
+    settings, bots, games, total, authors = stored.settings, stored.bots, stored.rows, stored.total, stored.authors
+    labels = [b.label for b in bots]
+    doc = standings_doc(labels, games, [kind_of(b.origin) for b in bots], authors)
+    doc["separation"] = separation_of(stored.tables, settings, labels, games, doc)
     finished = doc["separation"].get("status") == "separated" if "adaptive" in settings else len(games) >= total
     if not finished and "seed" in settings:
         # Shown once all games are played: partial standings may be posted while bots still play.

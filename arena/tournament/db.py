@@ -39,7 +39,7 @@ from .dbread import (
     read_bots,
     read_games,
     read_sources,
-    scheduled_games,
+    read_tables,
     stored_seed,
 )
 from .schedule import GameKey, Schedule
@@ -235,10 +235,12 @@ class TournamentDB:
                 )
         try:
             old_settings = json.loads(meta.get("settings", "{}"))
-        except ValueError:
+        except (ValueError, RecursionError):
             raise TournamentDBError(f"{path}: damaged settings in table meta") from None
+        if not isinstance(old_settings, dict):
+            raise TournamentDBError(f"{path}: damaged settings in table meta")
         for key, value in LEGACY_SETTINGS.items():  # settings older databases did not store
-            if isinstance(old_settings, dict) and key not in old_settings and key in settings:
+            if key not in old_settings and key in settings:
                 old_settings[key] = value
         if canonical(old_settings) != canonical(settings):
             diffs = _differences(old_settings, settings)
@@ -246,7 +248,9 @@ class TournamentDB:
                 f"{where} with other settings ({'; '.join(diffs)}); use the same options to resume, or {fix}"
             )
         stored = {
-            (size, tbl): tuple(json.loads(b)) for size, tbl, b in conn.execute("SELECT size, tbl, bots FROM tables")
+            (size, t): table
+            for size, tables in read_tables(conn, len(old_bots)).items()
+            for t, table in enumerate(tables)
         }
         wanted = {(s.size, t): table for s in schedule.sizes for t, table in enumerate(s.tables)}
         if stored != wanted:
@@ -421,6 +425,6 @@ __all__ = [
     "read_bots",
     "read_games",
     "read_sources",
-    "scheduled_games",
+    "read_tables",
     "stored_seed",
 ]

@@ -12,34 +12,55 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ..loader import source_bytes
-from .schedule import GameKey
+from .dbrows import (
+    MAX_META,
+    BotRow,
+    DamagedDB,
+    GameData,
+    GameRow,
+    Tables,
+    TournamentDBError,
+    bot_sources,
+    check_meta,
+    damaged,
+    fetch,
+    has_table,
+    read_authors,
+    read_bots,
+    read_game_data,
+    read_settings,
+    read_tables,
+    text,
+)
+from .schedule import MAX_GAMES
+
+__all__ = [  # the row types and checked readers of .dbrows, with this module's own
+    "BotRow",
+    "DamagedDB",
+    "GameData",
+    "GameRow",
+    "Stored",
+    "Tables",
+    "TournamentDBError",
+    "has_table",
+    "load",
+    "open_readonly",
+    "read_authors",
+    "read_bots",
+    "read_games",
+    "read_settings",
+    "read_sources",
+    "read_tables",
+    "stored_method",
+    "stored_seed",
+]
 
 FORMAT = "arena-tournament"
 VERSION = 1
-
-
-class TournamentDBError(Exception):
-    """The database cannot be used: not one, foreign, damaged, or for another tournament."""
-
-
-@dataclass(frozen=True)
-class BotRow:
-    bot: int
-    label: str
-    name: str
-    path: str | None
-    origin: str
-    sha256: str
-
-
-@dataclass(frozen=True)
-class GameRow:
-    """A finished game as standings read it: per seat (bot, place, score, loser, faults, retired)."""
-
-    key: GameKey
-    seats: tuple[tuple[int, int, int, bool, int, bool], ...]
+#: The longest text or blob SQLite hands a reader (bytes).
+MAX_VALUE = 4 << 20
 
 
 def _check_format(conn: sqlite3.Connection, path: Path) -> dict[str, str] | None:
@@ -55,9 +76,12 @@ def _check_format(conn: sqlite3.Connection, path: Path) -> dict[str, str] | None
             raise TournamentDBError(
                 f"{path}: an SQLite database, but not a tournament database (tables: {', '.join(sorted(names))})"
             )
-        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:
         raise TournamentDBError(f"{path}: not a tournament database ({exc})") from None
+    try:
+        meta = check_meta(fetch(conn, "meta", "SELECT key, value FROM meta", limit=MAX_META))
+    except DamagedDB as exc:
+        raise TournamentDBError(f"{path}: {exc}") from None
     if meta.get("format") != FORMAT:
         raise TournamentDBError(f"{path}: an SQLite database, but not a tournament database")
     if meta.get("version") != str(VERSION):
@@ -98,6 +122,8 @@ def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dic
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None)
         conn.execute("PRAGMA query_only = ON")
+        # No value a reader needs is longer (sources: 256 KiB): a crafted one stops SQLite, not memory.
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
     except sqlite3.Error as exc:
         raise TournamentDBError(f"{p}: cannot open: {exc}") from None
     if live and not Path(f"{p}-shm").exists():
@@ -122,51 +148,20 @@ def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dic
 
 
 def read_sources(conn: sqlite3.Connection) -> dict[str, str]:
-    """Bot sources by sha256 (as the loader holds them: undecodable bytes as surrogate
-    escapes); empty for a database made before sources were stored."""
+    """Every stored bot source by sha256, each checked to hash to it; empty for a database made
+    before sources were stored. :raises TournamentDBError: a source that does not match."""
     if not has_table(conn, "sources"):
         return {}
-    out = {}
-    for sha, data in conn.execute("SELECT sha256, source FROM sources"):
-        data = data.encode() if isinstance(data, str) else bytes(data)
-        for errors in ("surrogateescape", "surrogatepass"):
-            text = data.decode("utf-8", errors)
-            if source_bytes(text) == data:
-                out[sha] = text
-                break
-    return out
-
-
-def has_table(conn: sqlite3.Connection, name: str) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
-
-
-def read_authors(meta: dict[str, str]) -> dict[str, str]:
-    """Bot label -> author (from submission manifests); {} for databases made without any."""
-    try:
-        data = json.loads(meta.get("authors", "{}"))
-    except ValueError:
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def read_bots(conn: sqlite3.Connection) -> list[BotRow]:
-    return [
-        BotRow(*row) for row in conn.execute("SELECT bot, label, name, path, origin, sha256 FROM bots ORDER BY bot")
-    ]
+    rows = fetch(conn, "sources", "SELECT sha256 FROM sources", limit=1_000_000)
+    shas = [sha for (sha,) in rows if isinstance(sha, str)]
+    return bot_sources(conn, [BotRow(i, sha, sha, None, "file", sha) for i, sha in enumerate(shas)])
 
 
 def read_games(conn: sqlite3.Connection) -> list[GameRow]:
-    """Every finished game in key order (size, table, deal, rotation): the order ratings use."""
-    games: dict[int, GameKey] = {}
-    for gid, size, tbl, deal, rot in conn.execute("SELECT id, size, tbl, deal, rotation FROM games"):
-        games[gid] = GameKey(size, tbl, deal, rot)
-    seats: dict[int, list[tuple[int, int, int, bool, int, bool]]] = {gid: [] for gid in games}
-    for gid, bot, place, score, loser, faults, retired in conn.execute(
-        "SELECT game_id, bot, place, score, loser, faults, retired FROM results ORDER BY game_id, seat"
-    ):
-        seats[gid].append((bot, place, score, bool(loser), faults, bool(retired)))
-    return sorted((GameRow(key, tuple(seats[gid])) for gid, key in games.items()), key=lambda g: g.key)
+    """Every finished game in key order (size, table, deal, rotation): the order ratings use;
+    checked against the bots and tables. :raises DamagedDB:."""
+    bots = read_bots(conn)
+    return [g.row for g in read_game_data(conn, len(bots), read_tables(conn, len(bots)))]
 
 
 def stored_seed(path: str | os.PathLike[str]) -> int | None:
@@ -182,14 +177,9 @@ def stored_seed(path: str | os.PathLike[str]) -> int | None:
     try:
         conn.close()
         seed = json.loads(meta.get("settings", "{}")).get("seed")
-    except (ValueError, AttributeError, sqlite3.Error):
+    except (ValueError, RecursionError, AttributeError, sqlite3.Error):
         return None
     return seed if type(seed) is int else None
-
-
-def scheduled_games(conn: sqlite3.Connection, deals: int) -> int:
-    """Games in the whole schedule: tables x size x deals (each deal once per seat rotation)."""
-    return sum(size * count * deals for size, count in conn.execute("SELECT size, COUNT(*) FROM tables GROUP BY size"))
 
 
 def stored_method(path: str) -> str | None:
@@ -203,11 +193,56 @@ def stored_method(path: str) -> str | None:
         conn, meta = open_readonly(path)
         conn.close()
         method = json.loads(meta.get("settings", "{}")).get("adaptive", {}).get("method")
-    except (TournamentDBError, ValueError, AttributeError, sqlite3.Error):
+    except (TournamentDBError, ValueError, RecursionError, AttributeError, sqlite3.Error):
         return None
     return method if isinstance(method, str) else None
 
 
-def read_tables(conn: sqlite3.Connection) -> list[tuple[int, ...]]:
-    """The stored tables (bot indices), in schedule order."""
-    return [tuple(json.loads(b)) for (b,) in conn.execute("SELECT bots FROM tables ORDER BY size, tbl")]
+@dataclass(frozen=True)
+class Stored:
+    """A tournament database's content, every row checked (:func:`load`)."""
+
+    settings: dict[str, Any]
+    bots: list[BotRow]
+    tables: Tables
+    games: list[GameData]
+    authors: dict[str, str]
+
+    @property
+    def labels(self) -> list[str]:
+        return [b.label for b in self.bots]
+
+    @property
+    def rows(self) -> list[GameRow]:
+        return [g.row for g in self.games]
+
+    @property
+    def total(self) -> int:
+        """Games in the whole schedule (an adaptive schedule has no fixed size: those stored)."""
+        if "adaptive" in self.settings:
+            return len(self.games)
+        return sum(size * len(t) * self.settings["games"] for size, t in self.tables.items())
+
+
+def load(conn: sqlite3.Connection, meta: dict[str, str]) -> Stored:
+    """Settings, bots, tables, games and authors, checked against each other.
+
+    :raises DamagedDB:.
+    """
+    settings = read_settings(meta)
+    for key in ("created", "arena_version", "tournament_id"):  # shown in reports
+        if key in meta:
+            text("meta", key, meta[key], 64)
+    bots = read_bots(conn)
+    tables = read_tables(conn, len(bots))
+    if sorted(tables) != settings["sizes"]:
+        raise damaged("tables", f"tables of sizes {sorted(tables)}, but the settings say {settings['sizes']}")
+    if "adaptive" in settings:  # the first round alone is every table times first_deals blocks
+        size = settings["sizes"][0]
+        planned = size * len(tables[size]) * settings["adaptive"]["first_deals"]
+    else:
+        planned = sum(size * len(t) * settings["games"] for size, t in tables.items())
+    if planned > MAX_GAMES:
+        raise damaged("tables", f"a schedule of {planned} games; a tournament has at most {MAX_GAMES}")
+    games = read_game_data(conn, len(bots), tables, settings)
+    return Stored(settings, bots, tables, games, read_authors(meta, [b.label for b in bots]))

@@ -11,15 +11,16 @@ comes out otherwise (a bot that depends on time, say) is reported, not hidden.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..loader import BotSource
+from ..loader import BotSource, source_bytes
 from ..rules import Rules
-from .db import TournamentDBError, read_bots, read_sources
+from .db import LEGACY_SETTINGS, TournamentDBError
+from .dbread import Stored, load
+from .dbrows import BotRow, bot_sources
 from .runner import Entrant, Plan
 from .schedule import GameKey, Schedule, SizeSchedule
 from .worker import GameRecord, GameRunner
@@ -42,66 +43,80 @@ class StoredGame:
     moves: int
 
 
-def load_plan(conn: sqlite3.Connection, meta: dict[str, str]) -> Plan:
-    """The tournament's plan, rebuilt from the database (bots from their stored sources).
+def registered_source(name: str) -> BotSource | None:
+    """The bot the installed registry provides under ``name`` today (None: no such bot)."""
+    from ..errors import BotLoadError
+    from ..loader import read_bot_file, registry
+
+    path = registry().get(name)
+    if path is None:
+        return None
+    try:
+        return read_bot_file(path, origin="registry", name=name)
+    except BotLoadError:
+        return None
+
+
+def entrant_of(bot: BotRow, source: str, *, trusted: bool) -> Entrant:
+    """A stored bot as an entrant. It counts as the registry's own bot (run in-process, as the
+    tournament ran it) only when the installed registry provides exactly these bytes under its
+    name today; any other stored code is a bot file, sandboxed unless ``trusted`` (given on the
+    command line, never read from the database). No stored path is kept: none is ever opened."""
+    if bot.origin == "registry":
+        installed = registered_source(bot.name)
+        if installed is not None and source_bytes(installed.source) == source_bytes(source):
+            return Entrant(installed, bot.label, True)
+    return Entrant(BotSource(bot.name, source, None, "", "file"), bot.label, trusted)
+
+
+def load_plan(conn: sqlite3.Connection, meta: dict[str, str], *, trusted: bool = False) -> Plan:
+    """The tournament's plan, rebuilt from the database (bots from their stored sources, each
+    checked against its sha256 first). ``trusted`` (the command line's ``--trusted``) runs every
+    bot in-process; the database's own ``trusted`` setting is never obeyed.
 
     :raises ReplayError: the database does not hold the bots' sources.
+    :raises TournamentDBError: a damaged database, or a source that does not match its sha256.
     """
-    try:
-        settings = json.loads(meta.get("settings", "{}"))
-    except ValueError:
-        raise TournamentDBError("damaged settings in table meta") from None
-    sources = read_sources(conn)
-    bots = read_bots(conn)
-    missing = [b.label for b in bots if b.sha256 not in sources]
+    stored = load(conn, meta)
+    return plan_of(conn, stored, trusted=trusted)
+
+
+def plan_of(conn: sqlite3.Connection, stored: Stored, *, trusted: bool = False) -> Plan:
+    """:func:`load_plan` for a database already read by :func:`~.dbread.load`."""
+    settings = stored.settings
+    sources = bot_sources(conn, stored.bots)
+    missing = [b.label for b in stored.bots if b.sha256 not in sources]
     if missing:
         raise ReplayError(
             f"the database does not hold the source of {', '.join(missing)} (it was made by an "
             "arena that did not store sources); only games kept with --replays can be shown"
         )
-    trusted = bool(settings.get("trusted", False))
-    people = []
-    for b in bots:
-        src = BotSource(b.name, sources[b.sha256], b.path, "", b.origin)
-        people.append(Entrant(src, b.label, trusted or src.origin == "registry"))
-    tables: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
-    for size, tbl, members in conn.execute("SELECT size, tbl, bots FROM tables ORDER BY size, tbl"):
-        tables.setdefault(size, []).append((tbl, tuple(json.loads(members))))
+    people = tuple(entrant_of(b, sources[b.sha256], trusted=trusted) for b in stored.bots)
     kinds = settings.get("schedule", {})
     sizes = tuple(
-        SizeSchedule(size, str(kinds.get(str(size), "round-robin")), tuple(t for _, t in sorted(rows)))
-        for size, rows in sorted(tables.items())
+        SizeSchedule(size, str(kinds.get(str(size), "round-robin")), tables)
+        for size, tables in sorted(stored.tables.items())
     )
-    schedule = Schedule(len(bots), int(settings["seed"]), int(settings["games"]), sizes)
-    return Plan(tuple(people), Rules.from_dict(settings["rules"]), schedule, trusted)
+    schedule = Schedule(len(stored.bots), settings["seed"], settings["games"], sizes)
+    move, game = (float(settings.get(k, LEGACY_SETTINGS[k])) for k in ("move_time", "game_time"))
+    return Plan(people, Rules.from_dict(settings["rules"]), schedule, trusted, move_time=move, game_time=game)
 
 
-def stored_games(conn: sqlite3.Connection, key: GameKey | None = None) -> list[StoredGame]:
+def stored_games(stored: Stored, key: GameKey | None = None) -> list[StoredGame]:
     """Stored results (of one game, or all in key order)."""
-    where, args = ("WHERE size = ? AND tbl = ? AND deal = ? AND rotation = ?", tuple(key)) if key else ("", ())
-    games = {
-        gid: (GameKey(size, tbl, deal, rot), seed, rounds, moves)
-        for gid, size, tbl, deal, rot, seed, rounds, moves in conn.execute(
-            f"SELECT id, size, tbl, deal, rotation, seed, rounds, moves FROM games {where}", args
-        )
-    }
-    seats: dict[int, list[tuple[int, int, int]]] = {gid: [] for gid in games}
-    for gid, bot, place, score in conn.execute("SELECT game_id, bot, place, score FROM results ORDER BY game_id, seat"):
-        if gid in seats:
-            seats[gid].append((bot, place, score))
-    out = [
+    return [
         StoredGame(
-            k,
-            seed,
-            tuple(b for b, _, _ in seats[gid]),
-            tuple(p for _, p, _ in seats[gid]),
-            tuple(s for _, _, s in seats[gid]),
-            rounds,
-            moves,
+            g.key,
+            g.seed,
+            tuple(s[0] for s in g.seats),
+            tuple(s[1] for s in g.seats),
+            tuple(s[2] for s in g.seats),
+            g.rounds,
+            g.moves,
         )
-        for gid, (k, seed, rounds, moves) in games.items()
+        for g in stored.games
+        if key is None or g.key == key
     ]
-    return sorted(out, key=lambda g: g.key)
 
 
 def differences(stored: StoredGame, record: GameRecord) -> list[str]:
@@ -145,16 +160,27 @@ def parse_key(text: str, plan: Plan) -> GameKey:
     return key
 
 
-def replay_one(conn: sqlite3.Connection, meta: dict[str, str], text: str) -> tuple[GameRecord, list[str]]:
+def replay_one(
+    conn: sqlite3.Connection,
+    meta: dict[str, str],
+    text: str,
+    *,
+    trusted: bool = False,
+    approve: Callable[[Plan], None] = lambda plan: None,
+) -> tuple[GameRecord, list[str]]:
     """Re-play the game named ``text``: (its record with the log, differences from the stored result).
+    ``approve(plan)`` is called before anything runs (the command's sandbox check: it may raise).
 
     :raises ReplayError: a bad key, a game not played yet, or sources not stored.
+    :raises TournamentDBError: a damaged database, or a source that does not match its sha256.
     """
-    plan = load_plan(conn, meta)
+    everything = load(conn, meta)
+    plan = plan_of(conn, everything, trusted=trusted)
     key = parse_key(text, plan)
-    stored = stored_games(conn, key)
+    stored = stored_games(everything, key)
     if not stored:
         raise ReplayError(f"{key}: this game has not been played yet (it is not in the database)")
+    approve(plan)
     runner = GameRunner(plan.job(keep_logs=True))
     try:
         record = runner.play(key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +43,47 @@ def read_record(path: str, game: str | None = None) -> list[list[dict[str, Any]]
     return games
 
 
-def replay_from_db(db: str, key: str) -> list[dict[str, Any]]:
-    """Re-play one tournament game from its key; its record, checked against the stored result.
+def sandbox_check(allow_weak: bool) -> Callable[[Any], None]:
+    """What a re-play from a database asks before any bot runs: the sandbox the tournament
+    requires (every layer, unless ``--allow-weak-sandbox``), whenever a bot is sandboxed."""
 
-    :raises UsageError: a bad database or key, or a game that came out otherwise (stderr says how).
+    def approve(plan: Any) -> None:
+        from ..sandbox.limits import Limits
+        from ..tournament.cli import check_sandbox
+
+        limits = Limits(move_seconds=plan.move_time, game_seconds=plan.game_time)
+        found = check_sandbox(plan, limits, allow_weak=allow_weak, quiet=True)
+        if found and found["missing"]:
+            print(
+                f"arena: warning: bot files run in a sandbox without {', '.join(found['missing'])} "
+                "(--allow-weak-sandbox)",
+                file=sys.stderr,
+            )
+
+    return approve
+
+
+def add_trust_options(p: argparse.ArgumentParser) -> None:
+    """``--trusted`` and ``--allow-weak-sandbox`` for commands that re-play a database's games."""
+    p.add_argument(
+        "--trusted",
+        action="store_true",
+        help="run the database's bots in-process without the sandbox (only for code you trust: "
+        "the database itself never makes a bot trusted)",
+    )
+    p.add_argument(
+        "--allow-weak-sandbox",
+        action="store_true",
+        help="re-play bot files even when this machine's sandbox lacks some layers",
+    )
+
+
+def replay_from_db(db: str, key: str, *, trusted: bool = False, allow_weak: bool = False) -> list[dict[str, Any]]:
+    """Re-play one tournament game from its key; its record, checked against the stored result.
+    Bots run sandboxed unless ``trusted`` (the command line's ``--trusted``).
+
+    :raises UsageError: a bad database or key, a source that does not match its sha256, or a
+        game that came out otherwise (stderr says how).
     """
     from ..tournament.db import TournamentDBError
     from ..tournament.replay import ReplayError, open_db, replay_one
@@ -53,7 +91,7 @@ def replay_from_db(db: str, key: str) -> list[dict[str, Any]]:
     try:
         conn, meta = open_db(db)
         try:
-            record, diffs = replay_one(conn, meta, key)
+            record, diffs = replay_one(conn, meta, key, trusted=trusted, approve=sandbox_check(allow_weak))
         finally:
             conn.close()
     except (TournamentDBError, ReplayError) as exc:
@@ -72,7 +110,7 @@ def cmd_view(args: argparse.Namespace) -> int:
             raise UsageError("--db needs --game KEY (a game key like 4p-t0-d3-r1)")
         if args.record:
             raise UsageError("give a record file or --db, not both")
-        games = [replay_from_db(args.db, args.game)]
+        games = [replay_from_db(args.db, args.game, trusted=args.trusted, allow_weak=args.allow_weak_sandbox)]
         out = Path(args.out or f"{args.game}.html")
         title = f"Yard bridge: game {args.game}"
     else:
@@ -118,7 +156,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     try:
         result = build_report(
-            args.db, args.out, replays=args.replays, workers=args.workers or os.cpu_count() or 1, on_replayed=replayed
+            args.db,
+            args.out,
+            replays=args.replays,
+            workers=args.workers or os.cpu_count() or 1,
+            on_replayed=replayed,
+            trusted=args.trusted,
+            approve=sandbox_check(args.allow_weak_sandbox),
         )
     except (TournamentDBError, ReplayError, ReportError) as exc:
         raise UsageError(str(exc)) from None
@@ -148,6 +192,7 @@ def register(sub: Any) -> None:
     p.add_argument("--seat", type=int, metavar="N", help="show (and put in the page) only what seat N saw (R10)")
     p.add_argument("--game", metavar="ID", help="only this game (with --db: a game key like 4p-t0-d3-r1)")
     p.add_argument("--db", metavar="FILE", help="re-play the game --game from a tournament database")
+    add_trust_options(p)
     p.set_defaults(func=cmd_view)
 
     p = sub.add_parser(
@@ -165,4 +210,5 @@ def register(sub: Any) -> None:
     p.add_argument("--replays", metavar="DIR", help="records kept by `arena tournament --replays DIR`")
     p.add_argument("--workers", "-j", type=positive, metavar="W", help="parallel re-plays (default: all cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_trust_options(p)
     p.set_defaults(func=cmd_report)

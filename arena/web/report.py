@@ -12,8 +12,8 @@ stored result; a game that comes out otherwise is shown with a warning.
 
 from __future__ import annotations
 
-import json
 import os
+import shutil
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,12 +22,12 @@ from typing import Any
 
 from ..record import RecordError
 from ..record import read_games as read_record
-from ..submissions import MAX_MANIFEST_BYTES
-from ..tournament.db import BotRow, has_table, read_authors, read_bots, read_games, scheduled_games
-from ..tournament.replay import ReplayError, StoredGame, differences, load_plan, replay_many, stored_games
+from ..tournament.dbread import Stored, load
+from ..tournament.dbrows import BotRow, has_table, read_faults, read_seat_times
+from ..tournament.replay import ReplayError, StoredGame, differences, plan_of, replay_many, stored_games
+from ..tournament.runner import Plan
 from ..tournament.schedule import GameKey
 from ..tournament.standings import standings_doc
-from ..untrusted import NotRegularFile, read_untrusted
 from .pages import bot_page, games_page, index_page
 from .view import game_script, render_viewer, viewer_game
 from .view import write_page as _write_page
@@ -63,22 +63,9 @@ class BotStats:
 
 
 def author_of(bot: BotRow, stored: dict[str, str]) -> str | None:
-    """The bot's author: as the database stored it from the verified submission manifest,
-    else as the manifest beside the file says (``NAME.json``), if there is one."""
-    if stored.get(bot.label):
-        return stored[bot.label]
-    if not bot.path:
-        return None
-    try:  # a path from the database: a link, FIFO or device there is refused, never waited on
-        manifest = Path(bot.path).with_suffix(".json")
-        got = read_untrusted(manifest, MAX_MANIFEST_BYTES, single_link=True)
-        data = json.loads(got.data.decode("utf-8")) if not got.too_large else None
-    except NotRegularFile as exc:
-        raise ReportError(f"{exc} (the manifest of bot {bot.label!r}); move it away first") from None
-    except (OSError, ValueError, RecursionError):
-        return None
-    author = data.get("author") if isinstance(data, dict) else None
-    return str(author)[:200] if author else None
+    """The bot's author, as the database stored it from the verified submission manifest. (A
+    path stored in the database is never opened: the database is untrusted input.)"""
+    return stored.get(bot.label) or None
 
 
 def prepare(out: Path) -> None:
@@ -95,38 +82,31 @@ def prepare(out: Path) -> None:
         raise ReportError(f"{out}: cannot write: {exc.strerror or exc}") from None
 
 
-def gather(conn: sqlite3.Connection, bots: list[BotRow], authors: dict[str, str]) -> list[BotStats]:
-    """Per-bot games, faults and move times."""
-    stats = [BotStats(b, author_of(b, authors)) for b in bots]
-    keys = {
-        gid: GameKey(size, tbl, deal, rot)
-        for gid, size, tbl, deal, rot in conn.execute("SELECT id, size, tbl, deal, rotation FROM games")
-    }
-    for gid, seat, bot, place, score, loser, faults, retired in conn.execute(
-        "SELECT game_id, seat, bot, place, score, loser, faults, retired FROM results ORDER BY game_id, seat"
-    ):
-        stats[bot].games.append(
-            {
-                "key": keys[gid],
-                "seat": seat,
-                "place": place,
-                "score": score,
-                "loser": bool(loser),
-                "faults": faults,
-                "retired": bool(retired),
-            }
-        )
-    for gid, seat, bot, rnd, kind, detail in conn.execute(
-        "SELECT game_id, seat, bot, round, kind, detail FROM faults ORDER BY game_id, rowid"
-    ):
-        stats[bot].faults.append({"key": keys[gid], "seat": seat, "round": rnd, "kind": kind, "detail": detail})
+def gather(conn: sqlite3.Connection, stored: Stored) -> list[BotStats]:
+    """Per-bot games, faults and move times (every row checked by :mod:`arena.tournament.dbrows`)."""
+    stats = [BotStats(b, author_of(b, stored.authors)) for b in stored.bots]
+    for g in stored.games:
+        for seat, (bot, place, score, loser, faults, retired) in enumerate(g.seats):
+            stats[bot].games.append(
+                {
+                    "key": g.key,
+                    "seat": seat,
+                    "place": place,
+                    "score": score,
+                    "loser": loser,
+                    "faults": faults,
+                    "retired": retired,
+                }
+            )
+    for g, seat, bot, rnd, kind, detail in read_faults(conn, stored.games):
+        stats[bot].faults.append({"key": g.key, "seat": seat, "round": rnd, "kind": kind, "detail": detail})
     if has_table(conn, "seat_times"):
-        for bot, moves, seconds, worst in conn.execute(
-            "SELECT r.bot, SUM(t.moves), SUM(t.seconds), MAX(t.worst) FROM seat_times t JOIN results r "
-            "ON r.game_id = t.game_id AND r.seat = t.seat GROUP BY r.bot"
-        ):
-            s = stats[bot]
-            s.moves, s.seconds, s.worst, s.timed = int(moves or 0), float(seconds or 0), float(worst or 0), True
+        seats = {(g.id, seat): bot for g in stored.games for seat, (bot, *_) in enumerate(g.seats)}
+        for s in stats:
+            s.timed = True
+        for where, (moves, seconds, worst) in read_seat_times(conn, stored.games).items():
+            s = stats[seats[where]]
+            s.moves, s.seconds, s.worst = s.moves + moves, s.seconds + seconds, max(s.worst, worst)
     for s in stats:
         s.games.sort(key=lambda g: g["key"])
     return stats
@@ -154,15 +134,16 @@ def kept_record(folder: Path, stored: StoredGame) -> list[dict[str, Any]] | None
 
 
 def records(
-    conn: sqlite3.Connection,
-    meta: dict[str, str],
+    plan: Plan | ReplayError,
     stored: list[StoredGame],
     replays: str | None,
     workers: int,
     on_replayed: Callable[[int, int], None] | None,
     warnings: list[str],
+    approve: Callable[[Plan], None] = lambda plan: None,
 ) -> tuple[dict[GameKey, list[dict[str, Any]]], int, dict[GameKey, str]]:
-    """Every game's record: kept ones first, the rest re-played and checked.
+    """Every game's record: kept ones first, the rest re-played (``plan``: the database's,
+    or why it has none) after ``approve(plan)`` (the command's sandbox check) and checked.
     Returns (records by key, how many were re-played, notes for games that differ).
     ``on_replayed(done, total)`` hears of the re-plays (0 first), for a progress bar."""
     found: dict[GameKey, list[dict[str, Any]]] = {}
@@ -178,11 +159,10 @@ def records(
     notes: dict[GameKey, str] = {}
     if not todo:
         return found, 0, notes
-    try:
-        plan = load_plan(conn, meta)
-    except ReplayError as exc:
-        warnings.append(f"{len(todo)} games have no viewer: {exc}")
+    if isinstance(plan, ReplayError):
+        warnings.append(f"{len(todo)} games have no viewer: {plan}")
         return found, 0, notes
+    approve(plan)
     by_key = {g.key: g for g in todo}
     if on_replayed is not None:
         on_replayed(0, len(todo))
@@ -212,8 +192,13 @@ def build_report(
     replays: str | None = None,
     workers: int = 1,
     on_replayed: Callable[[int, int], None] | None = None,
+    trusted: bool = False,
+    approve: Callable[[Plan], None] = lambda plan: None,
 ) -> ReportResult:
-    """Write the report for the database ``db`` into ``out_dir`` (``on_replayed``: see :func:`records`).
+    """Write the report for the database ``db`` into ``out_dir`` (``on_replayed``, ``approve``: see
+    :func:`records`). Every row is checked, and every stored source against its sha256, before
+    the folder is made; bots are sandboxed unless ``trusted`` (the command line's, never the
+    database's). A folder this call made is removed again when it fails.
 
     :raises TournamentDBError:, :raises ReportError:.
     """
@@ -223,17 +208,26 @@ def build_report(
     conn, meta = open_db(db)
     warnings: list[str] = []
     try:
-        settings = json.loads(meta.get("settings", "{}"))
-        bots = read_bots(conn)
-        rows = read_games(conn)
-        total = scheduled_games(conn, int(settings.get("games", 0)))
+        everything = load(conn, meta)
+        settings, bots, rows, total = everything.settings, everything.bots, everything.rows, everything.total
         doc = standings_doc([b.label for b in bots], rows)
-        stats = gather(conn, bots, read_authors(meta))
-        stored = stored_games(conn)
-        prepare(out)
-        found, replayed, notes = records(conn, meta, stored, replays, workers, on_replayed, warnings)
+        stats = gather(conn, everything)
+        stored = stored_games(everything)
+        plan: Plan | ReplayError
+        try:
+            plan = plan_of(conn, everything, trusted=trusted)
+        except ReplayError as exc:
+            plan = exc
     finally:
         conn.close()
+    made = not out.exists()
+    prepare(out)
+    try:
+        found, replayed, notes = records(plan, stored, replays, workers, on_replayed, warnings, approve)
+    except BaseException:
+        if made:  # no partial report left behind
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     labels = [b.label for b in bots]
     listed = []
     for g in stored:
