@@ -360,16 +360,31 @@ def read_game_data(
         got = seats[gid]
         if type(seat) is not int or seat != len(got) or seat >= key.size:
             raise damaged("results", f"game {key}: seat {show(seat)} where seat {len(got)} belongs")
-        got.append(
-            (
-                whole("results", f"game {key} seat {seat}: bot", bot, 0, bots - 1),
-                whole("results", f"game {key} seat {seat}: place", place, 1, key.size),
-                whole("results", f"game {key} seat {seat}: score", score, -MAX_SCORE, MAX_SCORE),
-                flag("results", f"game {key} seat {seat}: loser", loser),
-                whole("results", f"game {key} seat {seat}: faults", faults, 0, MAX_COUNT),
-                flag("results", f"game {key} seat {seat}: retired", retired),
+        row = (bot, place, score, loser, faults, retired)
+        if not (  # the common case in one test; the slow road below names what is wrong
+            type(bot) is int
+            and type(place) is int
+            and type(score) is int
+            and type(faults) is int
+            and 0 <= bot < bots
+            and 1 <= place <= key.size
+            and -MAX_SCORE <= score <= MAX_SCORE
+            and loser in (0, 1)
+            and type(loser) is int
+            and 0 <= faults <= MAX_COUNT
+            and retired in (0, 1)
+            and type(retired) is int
+        ):
+            where = f"game {key} seat {seat}:"
+            row = (
+                whole("results", f"{where} bot", bot, 0, bots - 1),
+                whole("results", f"{where} place", place, 1, key.size),
+                whole("results", f"{where} score", score, -MAX_SCORE, MAX_SCORE),
+                flag("results", f"{where} loser", loser),
+                whole("results", f"{where} faults", faults, 0, MAX_COUNT),
+                flag("results", f"{where} retired", retired),
             )
-        )
+        got.append((row[0], row[1], row[2], bool(row[3]), row[4], bool(row[5])))
     out = []
     for gid, (key, seed, rounds, moves) in games.items():
         got = seats[gid]
