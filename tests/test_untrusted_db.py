@@ -183,6 +183,29 @@ def test_a_stored_path_is_never_opened(honest: Path, tmp_path: Path) -> None:
     assert pages and not any("READ-FROM-A-STORED-PATH" in page for page in pages)
 
 
+def test_a_weak_sandbox_is_refused_for_re_plays_as_for_tournaments(
+    honest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.sandbox import pool
+
+    real = pool.sandbox_layers
+
+    def weak(limits: Any = None) -> dict[str, str]:
+        return {**real(limits), "seccomp": "unavailable: pyseccomp not installed"}
+
+    monkeypatch.setattr(pool, "sandbox_layers", weak)
+    site = tmp_path / "site"
+    for argv in (["replay", "--db", str(honest), "--game", KEY], ["report", "--db", str(honest), "--out", str(site)]):
+        code, out, err = run(*argv)
+        assert one_line_error(code, err) and "lacks seccomp" in err and "--allow-weak-sandbox" in err, err
+        assert out == "" and not site.exists()
+        code, out, err = run(*argv, "--allow-weak-sandbox", "-q" if argv[0] == "report" else "--seat=0")
+        assert code == 0 and "sandbox without seccomp" in err, err
+    # Bots all trusted on the command line need no sandbox.
+    code, _, err = run("replay", "--db", str(honest), "--game", KEY, "--trusted")
+    assert code == 0 and err == "", err
+
+
 # -- the mutation fuzz ---------------------------------------------------------
 
 HOSTILE: list[Any] = [
