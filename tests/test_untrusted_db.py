@@ -206,6 +206,28 @@ def test_a_weak_sandbox_is_refused_for_re_plays_as_for_tournaments(
     assert code == 0 and err == "", err
 
 
+def edit_settings(src: Path, dst: Path, **changes: Any) -> Path:
+    shutil.copy(src, dst)
+    conn = sqlite3.connect(dst)
+    with conn:
+        (text,) = conn.execute("SELECT value FROM meta WHERE key = 'settings'").fetchone()
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'settings'", (json.dumps({**json.loads(text), **changes}),))
+    conn.close()
+    return dst
+
+
+def test_settings_are_checked_and_unknown_ones_neither_obeyed_nor_shown(honest: Path, tmp_path: Path) -> None:
+    db = edit_settings(honest, tmp_path / "a.sqlite", games=10**12)  # a schedule of 3 * 10^12 games
+    code, _, err = run("standings", str(db))
+    assert one_line_error(code, err) and "table meta: settings: games 1000000000000 is not" in err, err
+    db = edit_settings(honest, tmp_path / "b.sqlite", move_time=float("nan"))
+    code, _, err = run("replay", "--db", str(db), "--game", KEY)
+    assert one_line_error(code, err) and "move_time nan" in err, err
+    db = edit_settings(honest, tmp_path / "c.sqlite", **{"\x1b]52;c;cm0gLXJm\x07": "\x1b[2J", "owner": "<b>x</b>"})
+    code, out, err = run("standings", str(db), "--format", "json")
+    assert code == 0 and "52;c" not in out and "owner" not in out and "\\u001b" not in out, err
+
+
 # -- the mutation fuzz ---------------------------------------------------------
 
 HOSTILE: list[Any] = [

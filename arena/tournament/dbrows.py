@@ -87,6 +87,8 @@ MAX_SCORE = 2**53  # a score's magnitude (exact in JSON readers)
 MAX_SEED_BITS = 1024
 DEAL_CAP = 1_000_000  # deals per table of an adaptive tournament (adaptive.DEAL_CAP)
 KINDS = ("round-robin", "balanced", "gauntlet")
+SETTINGS = {"seed", "sizes", "games", "schedule", "rules", "trusted", "move_time", "game_time", "adaptive"}
+ADAPTIVE = {"method", "confidence", "top", "gauntlet", "first_deals", "round_blocks"}
 FAULT_KINDS = ("exception", "illegal-finish", "timeout", "crash", "retired")
 _SHA = re.compile(r"[0-9a-f]{64}\Z")
 
@@ -184,7 +186,8 @@ def check_meta(rows: list[Any]) -> dict[str, str]:
 
 
 def read_settings(meta: dict[str, str]) -> dict[str, Any]:
-    """The tournament's settings (``meta.settings``), every key a run reads checked.
+    """The tournament's settings (``meta.settings``), every key a run reads checked; keys this
+    arena does not know are dropped (nothing unchecked is shown or obeyed).
 
     :raises DamagedDB:.
     """
@@ -193,6 +196,7 @@ def read_settings(meta: dict[str, str]) -> dict[str, Any]:
     s = parse_json("meta", "settings", meta["settings"])
     if type(s) is not dict:
         raise damaged("meta", "settings are not a JSON object")
+    s = {k: v for k, v in s.items() if k in SETTINGS}
     seed = s.get("seed")
     if type(seed) is not int or seed.bit_length() > MAX_SEED_BITS:
         raise damaged("meta", f"settings: seed {show(seed)} is not a whole number of at most {MAX_SEED_BITS} bits")
@@ -244,6 +248,10 @@ def _check_adaptive(a: object, sizes: list[int]) -> None:
         whole("meta", "settings: adaptive top", a.get("top"), 1, MAX_BOTS)
     if type(a.get("gauntlet", False)) is not bool:
         raise damaged("meta", "settings: adaptive gauntlet is not true or false")
+    if "round_blocks" in a:
+        whole("meta", "settings: adaptive round_blocks", a["round_blocks"], 1, MAX_GAMES)
+    for key in set(a) - ADAPTIVE:
+        del a[key]
 
 
 def read_authors(meta: dict[str, str], labels: Sequence[str] | None = None) -> dict[str, str]:
