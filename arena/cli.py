@@ -271,6 +271,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if args.db:
         return replay_db(args)
+    if args.trusted or args.allow_weak_sandbox:
+        raise UsageError("--trusted and --allow-weak-sandbox go with --db (a record file runs no bot)")
     if not args.file:
         raise UsageError("give a record file, or --db FILE --game KEY")
     shown = 0

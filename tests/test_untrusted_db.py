@@ -167,6 +167,15 @@ def test_trusted_on_the_command_line_still_replays_an_honest_database(honest: Pa
     assert (tmp_path / "site" / "games" / f"{KEY}.js").is_file()
 
 
+def test_trusted_goes_with_a_database_only(tmp_path: Path) -> None:
+    record = tmp_path / "g.jsonl"
+    assert run("play", "greedy", "random", "--games", "1", "--seed", "3", "--replay", str(record), "-q")[0] == 0
+    for argv in (["replay", str(record), "--trusted"], ["view", str(record), "--allow-weak-sandbox"]):
+        code, _, err = run(*argv)
+        assert one_line_error(code, err) and "go with --db" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.jsonl"]
+
+
 def test_a_stored_path_is_never_opened(honest: Path, tmp_path: Path) -> None:
     """A path in the bots table is display text only: the report once read a manifest beside
     it (a FIFO there would hang it; a file there put its author in the pages)."""

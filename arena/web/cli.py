@@ -116,6 +116,8 @@ def cmd_view(args: argparse.Namespace) -> int:
     else:
         if not args.record:
             raise UsageError("give a record file (written by --replay), or --db FILE --game KEY")
+        if args.trusted or args.allow_weak_sandbox:
+            raise UsageError("--trusted and --allow-weak-sandbox go with --db (a record file runs no bot)")
         games = read_record(args.record, args.game)
         out = Path(args.out) if args.out else Path(args.record).with_suffix(".html")
         title = f"Yard bridge: {Path(args.record).name}"
