@@ -328,24 +328,35 @@ def test_tournament_and_standings_in_every_format(tmp_path: Path, capsys: pytest
 
 def test_a_hostile_database_cannot_fool_the_standings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The database is written by the organiser's tool, but handed around: its labels and
-    # authors are raw text here (no clean_name), with every payload at once.
+    # authors are raw text here (no clean_name). Printable payloads (formulas, forged
+    # columns, tags) are shown inert in every format; a control character or bidi override
+    # makes the database damaged (its reader refuses it in one line, shown escaped).
     db, _ = tournament_db(tmp_path, capsys)
-    raw = ["=cmd|' /C calc'!A0\x1b]8;;http://x\x07" + "\u202e" * 3, "x|y\n| forged | row |\r\x9b2J"]
+    raw = ["=cmd|' /C calc'!A0", "x|y | forged | row |<script>"]
     conn = sqlite3.connect(db)
     with conn:
         conn.execute("UPDATE bots SET label = ? WHERE bot = 0", (raw[0],))
         conn.execute("UPDATE bots SET label = ? WHERE bot = 1", (raw[1],))
-        authors = json.dumps({raw[0]: "@evil\x1b[8m", raw[1]: "+1|<script>"}, sort_keys=True, separators=(",", ":"))
+        authors = json.dumps({raw[0]: "@evil", raw[1]: "+1|<script>"}, sort_keys=True, separators=(",", ":"))
         conn.execute("UPDATE meta SET value = ? WHERE key = 'authors'", (authors,))
     conn.close()
     for fmt in FORMATS:
         code, out, err = run_cli(capsys, "standings", str(db), "--format", fmt)
         assert code == 0, err
-        check_all(fmt, out, [*raw, "@evil\x1b[8m", "+1|<script>"])
+        check_all(fmt, out, [*raw, "@evil", "+1|<script>"])
         if fmt == "json":
             assert {r["bot"] for r in json.loads(out)["overall"]["standings"]} == set(raw)
         if fmt == "markdown":
             assert "<script>" not in out
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE bots SET label = ? WHERE bot = 0", ("x\x1b]8;;http://x\x07\u202e\r\x9b2J",))
+    conn.close()
+    for fmt in FORMATS:
+        code, out, err = run_cli(capsys, "standings", str(db), "--format", fmt)
+        assert code == 2 and out == ""
+        assert err.count("\n") == 1 and "damaged tournament database" in err
+        terminal_safe(err)
 
 
 def test_report_warnings_from_database_values_are_escaped(
