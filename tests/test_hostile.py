@@ -184,6 +184,12 @@ def run_checks(outcome: GameOutcome, spec: dict[str, Any], greedy: Any) -> None:
             lines = list(format_game(outcome.log))
             assert all(line.isprintable() for line in lines), [x for x in lines if not x.isprintable()]
             assert not [x for x in lines if x.lstrip().startswith("greedy") and "forged" in x], "forged log line"
+        elif check == "billed":  # a flood's fault shows the referee CPU its turn cost
+            billed = [f for f in outcome.faults if f.seat == HOSTILE_SEAT and f.kind in ("crash", "timeout")]
+            assert billed and re.search(r"referee(?:'s)? CPU", billed[0].detail), billed
+        elif check.startswith("detail="):
+            words = check[len("detail=") :].replace("_", " ")
+            assert any(words in f.detail for f in outcome.faults if f.seat == HOSTILE_SEAT), outcome.faults
         else:  # pragma: no cover - a typo in a bot's docstring
             raise AssertionError(f"unknown check {check}")
 

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from arena.sandbox.limits import cpu_clock, cpu_seconds
-from arena.sandbox.process import _NEVER, _decode, _Watchdog
+from arena.sandbox.process import _NEVER, _Watchdog
+from arena.sandbox.protocol import decode as _decode
 
 
 @pytest.mark.parametrize(

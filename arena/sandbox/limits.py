@@ -42,8 +42,18 @@ class Limits:
     idle_cpu_seconds: float = 0.1
     #: Address-space cap of the worker (RLIMIT_AS).
     memory_bytes: int = 256 * 2**20
-    #: The largest reply a worker may send (bytes).
+    #: The largest reply a worker may send (bytes; refused from its length header, before it is read).
     max_reply_bytes: int = 256 * 1024
+    #: Bounds on what a game process sends in one move or notification (one *turn*), over all its
+    #: messages, whatever their kinds: bytes, messages, actions (put, draw, finish, say, output).
+    #: An honest worker stays far below each (docs/readme-sandbox.md, "Bot messages"); going over
+    #: one is a ``crash`` fault (a protocol violation) with the referee CPU the turn cost in its detail.
+    max_turn_bytes: int = 256 * 1024
+    max_turn_messages: int = 128
+    max_turn_actions: int = 512
+    #: The referee's CPU time spent on one turn of a seat (sending its view, reading, decoding and
+    #: re-applying its messages); more is a ``timeout`` fault. It is also taken from the game's bank.
+    referee_turn_seconds: float = 0.05
     #: Printed output kept per game (characters); the rest is dropped with a mark.
     max_output_bytes: int = 4096
     #: Ask for the network-namespace and seccomp layers (reported when unavailable either way).
@@ -60,10 +70,14 @@ class Limits:
 
     def check(self) -> Limits:
         """Self, when every time is positive and finite; else ValueError."""
-        for name in ("move_seconds", "game_seconds", "load_seconds", "startup_seconds"):
+        for name in ("move_seconds", "game_seconds", "load_seconds", "startup_seconds", "referee_turn_seconds"):
             value = getattr(self, name)
             if not (0 < value < 10**6):
                 raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+        for name in ("max_reply_bytes", "max_turn_bytes", "max_turn_messages", "max_turn_actions"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 1:
+                raise ValueError(f"{name} must be a positive whole number, not {value!r}")
         return self
 
 

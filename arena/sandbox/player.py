@@ -15,6 +15,8 @@ public history comes from the game's one :class:`~arena.turn.PublicFeed`.
 
 from __future__ import annotations
 
+import gc
+from time import thread_time
 from typing import TYPE_CHECKING, Any
 
 from ..cards import Card
@@ -23,13 +25,37 @@ from ..events import FaultKind
 from ..referee import BotFault, GameInfo, SeatContext
 from ..seeds import derive_seed
 from ..turn import Turn
-from .process import ProtocolViolation, WorkerError, WorkerProcess, WorkerTimeout, clean
+from .process import Overload, ProtocolViolation, WorkerError, WorkerProcess, WorkerTimeout, clean
 from .protocol import DrawnCard, GameEnd, GameStart, MoveView, PileCards, RoundEnd, parse_ok, parse_step
 
 if TYPE_CHECKING:
     from ..engine import GameResult, RoundResult
     from ..moves import Move
     from .pool import SandboxFactory
+
+#: The referee's CPU seconds spent in the garbage collector so far, and when the running collection
+#: began: taken off what a seat's turn is billed, since a collection of the referee's own heap can
+#: fall in any seat's turn (a full one takes milliseconds).
+_gc_seconds = [0.0, 0.0]
+
+
+def _gc_timer(phase: str, info: dict[str, Any]) -> None:
+    if phase == "start":
+        _gc_seconds[1] = thread_time()
+    else:
+        _gc_seconds[0] += thread_time() - _gc_seconds[1]
+
+
+gc.callbacks.append(_gc_timer)
+
+
+def _clock() -> float:
+    """The referee thread's CPU seconds, less its garbage collections."""
+    return thread_time() - _gc_seconds[0]
+
+
+#: Room for the worker's truncation mark beyond a game's output limit (the mark is 20 characters).
+_MARK_ROOM = 32
 
 #: Card texts exactly as the worker sends them (anything else goes through ``Card()`` and fails there).
 _CARDS = Card._by_text
@@ -57,6 +83,12 @@ class WorkerPlayer:
         self.table: SeatContext | None = None
         self.idle = False
         self.said = 0
+        #: Actions the game process reported in this turn (a move or a notification), all kinds.
+        self.acted = 0
+        #: The referee's CPU seconds (its thread's) spent on this seat: this turn's, the game's.
+        #: Billed to the seat: taken from its bank, and faulted past ``Limits.referee_turn_seconds``.
+        self.turn_referee = 0.0
+        self.referee_cpu = 0.0
         #: CPU seconds of each move, the game process's total, and what it used between turns.
         self.cpu_times: list[float] = []
         self.cpu_total = 0.0
@@ -69,11 +101,14 @@ class WorkerPlayer:
         if self.worker is not None:
             self.worker.kill()
         detail = str(exc)
+        if isinstance(exc, Overload):
+            return BotFault(FaultKind.TIMEOUT, f"{what}{detail}; worker stopped"[:300], retire=True)
         if isinstance(exc, WorkerTimeout):
             why = str(exc) if str(exc).startswith(("over", "used")) else "over the time limit"
             return BotFault(FaultKind.TIMEOUT, f"{what}{why}; worker stopped", retire=True)
         if isinstance(exc, ProtocolViolation):
-            return BotFault(FaultKind.CRASH, f"{what}protocol violation: {detail}"[:300])
+            billed = f"; referee CPU {self.turn_referee * 1e3:.2f} ms"
+            return BotFault(FaultKind.CRASH, f"{what}protocol violation: {detail}"[: 300 - len(billed)] + billed)
         return BotFault(FaultKind.CRASH, f"{what}{detail}"[:300])
 
     def _call(self, message: tuple[Any, ...], seconds: float, what: str = "", label: str = "per-move limit") -> Any:
@@ -81,33 +116,54 @@ class WorkerPlayer:
         if worker is None or worker.dead:
             raise BotFault(FaultKind.CRASH, "the bot's worker is gone", retire=True)
         self.idle = False
+        self.acted = 0
+        t0 = _clock()
         try:
             reply, _ = worker.call(message, min(seconds, max(self.bank, 0.0)), seconds, label)
+            ok = parse_ok(reply)
+            if ok is None:
+                raise ProtocolViolation("bad reply to a notification")
+            self._keep_output(ok.actions)
         except WorkerError as exc:
-            self._spent(worker)
+            self._spent(worker, t0)
             raise self._fault(exc, what) from None
-        self._spent(worker)
-        ok = parse_ok(reply)
-        if ok is None:
-            raise self._fault(ProtocolViolation("bad reply to a notification"), what)
+        self._spent(worker, t0)
+        if self.turn_referee > self.limits.referee_turn_seconds:
+            raise self._fault(self._overload(), what)
         self.idle = True
         hooks = ok.hooks
         if type(hooks) is list and all(type(h) is str for h in hooks):
             self.hooks = tuple(hooks)
-        self._keep_output(ok.actions)
         return ok
+
+    def _overload(self) -> Overload:
+        return Overload(
+            f"its messages took {self.turn_referee * 1e3:.1f} ms of the referee's CPU in a turn"
+            f" (limit {self.limits.referee_turn_seconds * 1e3:.3g} ms)"
+        )
+
+    def _count(self, actions: list[Any]) -> None:
+        """Count a message's actions against the turn's bound, before any of them is looked at."""
+        self.acted += len(actions)
+        if self.acted > self.limits.max_turn_actions:
+            raise ProtocolViolation(f"{self.acted} actions in a turn (limit {self.limits.max_turn_actions})")
 
     def _keep_output(self, actions: list[Any]) -> None:
         """Output printed outside a move: kept until it can join the game record."""
+        self._count(actions)
         for action in actions:
             if type(action) is list and len(action) == 2 and action[0] == "o" and type(action[1]) is str:
                 text = self._cap_output(action[1])
                 if text:
                     self.pending_output.append(text)
             else:
-                raise self._fault(ProtocolViolation("an action outside a move"))
+                raise ProtocolViolation("an action outside a move")
 
-    def _cap_output(self, text: Any) -> str:
+    def _cap_output(self, text: str) -> str:
+        # The worker keeps the same count (its sink has the same limit): an honest text is never
+        # longer than what is left, past the end only the truncation mark may come.
+        if len(text) > self.output_left + _MARK_ROOM:
+            raise ProtocolViolation(f"{len(text)} characters of output past the game's limit")
         kept = clean(text, max(self.output_left, 0))
         self.output_left -= len(kept)
         return kept
@@ -175,12 +231,14 @@ class WorkerPlayer:
         )
         budget = min(self.limits.move_seconds, max(self.bank, 0.0))
         self.idle = False
-        self.said = 0
+        self.said = self.acted = 0
         error: Any = None
+        t0 = _clock()
+        limit = self.limits.referee_turn_seconds
         try:
             start, cpu0 = worker.begin(budget)
         except WorkerError as exc:
-            self._spent(worker)
+            self._spent(worker, t0)
             raise self._fault(exc) from None
         try:
             worker.send(("move", tuple(view)))
@@ -196,6 +254,8 @@ class WorkerPlayer:
                         raise ProtocolViolation("a malformed done message")
                     error = step.rest[0]
                     break
+                if step.rest:  # nothing rides on a request: every byte of it is accounted for
+                    raise ProtocolViolation(f"a malformed {str(kind)[:20]!r} message")
                 if kind == "draw":
                     if not table.live(move):
                         raise ProtocolViolation("a draw after the move ended")
@@ -219,33 +279,43 @@ class WorkerPlayer:
                     worker.send(("pile", *self._pile(table)))
                 else:
                     raise ProtocolViolation(f"an unknown message {str(kind)[:20]!r}")
+                if _clock() - t0 > limit:
+                    self.turn_referee = _clock() - t0
+                    raise self._overload()
         except WorkerError as exc:
             in_time, _ = worker.end(start, cpu0, budget)
-            self._spent(worker)
+            self._spent(worker, t0)
             if not in_time or isinstance(exc, WorkerTimeout):
                 exc = worker.late(budget, self.limits.move_seconds, "per-move limit")
             raise self._fault(exc) from None
         except BaseException:
             worker.end(start, cpu0, budget)
+            self._spent(worker, t0)
             raise
         in_time, took = worker.end(start, cpu0, budget)
-        self._spent(worker)
+        self._spent(worker, t0)
         if not in_time:
             raise self._fault(worker.late(budget, self.limits.move_seconds, "per-move limit"))
+        if self.turn_referee > limit:
+            raise self._fault(self._overload())
         self.cpu_times.append(took)
         self.idle = True
         if error is None:
             return
-        if type(error) is not str:
+        if type(error) is not str or len(error) > 1000:  # the worker's are at most 240 characters
             raise self._fault(ProtocolViolation("a malformed error field"))
         raise BotFault(FaultKind.EXCEPTION, clean(error, 300))
 
-    def _spent(self, worker: WorkerProcess) -> None:
-        """The game's bank is what the game process has used in all: every turn, and between them."""
+    def _spent(self, worker: WorkerProcess, t0: float | None = None) -> None:
+        """The game's bank is what the game process has used in all (every turn, and between
+        them) and the referee's CPU spent on the seat's turns (this one's from ``t0``)."""
+        if t0 is not None:
+            self.turn_referee = _clock() - t0
+            self.referee_cpu += self.turn_referee
         self.cpu_total = worker.cpu_seen
         self.idle_cpu = worker.idle_cpu
         self.frozen = worker.freezing
-        self.bank = self.limits.game_seconds - worker.cpu_seen
+        self.bank = self.limits.game_seconds - worker.cpu_seen - self.referee_cpu
 
     def _delta(self, table: SeatContext) -> list[Any] | None:
         """The public events the worker has not seen yet (None until the bot reads the history)."""
@@ -262,6 +332,7 @@ class WorkerPlayer:
 
     def _apply(self, actions: list[Any], table: SeatContext, move: Move, prefetch: str | None = None) -> None:
         """Re-apply the worker's actions through the engine's checked path."""
+        self._count(actions)
         for action in actions:
             if type(action) is not list or not action:
                 raise ProtocolViolation("bad action")
@@ -292,6 +363,8 @@ class WorkerPlayer:
                     self.said += 1
                     if self.said > 20:
                         raise ProtocolViolation("more than 20 says in a move")
+                    if len(action[1]) > 200:  # turn.say cuts its text to 200 characters in the worker
+                        raise ProtocolViolation(f"a say of {len(action[1])} characters")
                     table.say(clean(action[1], 200))
                 else:
                     raise ProtocolViolation(f"unknown action {str(kind)[:10]!r}")

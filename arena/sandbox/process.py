@@ -22,8 +22,6 @@ uses plain blocking reads.
 from __future__ import annotations
 
 import atexit
-import json
-import json.scanner
 import marshal
 import os
 import signal
@@ -38,24 +36,9 @@ from typing import Any
 from ..events import FaultKind
 from ..loader import BotSource
 from .limits import Limits, cpu_clock, cpu_seconds, pin_to_one_cpu
-from .protocol import HEADER
+from .protocol import HEADER, decode
 from .seccomp import export_program
 from .watchdog import _NEVER, _Watchdog, _watchdog  # noqa: F401 - _Watchdog re-exported for tests
-
-# The C scanner of a strict JSON decoder, called directly: one call per reply (no whitespace is
-# skipped; the worker sends none), and the whole frame must be one JSON value.
-_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
-
-
-def _decode(text: str) -> Any:
-    try:
-        value, end = _scan(text, 0)
-    except StopIteration:
-        raise ValueError("not JSON") from None
-    if end != len(text):
-        raise ValueError("extra data after the JSON value")
-    return value
-
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _BOOT = "import sys; sys.path.insert(0, {root!r}); from arena.sandbox.zygote import main; main({fd})"
@@ -91,6 +74,12 @@ class ProtocolViolation(WorkerError):
     pass
 
 
+class Overload(WorkerError):
+    """The seat's messages cost the referee more CPU than ``Limits.referee_turn_seconds``."""
+
+    kind = FaultKind.TIMEOUT
+
+
 _live: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
@@ -121,11 +110,14 @@ def clean(text: Any, limit: int) -> str:
 
 
 class _Endpoint:
-    """Framed messages over descriptors: marshal out, strict JSON in, at most ``max_reply`` bytes."""
+    """Framed messages over descriptors: marshal out, strict JSON in, at most ``max_reply`` bytes
+    a message, ``max_turn_bytes`` and ``max_turn_messages`` a turn (counted from ``begin``)."""
 
     fd_w: int
     fd_r: int
     max_reply: int
+    max_turn_bytes = max_turn_messages = 1 << 62
+    turn_bytes = turn_messages = 0
     buf: bytes
     timed_out: bool
 
@@ -140,28 +132,40 @@ class _Endpoint:
             raise self._died() from None
 
     def recv(self) -> Any:
-        """The next message (blocking; the watchdog ends the wait at the deadline)."""
+        """The next message (blocking; the watchdog ends the wait at the deadline). Its size is
+        checked from its header against the message and turn limits before more of it is read."""
         buf = self.buf
         read, fd = os.read, self.fd_r
-        while True:
-            if len(buf) >= 4:
-                (size,) = HEADER.unpack_from(buf)
-                if size > self.max_reply:
-                    raise ProtocolViolation(f"a reply of {size} bytes (limit {self.max_reply})")
-                end = 4 + size
-                if len(buf) >= end:
-                    self.buf = buf[end:]
-                    try:
-                        return _decode(buf[4:end].decode())
-                    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-                        raise ProtocolViolation("a reply that is not JSON") from None
-            try:
-                data = read(fd, _CHUNK)
-            except OSError:
-                data = b""
-            if not data:
-                raise self._died()
-            buf += data
+        while len(buf) < 4:
+            buf += self._read(read, fd, _CHUNK)
+        (size,) = HEADER.unpack_from(buf)
+        if size > self.max_reply:
+            raise ProtocolViolation(f"a reply of {size} bytes (limit {self.max_reply})")
+        self.turn_messages += 1
+        self.turn_bytes += size
+        if self.turn_bytes > self.max_turn_bytes:
+            raise ProtocolViolation(f"{self.turn_bytes} bytes of messages in a turn (limit {self.max_turn_bytes})")
+        if self.turn_messages > self.max_turn_messages:
+            raise ProtocolViolation(f"more than {self.max_turn_messages} messages in a turn")
+        end = 4 + size
+        while len(buf) < end:  # the rest of a long message in as few reads as the pipe gives
+            buf += self._read(read, fd, max(end - len(buf), _CHUNK))
+        self.buf = buf[end:]
+        try:
+            return decode(buf[4:end].decode())
+        except RecursionError:
+            raise ProtocolViolation("a reply nested too deep") from None
+        except ValueError as exc:  # UnicodeDecodeError is a ValueError; its text names no reply bytes
+            raise ProtocolViolation(f"a reply that is not JSON ({str(exc)[:60]})") from None
+
+    def _read(self, read: Any, fd: int, n: int) -> bytes:
+        try:
+            data: bytes = read(fd, n)
+        except OSError:
+            data = b""
+        if not data:
+            raise self._died()
+        return data
 
     def _died(self) -> WorkerError:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -346,6 +350,8 @@ class WorkerProcess(_Endpoint):
         self.clock = cpu_clock(pid)
         self.fd_w, self.fd_r, self.fd_e = fd_w, fd_r, fd_e
         self.max_reply = self.limits.max_reply_bytes
+        self.max_turn_bytes = self.limits.max_turn_bytes
+        self.max_turn_messages = self.limits.max_turn_messages
         self.buf = b""
         self.owner = os.getpid()
         self.dead = False
@@ -390,6 +396,7 @@ class WorkerProcess(_Endpoint):
                 self.cpu_seen = cpu
                 self.kill()
                 raise WorkerTimeout(f"used {gap:.3g} s of CPU between its turns")
+        self.turn_bytes = self.turn_messages = 0
         start = time.monotonic()
         self.cpu_deadline = cpu + budget
         self.deadline = start + self.limits.backstop(budget)

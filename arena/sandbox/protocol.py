@@ -6,8 +6,10 @@ Each message is a frame: a 4-byte big-endian length, then the payload.
   int, None). The worker trusts the referee, and marshal is the fastest
   codec in the standard library.
 * game process (and template) -> referee: UTF-8 JSON. A game process is *not* trusted, so the
-  referee decodes only JSON (never pickle or marshal), caps the frame size,
-  and checks every field before use.
+  referee decodes only strict JSON (:func:`decode`; never pickle or marshal), refuses a frame
+  from its header past ``Limits.max_reply_bytes`` or the turn's ``max_turn_bytes`` and
+  ``max_turn_messages``, counts actions of every kind against ``max_turn_actions``, and
+  checks every field before use (its CPU for the seat is billed: ``referee_turn_seconds``).
 
 Referee -> template messages (over a unix socket; the template is trusted, it runs no bot code):
 
@@ -50,6 +52,8 @@ after sending it a message (:mod:`arena.sandbox.process`).
 
 from __future__ import annotations
 
+import json
+import json.scanner
 import struct
 from typing import Any, NamedTuple
 
@@ -172,3 +176,38 @@ def parse_step(raw: Any) -> Step | None:
     if type(raw) is not list or len(raw) < 2 or type(raw[1]) is not list:
         return None
     return Step(raw[0], raw[1], raw[2:])
+
+
+# -- decoding what a game process sends (untrusted bytes) ----------------------------------------
+
+#: The longest integer a reply may hold, in digits: the protocol carries small counts (a pid, an
+#: exit status), and a long one costs its reader time quadratic in its length.
+MAX_INT_DIGITS = 24
+
+
+def _int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise ValueError("an integer too long")
+    return int(text)
+
+
+def _constant(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
+
+
+# The C scanner of a strict JSON decoder, called directly: one call per reply (no whitespace is
+# skipped; the worker sends none), and the whole frame must be one JSON value: no NaN or
+# Infinity, no integer longer than MAX_INT_DIGITS (the honest replies of a move hold none), and
+# nesting deeper than the interpreter's recursion limit is a RecursionError (C code, no stack risk).
+_scan = json.scanner.make_scanner(json.JSONDecoder(parse_int=_int, parse_constant=_constant))  # type: ignore[arg-type]
+
+
+def decode(text: str) -> Any:
+    """The one JSON value that is all of ``text`` (a message from a game process); ValueError if none."""
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if end != len(text):
+        raise ValueError("extra data after the JSON value")
+    return value
