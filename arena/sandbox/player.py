@@ -310,7 +310,7 @@ class WorkerPlayer:
         """The game's bank is what the game process has used in all (every turn, and between
         them) and the referee's CPU spent on the seat's turns (this one's from ``t0``)."""
         if t0 is not None:
-            self.turn_referee = _clock() - t0
+            self.turn_referee = max(_clock() - t0, 0.0)  # a collection in another thread: never below 0
             self.referee_cpu += self.turn_referee
         self.cpu_total = worker.cpu_seen
         self.idle_cpu = worker.idle_cpu
