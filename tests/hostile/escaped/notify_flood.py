@@ -1,0 +1,34 @@
+"""Escaped: plays legally, and pads its answer to the end-of-round notification with 5,000
+no-op actions (a notification is a turn too).
+expect: faults=crash retired
+check: billed detail=5000_actions_in_a_turn
+"""
+import sys
+
+
+def _worker():
+    frame = sys._getframe()
+    while frame is not None:  # up to the worker's on_notify, whose self holds the reply's actions
+        obj = frame.f_locals.get("self")
+        if type(obj).__name__ == "Worker":
+            return obj
+        frame = frame.f_back
+    raise RuntimeError("no worker")
+
+
+class Bot:
+    def move(self, turn):
+        if not turn.puttable() and turn.can_draw():
+            turn.draw()
+        while True:
+            options = turn.puttable()
+            if options:
+                turn.put(options[0])
+            elif not turn.can_finish() and turn.can_draw():
+                turn.draw()
+            else:
+                break
+        turn.finish()
+
+    def end_round(self, result):
+        _worker().actions.extend(["o", ""] for _ in range(5000))
