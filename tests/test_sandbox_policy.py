@@ -172,6 +172,13 @@ def test_print_is_captured_and_capped() -> None:
     assert text.startswith("hello-42\nxxxxxxxxxx") and text.endswith("[output truncated]\n")
     assert len(text) <= 50 + len("\n[output truncated]\n")
     assert sink.take() == ""
+    # The mark is given once a game: later moves that print past the cap add nothing.
+    for _ in range(3):
+        b.talk()
+        assert sink.take() == ""
+    sink.reset()
+    b.talk()
+    assert sink.take().endswith("[output truncated]\n")
 
 
 @pytest.mark.parametrize(

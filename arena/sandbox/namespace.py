@@ -91,18 +91,19 @@ _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
 class OutputSink:
     """Collects a bot's printed text, at most ``limit`` characters per game; the rest is dropped."""
 
-    __slots__ = ("limit", "used", "parts", "truncated")
+    __slots__ = ("limit", "used", "parts", "truncated", "marked")
 
     def __init__(self, limit: int = 4096) -> None:
         self.limit = limit
         self.used = 0
         self.parts: list[str] = []
         self.truncated = False
+        self.marked = False  # the truncation mark was given: the rest of the game is dropped silently
 
     def write(self, text: str) -> None:
         room = self.limit - self.used
         if room <= 0:
-            self.truncated = True
+            self.truncated = not self.marked
             return
         if len(text) > room:
             text = text[:room]
@@ -111,14 +112,15 @@ class OutputSink:
         self.parts.append(text)
 
     def take(self) -> str:
-        """The text collected since the last call (a truncation mark when some was dropped)."""
+        """The text collected since the last call (the truncation mark, once a game, when some
+        was dropped)."""
         if not self.parts and not self.truncated:
             return ""
         text = "".join(self.parts)
         if self.truncated:
             text += "\n[output truncated]\n"
             self.truncated = False
-            self.used = self.limit + 1  # the mark is given once
+            self.marked = True
         self.parts.clear()
         return text
 
@@ -126,6 +128,7 @@ class OutputSink:
         self.used = 0
         self.parts.clear()
         self.truncated = False
+        self.marked = False
 
 
 def _print_factory(sink: OutputSink) -> Callable[..., Any]:
