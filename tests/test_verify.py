@@ -189,3 +189,14 @@ def test_the_real_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     tamper_put(events, 1)
     done = run_process("verify", str(write(tmp_path / "t.jsonl", events)))
     assert done.returncode == 1 and done.stdout.splitlines()[-1] == "2 games: 1 OK, 1 FAIL"
+
+
+def test_lines_before_the_first_game_keep_a_bounded_number_of_errors() -> None:
+    """A long run of lines before any game line is counted, not kept line by line."""
+    from arena.verify.check import MAX_STRAY_ERRORS, verify_lines
+
+    verdicts = verify_lines([{"event": "say", "seat": 0, "text": "x"}] * 5000)
+    (outside,) = verdicts
+    assert outside.outside and outside.lines == 5000
+    assert len(outside.errors) == MAX_STRAY_ERRORS and outside.dropped == 5000 - MAX_STRAY_ERRORS
+    assert outside.to_dict()["dropped"] == 5000 - MAX_STRAY_ERRORS

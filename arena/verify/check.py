@@ -31,6 +31,8 @@ class GameVerdict:
     errors: list[str] = field(default_factory=list)
     #: True for the lines before the first game line (not a game; always a failure).
     outside: bool = False
+    #: Errors counted but not kept (past :data:`MAX_STRAY_ERRORS`).
+    dropped: int = 0
 
     @property
     def ok(self) -> bool:
@@ -53,7 +55,13 @@ class GameVerdict:
             "ok": self.ok,
             "errors": list(self.errors),
             **({"outside": True} if self.outside else {}),
+            **({"dropped": self.dropped} if self.dropped else {}),
         }
+
+
+#: Most errors kept for the lines before the first game line (the rest are counted): a long
+#: garbage file must not grow the checker's memory line by line.
+MAX_STRAY_ERRORS = 20
 
 
 class _BadLine:
@@ -97,7 +105,10 @@ def verify_pairs(pairs: Iterable[tuple[int, Any]]) -> list[GameVerdict]:
                     else f"not an event object: {ev!r:.80}"
                 )
             )
-            stray.errors.append(f"line {ln}: format {what}")
+            if len(stray.errors) < MAX_STRAY_ERRORS:
+                stray.errors.append(f"line {ln}: format {what}")
+            else:
+                stray.dropped += 1
             continue
         verdict.lines += 1
         if game is None:  # its game line was malformed: the game has failed already

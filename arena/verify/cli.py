@@ -21,7 +21,7 @@ def verdict_line(v: GameVerdict) -> str:
     """``game 3: FAIL line 57: R4.3 ...`` or ``game 3: OK (412 lines)``."""
     if v.ok:
         return f"{_name(v)}: OK ({v.lines} lines)"
-    more = len(v.errors) - 1
+    more = len(v.errors) - 1 + v.dropped
     return f"{_name(v)}: FAIL {printable(v.first_error)}" + (f" (and {more} more)" if more else "")
 
 
