@@ -1,4 +1,4 @@
-"""The bot author's commands: ``arena new``, ``arena check``, ``arena submit``.
+"""What the bot author's commands (``arena new``, ``arena check``, ``arena submit``) run.
 
 ``new`` writes a commented starting bot. ``check`` loads a bot exactly as a
 tournament will (the sandbox's static check, then a sandboxed worker) and
@@ -10,7 +10,6 @@ a JSON manifest in the organiser's submissions folder.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import statistics
@@ -25,7 +24,8 @@ from .engine import derive_seed
 from .errors import BotLoadError, UsageError
 from .events import FaultKind
 from .rules import CONTEST, Rules
-from .safetext import escape, to_json
+from .safetext import escape
+from .sandbox.limits import Limits
 from .untrusted import NotRegularFile, regular
 
 #: A bot name usable as a file name: letters, digits, ``-`` and ``_``, from a letter.
@@ -61,28 +61,6 @@ def render_template(name: str, file: str) -> str:
     """The starting bot's source for bot ``name`` written to ``file``."""
     text = resources.files("arena").joinpath("templates", "bot.py.tmpl").read_text(encoding="utf-8")
     return string.Template(text).substitute(name=name, file=file)
-
-
-def cmd_new(args: argparse.Namespace) -> int:
-    name, path = bot_target(args.name)
-    if path.exists():
-        raise UsageError(f"{path} already exists; choose another name or move that file away")
-    if not path.parent.is_dir():
-        raise UsageError(f"{path.parent}: no such folder")
-    source = render_template(name, str(path))
-    try:
-        with open(path, "x", encoding="utf-8") as f:
-            f.write(source)
-    except FileExistsError:
-        raise UsageError(f"{path} already exists; choose another name or move that file away") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
-    shown = escape(path)
-    print(f"wrote {shown}: a working bot named {escape(repr(name))}. Next:")
-    print(f"  arena play human {shown}     play a game against it")
-    print(f"  arena play {shown} greedy    100 games against a reference bot")
-    print(f"  arena check {shown}          check it as the organiser will")
-    return 0
 
 
 # -- arena check ------------------------------------------------------------------
@@ -239,9 +217,18 @@ def describe_sandbox(sandbox: Any) -> dict[str, Any]:
         return {"layers": {}, "summary": f"hardening unknown ({type(exc).__name__}: {exc})"}
 
 
-def run_check(
-    path: str, *, rules: Rules = CONTEST, games: int = 2, seed: int = 0, limits: Any = None, data: bytes | None = None
-) -> CheckReport:
+@dataclass(frozen=True)
+class CheckSettings:
+    """How ``arena check`` checks a bot: the rules and seed of its smoke games, how many per
+    table size, and the sandbox's limits (None: the defaults)."""
+
+    rules: Rules = CONTEST
+    games: int = 2
+    seed: int = 0
+    limits: Limits | None = None
+
+
+def run_check(path: str, settings: CheckSettings = CheckSettings(), *, data: bytes | None = None) -> CheckReport:
     """Check the bot file at ``path`` as a tournament loads it; see :class:`CheckReport`.
     With ``data`` (the file's bytes, already read) the file is not read again: exactly
     those bytes are checked.
@@ -250,6 +237,7 @@ def run_check(
     """
     from .loader import bot_source, read_bot_file
 
+    rules, games, seed, limits = settings.rules, settings.games, settings.seed, settings.limits
     report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})
     if data is None:
         try:  # a link, FIFO, device or folder is refused in one line, before anything is read
@@ -287,7 +275,7 @@ def run_check(
             close()
     if report.problems or report.stopped:
         return report
-    slow = slow_warning(report, limits, sandbox)
+    slow = slow_warning(report, limits)
     if slow:
         report.warnings.append(slow)
     return report
@@ -374,96 +362,10 @@ def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rule
         report.tables.append(table)
 
 
-def slow_warning(report: CheckReport, limits: Any, sandbox: Any) -> str | None:
+def slow_warning(report: CheckReport, limits: Limits | None) -> str | None:
     """A warning when the worst move took over half the per-move time limit."""
-    if limits is None:
-        try:
-            limits = sandbox.Limits()
-        except Exception:  # noqa: BLE001 - no limits known: no warning
-            return None
-    budget = None
-    for attr in ("move_seconds", "move_timeout", "move_time", "timeout"):
-        value = getattr(limits, attr, None)
-        if isinstance(value, (int, float)) and value > 0:
-            budget = float(value)
-            break
+    budget = (limits or Limits()).move_seconds
     worst = max(report.move_times, default=0.0)
-    if budget and worst > budget / 2:
+    if worst > budget / 2:
         return f"worst move took {worst * 1000:.0f} ms, over half the {budget * 1000:.0f} ms limit"
     return None
-
-
-def add_check_options(p: argparse.ArgumentParser) -> None:
-    from .cli import add_limit_options, add_rules_options, parse_seed, positive
-
-    p.add_argument("--games", "-n", type=positive, default=2, help="smoke games per table size (default 2)")
-    p.add_argument("--seed", type=parse_seed, default=0, help="seed of the smoke games (default 0)")
-    add_limit_options(p)
-    add_rules_options(p)
-
-
-def check_from_args(args: argparse.Namespace, data: bytes | None = None) -> CheckReport:
-    from .cli import limits_from_args, rules_from_args
-
-    return run_check(
-        args.bot,
-        rules=rules_from_args(args),
-        games=args.games,
-        seed=args.seed,
-        data=data,
-        limits=limits_from_args(args),
-    )
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    report = check_from_args(args)
-    if args.json:
-        print(to_json(report.to_dict()))
-    else:
-        for line in report.lines():
-            print(escape(line))
-    return 0 if report.clean else 1
-
-
-# -- registration ------------------------------------------------------------------
-
-
-def register(sub: Any) -> None:
-    """Add ``new``, ``check`` and ``submit`` to the ``arena`` command."""
-    p = sub.add_parser(
-        "new",
-        help="write a new bot file to start from",
-        description="Write NAME.py (or the given .py path): a working, commented bot that "
-        "passes `arena check`. Never overwrites a file.",
-    )
-    p.add_argument("name", metavar="NAME", help="bot name (letters, digits, - and _), or a path ending in .py")
-    p.set_defaults(func=cmd_new)
-
-    p = sub.add_parser(
-        "check",
-        help="check a bot as the organiser will: load it sandboxed, play smoke games",
-        description="Load a bot file exactly as a tournament does (sandboxed), report problems "
-        "with file and line, then play smoke games against the reference bots at "
-        "2, 3, 4 and 6 players and report faults and time per move. "
-        "Exit status 0 only when the bot is clean.",
-    )
-    p.add_argument("bot", metavar="BOT.py", help="the bot file")
-    p.add_argument("--json", action="store_true", help="the report as JSON")
-    add_check_options(p)
-    p.set_defaults(func=cmd_check)
-
-    p = sub.add_parser(
-        "submit",
-        help="check a bot and store it in a submissions folder",
-        description="Run `arena check`, then copy a clean bot to DIR/<name>.py with a manifest "
-        "DIR/<name>.json (name, author, description, sha256, check report, date).",
-    )
-    p.add_argument("bot", metavar="BOT.py", help="the bot file")
-    p.add_argument("--to", required=True, metavar="DIR", help="the submissions folder (created if missing)")
-    p.add_argument("--author", help="your name, for the manifest")
-    p.add_argument("--replace", action="store_true", help="replace an earlier version of a bot with this name")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    add_check_options(p)
-    from .submit import cmd_submit  # submit builds on check (this module)
-
-    p.set_defaults(func=cmd_submit)

@@ -10,12 +10,14 @@ from typing import Any
 
 from .engine import derive_seed
 from .errors import UsageError
+from .events import FaultKind
 from .interrupts import interrupts_deferred
 from .loader import BotSource, resolve_bot
 from .players import make_factory
 from .record import RecordWriter
 from .referee import GameOutcome, Referee
 from .rules import CONTEST, Rules
+from .sandbox.limits import Limits
 from .seeds import fresh_seed, warn_if_guessable
 
 
@@ -33,18 +35,18 @@ class Tally:
     faults: int = 0
     retired: int = 0
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> StandingsRow:
         g = max(self.games, 1)
-        return {
-            "bot": self.bot,
-            "kind": self.kind,
-            "games": self.games,
-            "wins": self.wins,
-            "losses": self.losses,
-            "avg_place": round(self.place_sum / g, 3),
-            "avg_score": round(self.score_sum / g, 2),
-            "faults": self.faults,
-        }
+        return StandingsRow(
+            bot=self.bot,
+            kind=self.kind,
+            games=self.games,
+            wins=self.wins,
+            losses=self.losses,
+            avg_place=round(self.place_sum / g, 3),
+            avg_score=round(self.score_sum / g, 2),
+            faults=self.faults,
+        )
 
 
 @dataclass
@@ -137,41 +139,107 @@ def game_seeds(seed: Any, g: int) -> tuple[int, int]:
     return derive_seed(seed, "deal", "play", g), derive_seed(seed, "bots", "play", g)
 
 
-def run_match(
-    specs: Sequence[str],
-    *,
-    games: int = 100,
-    seed: int | None = None,
-    rules: Rules = CONTEST,
-    replay: str | None = None,
-    trusted: bool = False,
-    human: Any = None,
-    force: bool = False,
-    limits: Any = None,
-    on_game: Callable[[GameOutcome], None] | None = None,
-    notice: Callable[[str], None] | None = None,
-    seeds: Callable[[Any, int], tuple[int, int]] | None = None,
-    until: Callable[[GameOutcome, list[int]], bool] | None = None,
-) -> dict[str, Any]:
-    """Play ``games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``.
-    ``human`` is the player factory for the ``human`` seat (default: the terminal);
-    ``replay`` names a record file (see :class:`ReplayFile`; ``force`` replaces an existing one);
-    ``limits``: the sandbox's :class:`~arena.sandbox.Limits` for bot files (default ones when None).
+@dataclass(frozen=True)
+class MatchSettings:
+    """What a match plays: the bots (registered names, bot files, ``human``), how many games,
+    the master seed (None: a fresh secret one), the rules, the sandbox's limits for bot files
+    (None: the defaults), whether bot files run in-process (``trusted``), and the record file
+    to write (``record_file``; ``force`` replaces an existing one)."""
 
-    Without ``seed`` a fresh secret one is drawn; the result holds it (``seed``,
-    and ``secret_seed``), for the caller to show once the games are over.
+    bots: tuple[str, ...]
+    games: int = 100
+    seed: int | None = None
+    rules: Rules = CONTEST
+    limits: Limits | None = None
+    trusted: bool = False
+    record_file: str | None = None
+    force: bool = False
+    #: Keep every game's events in :attr:`MatchResult.records` (the Python API; a long CLI run does not).
+    keep_records: bool = False
 
-    It prints nothing: ``on_game`` gets each game's outcome once it is recorded and
-    tallied (the CLI's progress bar and ``--verbose`` text), ``notice`` each line for
-    the user (a guessable ``seed`` with sandboxed bots at the table; how an interrupted
-    run ended), which the CLI writes to stderr.
 
-    ``seeds`` gives game ``g``'s (deal seed, bot key) from the master seed (default
-    :func:`game_seeds`: a fresh deal per game); ``until`` is asked after each recorded game
-    (its outcome and seating) and ends the series early when it answers True
-    (``arena play --sprt``, :mod:`arena.sprt`).
+@dataclass(frozen=True)
+class MatchHooks:
+    """How a caller follows and steers a match. ``human``: the player factory of the ``human``
+    seat (default: the terminal); ``on_game``: each game's outcome once it is recorded and
+    tallied; ``notice``: each line for the user (a guessable seed, how an interrupted run
+    ended); ``seeds``: game ``g``'s (deal seed, bot key) from the master seed (default
+    :func:`game_seeds`); ``until``: asked after each recorded game (its outcome and seating),
+    ends the series when it answers True (``arena play --sprt``)."""
+
+    human: Any = None
+    on_game: Callable[[GameOutcome], None] | None = None
+    notice: Callable[[str], None] | None = None
+    seeds: Callable[[Any, int], tuple[int, int]] | None = None
+    until: Callable[[GameOutcome, list[int]], bool] | None = None
+
+
+@dataclass(frozen=True)
+class StandingsRow:
+    """One entrant's results over a match (the columns of ``arena play``'s table)."""
+
+    bot: str
+    kind: str
+    games: int
+    wins: int
+    losses: int
+    avg_place: float
+    avg_score: float
+    faults: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+@dataclass(frozen=True)
+class FirstFault:
+    """An entrant's first fault of the match: how many it made in all, and what the first was."""
+
+    bot: str
+    count: int
+    kind: str
+    detail: str
+    game: str
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """What a match played: its games, seed and rules, the standings in entrant order, each
+    game's record (when kept), the first fault of each faulting entrant, and whether it was
+    interrupted (``stopped_by``: the signal, for the exit status)."""
+
+    games: int
+    seed: int
+    rules: str
+    standings: tuple[StandingsRow, ...]
+    records: tuple[tuple[dict[str, Any], ...], ...] = ()
+    first_faults: tuple[FirstFault, ...] = ()
+    secret_seed: bool = False
+    interrupted: bool = False
+    stopped_by: int | None = None
+
+    def to_doc(self) -> dict[str, Any]:
+        """The results document the reporters print (``arena play --json``)."""
+        doc: dict[str, Any] = {
+            "games": self.games,
+            "seed": self.seed,
+            "rules": self.rules,
+            "standings": [r.to_dict() for r in self.standings],
+        }
+        if self.interrupted:
+            doc["interrupted"] = True
+        return doc
+
+
+def run_match(settings: MatchSettings, hooks: MatchHooks = MatchHooks()) -> MatchResult:
+    """Play ``settings.games`` games; game ``g`` seats entrant ``(s + g) % n`` at seat ``s``.
+
+    Without a seed a fresh secret one is drawn; the result holds it (``seed``, and
+    ``secret_seed``), for the caller to show once the games are over. It prints nothing:
+    see :class:`MatchHooks` for what the caller is told meanwhile.
     """
-    entrants = build_entrants(specs, trusted=trusted, human=human, limits=limits)
+    games, seed, rules, trusted, notice = settings.games, settings.seed, settings.rules, settings.trusted, hooks.notice
+    entrants = build_entrants(settings.bots, trusted=trusted, human=hooks.human, limits=settings.limits)
     secret = seed is None
     if seed is None:
         seed = fresh_seed()
@@ -183,7 +251,10 @@ def run_match(
         )
     n = len(entrants)
     tallies = [Tally(e.label, KINDS.get(e.kind, e.kind)) for e in entrants]
-    writer = open_writer(replay, force=force, bots=[e.src for e in entrants if e.src]) if replay else None
+    firsts: dict[int, FirstFault] = {}
+    records: list[tuple[dict[str, Any], ...]] = []
+    path = settings.record_file
+    writer = open_writer(path, force=settings.force, bots=[e.src for e in entrants if e.src]) if path else None
     referee = Referee(rules)
     played = 0
     interrupted = False
@@ -193,7 +264,7 @@ def run_match(
         bot_names = [e.src.label if e.src is not None else "human" for e in entrants]
         for g in range(games):
             order = [(s + g) % n for s in range(n)]
-            game_seed, bot_key = (seeds or game_seeds)(seed, g)
+            game_seed, bot_key = (hooks.seeds or game_seeds)(seed, g)
             players = [entrants[i].factory(bot_key, s) for s, i in enumerate(order)]
             for p, i in zip(players, order, strict=True):
                 p.name = entrants[i].label  # the table shows the entrant's label: clean, distinct, not reserved
@@ -212,11 +283,14 @@ def run_match(
             with interrupts_deferred():
                 if writer:
                     writer.write_game(outcome.log)
+                if settings.keep_records:
+                    records.append(tuple(outcome.log))
                 record(outcome, order, tallies)
+                note_first_faults(outcome, order, firsts, tallies)
                 played += 1
-                done = until is not None and until(outcome, order)
-            if on_game is not None:
-                on_game(outcome)
+                done = hooks.until is not None and hooks.until(outcome, order)
+            if hooks.on_game is not None:
+                hooks.on_game(outcome)
             if done:
                 break
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM (interrupts.Terminated) or a human who left
@@ -226,16 +300,31 @@ def run_match(
     finally:
         if writer:
             writer.close()
-    doc: dict[str, Any] = {"games": played, "seed": seed, "rules": rules.name, "standings": [t.row() for t in tallies]}
-    if secret:
-        doc["secret_seed"] = True
-    if interrupted:
-        doc["interrupted"] = True
-        if stopped_by is not None:
-            doc["stopped_by"] = int(stopped_by)  # the exit status's signal; not part of the results
-        if notice is not None:
-            notice(f"arena: {why} after {played} of {games} games" + ("; results so far:" if played else ""))
-    return doc
+    if interrupted and notice is not None:
+        notice(f"arena: {why} after {played} of {games} games" + ("; results so far:" if played else ""))
+    return MatchResult(
+        games=played,
+        seed=seed,
+        rules=rules.name,
+        standings=tuple(t.row() for t in tallies),
+        records=tuple(records),
+        first_faults=tuple(
+            FirstFault(tallies[i].bot, tallies[i].faults, f.kind, f.detail, f.game) for i, f in sorted(firsts.items())
+        ),
+        secret_seed=secret,
+        interrupted=interrupted,
+        stopped_by=None if stopped_by is None else int(stopped_by),
+    )
+
+
+def note_first_faults(
+    outcome: GameOutcome, order: list[int], firsts: dict[int, FirstFault], tallies: list[Tally]
+) -> None:
+    """Remember each entrant's first fault (a retirement is the consequence, not the fault)."""
+    for f in outcome.faults:
+        i = order[f.seat]
+        if f.kind is not FaultKind.RETIRED and i not in firsts:
+            firsts[i] = FirstFault(tallies[i].bot, 0, str(f.kind), f.detail, outcome.game)
 
 
 class ReplayFile:

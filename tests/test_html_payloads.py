@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 import pytest
 
-from arena.match import run_match
+from arena import play as play_match
 from arena.record import read_games
 from arena.tournament.dbread import BotRow
 from arena.tournament.replay import StoredGame
@@ -147,7 +147,7 @@ def report_data() -> dict[str, object]:
 def hostile_events(path: Path) -> list[list[dict[str, object]]]:
     """Two games of a real record: the first with every text hostile (names, id, rules, say
     lines and faults added), the second with every number hostile as well."""
-    run_match(["greedy", "random"], games=1, seed=7, replay=str(path), trusted=True)
+    play_match(["greedy", "random"], games=1, seed=7, record_file=str(path), trusted=True)
     events = next(read_games(path))
     texts = [dict(e) for e in events]
     texts[0] = dict(texts[0], game=payload("game"), rules=dict(texts[0]["rules"], name=payload("rules")))

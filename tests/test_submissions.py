@@ -14,7 +14,8 @@ import pytest
 from test_cli_play import one_line_error, run
 
 import arena.author as author
-from arena import submissions, submit
+from arena import submissions
+from arena.cli import submit
 
 CLEAN = '''"""Swapper: an honest bot while it is checked."""
 
@@ -64,13 +65,13 @@ def test_a_file_swapped_during_the_check_is_not_stored(
     bot = tmp_path / "swapper.py"
     bot.write_text(CLEAN)
     if when == "before the check":
-        real_check = submit.check_from_args
+        real_check = submit.run_check
 
-        def swap_then_check(args: Any, data: bytes | None = None) -> Any:
+        def swap_then_check(path: str, settings: Any, data: bytes | None = None) -> Any:
             bot.write_text(EVIL)
-            return real_check(args, data=data)
+            return real_check(path, settings, data=data)
 
-        monkeypatch.setattr(submit, "check_from_args", swap_then_check)
+        monkeypatch.setattr(submit, "run_check", swap_then_check)
     else:
         real_games = author.play_smoke_games
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from arena import play as play_match
 from arena.cli import main
-from arena.match import run_match
 from arena.record import read_games
 from arena.web.seat import BadAction, SeatState, check_action
 from arena.web.serve import SeatServer
@@ -42,7 +42,7 @@ def test_embedded_json_cannot_close_its_script_element():
 
 def test_seat_view_keeps_only_what_the_seat_saw(tmp_path):
     path = tmp_path / "g.jsonl"
-    run_match(["greedy", "random", "heuristic"], games=1, seed=3, replay=str(path), trusted=True)
+    play_match(["greedy", "random", "heuristic"], games=1, seed=3, record_file=str(path), trusted=True)
     events = next(read_games(path))
     shown = seat_view(events, 1)
     assert "seed" not in shown[0]
@@ -58,7 +58,7 @@ def test_seat_view_keeps_only_what_the_seat_saw(tmp_path):
 
 def test_view_never_overwrites_a_file_it_did_not_write(tmp_path):
     path = tmp_path / "g.jsonl"
-    run_match(["greedy", "random"], games=2, seed=1, replay=str(path), trusted=True)
+    play_match(["greedy", "random"], games=2, seed=1, record_file=str(path), trusted=True)
     mine = arena("view", str(path), cwd=tmp_path)
     assert mine.returncode == 0 and (tmp_path / "g.html").exists()
     assert arena("view", str(path), cwd=tmp_path).returncode == 0  # its own page: rewritten

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from arena import play as play_match
 from arena.cli import main
-from arena.match import run_match
 from arena.record import read_games
 
 CHROMIUM = "/usr/bin/chromium"
@@ -100,7 +100,7 @@ def records(tmp_path_factory):
         ["random", "greedy", "heuristic", "random", "greedy", "heuristic"],
     ):
         path = folder / f"{len(bots)}p.jsonl"
-        run_match(bots, games=3, seed=len(bots), replay=str(path), trusted=True)
+        play_match(bots, games=3, seed=len(bots), record_file=str(path), trusted=True)
         out[len(bots)] = path
     return out
 

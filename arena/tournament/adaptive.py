@@ -55,6 +55,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .db import GameRow
+from .dbrows import LEGACY_METHOD as LEGACY_METHOD
+from .dbrows import METHOD as METHOD
+from .dbrows import METHODS as METHODS
 from .schedule import GameKey
 from .stats import MixtureTest, SignTest, pair_alpha
 from .worker import GameRecord
@@ -67,11 +70,9 @@ DEAL_CAP = 1_000_000
 SPREAD_AFTER = 500
 #: Without ``--budget``: this many times the first round's games.
 DEFAULT_BUDGET_ROUNDS = 200
-#: The sequential method of new tournaments: mixture betting, Holm's step-down, rounds that shrink at the end.
-METHOD = "betting-mixture/holm"
-#: That of databases made before it: online-Newton betting, Bonferroni, rounds of a fixed size.
-LEGACY_METHOD = "betting-sign-test/ons/bonferroni"
-METHODS = (METHOD, LEGACY_METHOD)
+# METHOD (new tournaments: mixture betting, Holm's step-down, rounds that shrink at the end) and
+# LEGACY_METHOD (databases made before it: online-Newton betting, Bonferroni, rounds of a fixed
+# size) are defined with the stored design's checks, in .dbrows.
 
 
 @dataclass(frozen=True)

@@ -185,8 +185,6 @@ def stored_seed(path: str | os.PathLike[str]) -> int | None:
 def stored_method(path: str) -> str | None:
     """The sequential method of the adaptive tournament in the database at ``path`` (a
     resume plays on with it); None when there is none."""
-    from .db import TournamentDBError, open_readonly
-
     if not os.path.isfile(path):
         return None
     try:

@@ -88,6 +88,12 @@ MAX_SEED_BITS = 1024
 DEAL_CAP = 1_000_000  # deals per table of an adaptive tournament (adaptive.DEAL_CAP)
 KINDS = ("round-robin", "balanced", "gauntlet")
 SETTINGS = {"seed", "sizes", "games", "schedule", "rules", "trusted", "move_time", "game_time", "adaptive"}
+#: The sequential methods an adaptive tournament's design may name (:mod:`.adaptive` uses them):
+#: mixture betting with Holm's step-down (new tournaments), and the online-Newton sign test with
+#: Bonferroni of databases made before it.
+METHOD = "betting-mixture/holm"
+LEGACY_METHOD = "betting-sign-test/ons/bonferroni"
+METHODS = (METHOD, LEGACY_METHOD)
 ADAPTIVE = {"method", "confidence", "top", "gauntlet", "first_deals", "round_blocks"}
 FAULT_KINDS = ("exception", "illegal-finish", "timeout", "crash", "retired")
 _SHA = re.compile(r"[0-9a-f]{64}\Z")
@@ -236,8 +242,6 @@ def read_settings(meta: dict[str, str]) -> dict[str, Any]:
 
 
 def _check_adaptive(a: object, sizes: list[int]) -> None:
-    from .adaptive import METHODS
-
     if type(a) is not dict or len(sizes) != 1:
         raise damaged("meta", "settings: adaptive is not a JSON object of one table size's design")
     if a.get("method", METHODS[-1]) not in METHODS:

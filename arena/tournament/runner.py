@@ -443,3 +443,17 @@ def run(
         return RunResult(total, done, played, elapsed, interrupted=stop.stopped and done < total, signum=stop.signum)
     finally:
         db.close()
+
+
+def gauntlet_plan(p: Any, max_tables: int) -> Any:
+    """``p`` (whose first entrant is the new bot) with every table holding the new bot."""
+    from .schedule import gauntlet_schedule, with_tables
+
+    if len(p.schedule.sizes) != 1:
+        raise SetupError("a gauntlet plays one table size; give one --players size")
+    size = p.schedule.sizes[0].size
+    try:
+        tables = gauntlet_schedule(len(p.entrants) - 1, size, max_tables, p.schedule.seed)
+    except ValueError as exc:
+        raise SetupError(str(exc)) from None
+    return replace(p, schedule=with_tables(p.schedule, tables, "gauntlet"))

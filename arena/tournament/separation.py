@@ -137,3 +137,26 @@ def format_separation(sep: dict[str, Any], fmt: str = "table") -> str:
     if not rows:
         return head + "\n(no pairs)"
     return head + "\n" + render_table(rows, headers, fmt)
+
+
+def separation_of(
+    tables: dict[int, tuple[tuple[int, ...], ...]],
+    settings: dict[str, Any],
+    labels: Sequence[str],
+    games: Sequence[GameRow],
+    doc: dict[str, Any],
+) -> dict[str, Any]:
+    """The separation section of the standings: an adaptive tournament's sequential verdicts
+    (its decisions replayed from the stored games), else fixed-sample paired intervals of the
+    overall order's neighbours."""
+    if "adaptive" in settings:
+        from .adaptive import Replay, design_of
+
+        design = design_of(settings, len(labels), [t for size in sorted(tables) for t in tables[size]])
+        replay = Replay(design, budget=max(len(games), 1))
+        replay.feed(games)
+        replay.advance()
+        return adaptive_doc(labels, games, replay.state)
+    order = [r["bot"] for r in doc["overall"]["standings"] if r["games"]]
+    gauntlet = "gauntlet" in settings.get("schedule", {}).values()
+    return fixed_doc(labels, games, order, gauntlet=gauntlet)

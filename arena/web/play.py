@@ -1,15 +1,14 @@
-"""``arena play human BOT... --web``: the match with the human seat in a browser."""
+"""A match with the human seat in a browser (``arena play human BOT... --web``)."""
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
-from ..cli import MatchDisplay, finish_play, limits_from_args, to_stderr
 from ..errors import UsageError
-from ..rules import Rules
+from ..match import MatchHooks, MatchResult, MatchSettings, run_match
 
 
 def default_record() -> str:
@@ -22,44 +21,39 @@ def default_record() -> str:
     raise UsageError("cannot find a free record file name here; give --replay FILE")
 
 
-def play_web(args: argparse.Namespace, rules: Rules, games: int) -> int:
-    """Serve the seat, play the match (the bots as at the terminal), keep the record."""
-    from ..match import run_match
+def play_web(
+    settings: MatchSettings,
+    hooks: MatchHooks,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    on_serving: Callable[[str], None] | None = None,
+) -> tuple[MatchResult, str]:
+    """Serve the seat, play the match (the bots as at the terminal), keep the record (in
+    ``settings.record_file``, or a new file here). ``on_serving`` gets the seat's address.
+    Returns the result and the record file's name."""
     from .seat import SeatState, web_factory
     from .serve import SeatServer
 
-    humans = args.bots.count("human")
+    humans = settings.bots.count("human")
     if humans != 1:
         raise UsageError(f"--web seats one person: put `human` once among the bots ({humans} given)")
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port {args.port}: a port is 0 to 65535")
-    replay = args.replay or default_record()
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--port {port}: a port is 0 to 65535")
+    settings = replace(settings, record_file=settings.record_file or default_record())
+    assert settings.record_file is not None
     shared = SeatState()
     try:
-        server = SeatServer(shared, args.host, args.port)
+        server = SeatServer(shared, host, port)
     except OSError as exc:
-        raise UsageError(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
     server.start()
-    print(f"arena: your seat is at {server.url}", file=sys.stderr, flush=True)
-    print("arena: open it in a browser (Ctrl-C here stops the match)", file=sys.stderr, flush=True)
+    if on_serving is not None:
+        on_serving(server.url)
     try:
-        doc = run_match(
-            args.bots,
-            games=games,
-            seed=args.seed,
-            rules=rules,
-            replay=replay,
-            trusted=args.trusted,
-            human=web_factory(shared),
-            on_game=MatchDisplay(games, verbose=args.verbose, progress=False).game,
-            notice=to_stderr,
-            force=getattr(args, "force", False),
-            limits=limits_from_args(args),
-        )
-        shared.publish(phase="closed", standings=doc.get("standings", []))
+        result = run_match(settings, replace(hooks, human=web_factory(shared)))
+        shared.publish(phase="closed", standings=[r.to_dict() for r in result.standings])
         shared.wait_fetched(timeout=10.0)  # let the page read the last result before the server goes
     finally:
         server.stop()
-    if doc["games"]:
-        print(f"arena: the record is in {replay}", file=sys.stderr)
-    return finish_play(doc, "json" if args.json else args.format)  # 130 for Ctrl-C, 143 for SIGTERM
+    return result, settings.record_file

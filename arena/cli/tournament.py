@@ -1,14 +1,20 @@
-"""``arena tournament`` and ``arena standings``."""
+"""``arena tournament``: a round-robin (or a gauntlet) with duplicate seating, every game
+stored in a database as it ends, then the standings."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
 from typing import Any
 
-from ..cli import (
+from ..errors import UsageError
+from ..interrupts import exit_status
+from ..safetext import escape
+from ..tournament.schedule import DEFAULT_MAX_TABLES, MAX_DEALS, MAX_TABLES, parse_sizes
+from .adaptive import adaptive_settings, add_adaptive_options, run_until_separated
+from .dbgames import check_sandbox
+from .options import (
     add_limit_options,
     add_rules_options,
     at_most,
@@ -16,16 +22,9 @@ from ..cli import (
     parse_seed,
     positive,
     rules_from_args,
-    show_seed,
-    to_stderr,
 )
-from ..errors import UsageError
-from ..interrupts import exit_status, signal_word
-from ..safetext import escape, to_json
-from .adaptive_cli import add_adaptive_options, check_adaptive_options, gauntlet_plan, run_until_separated
-from .schedule import DEFAULT_MAX_TABLES, MAX_DEALS, MAX_TABLES, parse_sizes
-
-FORMATS = ("table", "markdown", "csv", "json")
+from .output import progress_bar, resume_hint, show_seed, to_stderr
+from .standings import FORMATS, add_h2h_option, show_standings
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -35,12 +34,13 @@ def _sizes(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def cmd_tournament(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from ..sandbox.limits import usable_cpus
     from ..seeds import fresh_seed, warn_if_guessable
-    from .db import TournamentDBError, stored_seed
-    from .local import HarnessError
-    from .runner import SetupError, local_backend, plan, preflight, ray_backend, run
+    from ..tournament.db import TournamentDBError, stored_seed
+    from ..tournament.local import HarnessError
+    from ..tournament.runner import SetupError, gauntlet_plan, local_backend, plan, preflight, ray_backend
+    from ..tournament.runner import run as run_tournament
 
     rules = rules_from_args(args)
     limits = limits_from_args(args)
@@ -52,7 +52,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         if seed is None:
             seed = fresh_seed()
     fmt = "json" if args.json else args.format
-    adaptive_opts = check_adaptive_options(args)
+    adaptive_opts = adaptive_settings(args, fmt)
     deals = args.games if args.games is not None else 1 if args.until_separated else 10
     try:
         p = plan(
@@ -86,7 +86,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         except ImportError:
             raise UsageError("the ray backend needs Ray: pip install 'yard-bridge-arena[ray]'") from None
         if args.ray_address:
-            from .ray_backend import probe
+            from ..tournament.ray_backend import probe
 
             try:
                 probe(args.ray_address)  # seconds, not Ray's minutes of retries, and before the database
@@ -105,11 +105,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         if done and not args.quiet:
             print(f"resuming: {done} of {total} games already in {args.db}", file=sys.stderr)
         if not args.quiet and done < total and sys.stderr.isatty():
-            from tqdm import tqdm
-
-            bar.append(
-                tqdm(total=total, initial=done, unit="game", file=sys.stderr, smoothing=0.05, dynamic_ncols=True)
-            )
+            bar.append(progress_bar(total, initial=done, smoothing=0.05, dynamic_ncols=True))
 
     bar: list[Any] = []  # the progress bar, once the run has started
 
@@ -118,9 +114,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             bar[0].update(count)
 
     if adaptive_opts is not None:
-        return run_until_separated(args, p, backend, fmt, sandbox=sandbox)
+        return run_until_separated(adaptive_opts, p, backend, sandbox=sandbox)
     try:
-        result = run(
+        result = run_tournament(
             p,
             args.db,
             backend,
@@ -139,12 +135,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         if bar:
             bar.pop().close()
     if result.interrupted:
-        command = shlex.join(["arena", *sys.argv[1:]]) if sys.argv[1:2] == ["tournament"] else "the same command"
-        print(
-            f"arena: {signal_word(result.signum)}: {result.done} of {result.total} games are stored in {args.db}. "
-            f"Resume with:\n  {command}\n(`arena standings --db {shlex.quote(args.db)}` shows the standings so far)",
-            file=sys.stderr,
-        )
+        print(resume_hint(result.signum, f"{result.done} of {result.total} games are", args.db), file=sys.stderr)
         if result.done:  # the standings so far, as `arena play` prints its results so far
             show_standings(args.db, fmt=fmt, h2h=args.h2h)
         return exit_status(signum=result.signum)
@@ -156,90 +147,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return code
 
 
-def check_sandbox(p: Any, limits: Any, *, allow_weak: bool, quiet: bool) -> dict[str, Any] | None:
-    """The hardening layers bot files will run under (None when every entrant is trusted).
-
-    Prints them in one line; refuses, naming the missing layers, unless ``allow_weak``.
-    """
-    if all(e.trusted for e in p.entrants):
-        return None
-    from ..sandbox.pool import sandbox_layers
-
-    layers = sandbox_layers(limits)
-    active = [name for name, state in layers.items() if state == "active"]
-    missing = [name for name in layers if name not in active]
-    line = f"sandbox: {len(active)}/{len(layers)} layers active ({', '.join(active) or 'none'})"
-    if missing:
-        line += "; missing: " + "; ".join(f"{name} ({layers[name]})" for name in missing)
-    if missing and not allow_weak:
-        raise UsageError(
-            f"the sandbox lacks {', '.join(missing)} on this machine and bot files are untrusted "
-            f"code; fix that (see docs/SECURITY.md), or pass --allow-weak-sandbox to run anyway"
-        )
-    if not quiet:
-        print(line.replace("\n", " "), file=sys.stderr)
-    return {"layers": layers, "missing": missing, "allowed_weak": bool(missing and allow_weak)}
-
-
-def show_standings(db_path: str, *, fmt: str = "table", h2h: bool | None = None, as_json: bool = False) -> int:
-    """Print a database's standings: ``table`` (terminal), ``markdown``, ``csv`` (one row per
-    bot and scope) or ``json`` (with the settings and bots too)."""
-    from .adaptive_cli import separation_of
-    from .dbread import DamagedDB, TournamentDBError, load, open_readonly
-    from .standings import format_standings, kind_of, standings_csv, standings_doc
-
-    fmt = "json" if as_json else fmt
-
-    try:
-        conn, meta = open_readonly(db_path)
-        try:
-            stored = load(conn, meta)  # every row type-checked: a damaged one is one line
-        finally:
-            conn.close()
-    except TournamentDBError as exc:
-        raise UsageError(f"{db_path}: {exc}" if isinstance(exc, DamagedDB) else str(exc)) from None
-    settings, bots, games, total, authors = stored.settings, stored.bots, stored.rows, stored.total, stored.authors
-    labels = [b.label for b in bots]
-    doc = standings_doc(labels, games, [kind_of(b.origin) for b in bots], authors)
-    doc["separation"] = separation_of(stored.tables, settings, labels, games, doc)
-    finished = doc["separation"].get("status") == "separated" if "adaptive" in settings else len(games) >= total
-    if not finished and "seed" in settings:
-        # Shown once all games are played: partial standings may be posted while bots still play.
-        settings = dict(settings, seed="hidden until every game is played")
-    if fmt == "json":
-        out = {
-            "db": db_path,
-            "settings": settings,
-            "bots": [{**vars(b), **({"author": authors.get(b.label)} if authors else {})} for b in bots],
-            "games": len(games),
-            "total": total,
-            **doc,
-        }
-        try:
-            text = to_json(out)
-        except ValueError as exc:  # a hostile database's settings, nested thousands deep
-            raise UsageError(f"{db_path}: damaged tournament database ({exc})") from None
-        print(text)
-    elif fmt == "csv":
-        print(standings_csv(doc))
-    else:
-        if len(games) < total:
-            print(f"(partial: {len(games)} of {total} games played)")
-        print(format_standings(doc, h2h=h2h, fmt=fmt))
-    return 0
-
-
-def cmd_standings(args: argparse.Namespace) -> int:
-    if args.file is not None and args.db is not None and args.file != args.db:
-        both = f"{escape(args.file)} and --db {escape(args.db)}"
-        print(f"arena: error: two databases given ({both}); name one", file=sys.stderr)
-        return 2
-    db = args.file or args.db or "tournament.sqlite"
-    return show_standings(db, fmt="json" if args.json else args.format, h2h=args.h2h)
-
-
 def register(sub: Any) -> None:
-    """Add ``tournament`` and ``standings`` to the ``arena`` command."""
     p = sub.add_parser(
         "tournament",
         help="round-robin tournament with duplicate seating, results in a database",
@@ -326,36 +234,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="standings as JSON (as --format json)")
     p.add_argument("--format", choices=FORMATS, default="table", help="standings output (default table)")
-    p.add_argument(
-        "--h2h",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="print the head-to-head table (default: when 16 bots or fewer)",
-    )
+    add_h2h_option(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar or schedule lines")
     add_adaptive_options(p)
     add_limit_options(p)
     add_rules_options(p)
-    p.set_defaults(func=cmd_tournament)
-
-    p = sub.add_parser(
-        "standings",
-        help="print a tournament database's standings",
-        description="Print the standings of a tournament database (finished or not).",
-    )
-    p.add_argument("file", nargs="?", metavar="DB", help="results database (the same as --db DB)")
-    p.add_argument("--db", default=None, metavar="FILE", help="results database (default tournament.sqlite)")
-    p.add_argument("--json", action="store_true", help="standings as JSON (as --format json)")
-    p.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="table",
-        help="table (terminal), markdown, csv (one row per bot and scope) or json",
-    )
-    p.add_argument(
-        "--h2h",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="print the head-to-head table (default: when 16 bots or fewer)",
-    )
-    p.set_defaults(func=cmd_standings)
+    p.set_defaults(func=run)

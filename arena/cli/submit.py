@@ -13,20 +13,22 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from . import __version__
-from .author import NAME_PATTERN, RESERVED_NAMES, check_from_args
-from .errors import BotLoadError, UsageError
-from .events import FaultKind
-from .safetext import escape, to_json
-from .submissions import file_sha256, read_manifest, submitted, write_atomic
-from .untrusted import NotRegularFile, regular
+from .. import __version__
+from ..author import NAME_PATTERN, RESERVED_NAMES, run_check
+from ..errors import BotLoadError, UsageError
+from ..events import FaultKind
+from ..safetext import escape, to_json
+from ..submissions import file_sha256, read_manifest, submitted, write_atomic
+from ..untrusted import NotRegularFile, regular
+from .check import add_check_options, check_settings
 
 
-def cmd_submit(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Check a bot and store it with its manifest. The file is read once: the bytes checked
     are the bytes hashed and stored, whatever happens to the file meanwhile."""
-    from .loader import bot_source, read_bot_bytes
+    from ..loader import bot_source, read_bot_bytes
 
     path = Path(args.bot)
     try:
@@ -58,6 +60,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     stored = folder / f"{name}.py"
     manifest = folder / f"{name}.json"
     previous: str | None = None
+    author: str | None = args.author
     if folder.is_dir():
         same = submitted(folder).get(sha)
         if same is not None:
@@ -77,8 +80,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
         if os.path.lexists(manifest) and (previous is None or old is None or old.file != stored.name):
             # not ours to overwrite, --replace or not
             return refuse(f"{manifest} exists but is not the manifest of a submitted bot; move it away first")
+        if previous is not None and author is None and old is not None:
+            author = old.author  # a new version without --author is still its author's
 
-    report = check_from_args(args, data=checked)
+    report = run_check(args.bot, check_settings(args), data=checked)
     if not args.json:
         for line in report.lines():
             print(escape(line))
@@ -104,7 +109,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
     data = {
         "name": name,
-        "author": args.author,
+        "author": author,
         "description": report.description,
         "sha256": sha,
         "file": stored.name,
@@ -127,7 +132,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         verb = "replaced" if previous else "submitted"
         print(
             f"{verb}: {escape(stored)} and {escape(manifest)} (sha256 {sha[:12]}"
-            + (f", author {escape(args.author, 200)}" if args.author else "")
+            + (f", author {escape(author, 200)}" if author else "")
             + ")"
         )
     return 0
@@ -136,3 +141,21 @@ def cmd_submit(args: argparse.Namespace) -> int:
 def refuse(message: str) -> int:
     print(f"arena: error: submission refused: {escape(message, 600)}", file=sys.stderr)
     return 1
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "submit",
+        help="check a bot and store it in a submissions folder",
+        description="Run `arena check`, then copy a clean bot to DIR/<name>.py with a manifest "
+        "DIR/<name>.json (name, author, description, sha256, check report, date).",
+    )
+    p.add_argument("bot", metavar="BOT.py", help="the bot file")
+    p.add_argument("--to", required=True, metavar="DIR", help="the submissions folder (created if missing)")
+    p.add_argument(
+        "--author", help="your name, for the manifest (with --replace: kept from the earlier version when not given)"
+    )
+    p.add_argument("--replace", action="store_true", help="replace an earlier version of a bot with this name")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_check_options(p)
+    p.set_defaults(func=run)

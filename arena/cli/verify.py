@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from .check import GameVerdict, not_a_record, printable, verify_file
+from ..verify.check import GameVerdict, not_a_record, printable, verify_file
 
 
 def _name(v: GameVerdict) -> str:
@@ -25,7 +25,7 @@ def verdict_line(v: GameVerdict) -> str:
     return f"{_name(v)}: FAIL {printable(v.first_error)}" + (f" (and {more} more)" if more else "")
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Check each record file; print per-game verdicts and a summary (or JSON)."""
     reports: list[dict[str, Any]] = []
     for path in args.files:
@@ -86,7 +86,6 @@ def _usage(message: str) -> int:
 
 
 def register(sub: Any) -> None:
-    """Add ``verify`` to the ``arena`` command."""
     p = sub.add_parser(
         "verify",
         help="re-check game records against the rules (an organiser's audit)",
@@ -97,4 +96,4 @@ def register(sub: Any) -> None:
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="record file")
     p.add_argument("--json", action="store_true", help="the verdicts as JSON (every error of every game)")
-    p.set_defaults(func=cmd_verify)
+    p.set_defaults(func=run)

@@ -1,19 +1,38 @@
-"""Command-line side of adaptive tournaments and gauntlets (``--until-separated``,
-``--gauntlet``), and the separation section of ``arena standings``."""
+"""The adaptive side of ``arena tournament`` (``--until-separated``, ``--gauntlet``): its
+options, as typed settings, and the run that reports its rounds."""
 
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 from typing import Any
 
-from ..cli import positive
 from ..errors import UsageError
+from ..interrupts import exit_status
 from ..safetext import escape
-from .db import GameRow
+from .options import positive
+from .output import resume_hint, show_seed
+from .standings import show_standings
+
+
+@dataclass(frozen=True)
+class AdaptiveSettings:
+    """What ``--until-separated`` asks for, and where and how the run reports."""
+
+    db: str
+    confidence: float = 0.95
+    top: int | None = None
+    budget: int | None = None
+    gauntlet: bool = False
+    replays: str | None = None
+    force: bool = False
+    fmt: str = "table"
+    h2h: bool | None = None
+    quiet: bool = False
+    #: No ``--seed``: the secret seed is shown after the run.
+    secret_seed: bool = False
 
 
 def _confidence(text: str) -> float:
@@ -62,7 +81,7 @@ def add_adaptive_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def check_adaptive_options(args: argparse.Namespace) -> dict[str, Any] | None:
+def adaptive_settings(args: argparse.Namespace, fmt: str) -> AdaptiveSettings | None:
     """The adaptive options, or None without ``--until-separated``. :raises UsageError:."""
     if args.gauntlet and len(args.bots) != 1:
         raise UsageError(
@@ -78,40 +97,34 @@ def check_adaptive_options(args: argparse.Namespace) -> dict[str, Any] | None:
         raise UsageError("--until-separated plays one table size; give one --players size")
     if args.top and args.gauntlet:
         raise UsageError("--top and --gauntlet do not go together (a gauntlet compares the bot with each)")
-    return {"confidence": args.confidence, "top": args.top, "budget": args.budget}
+    return AdaptiveSettings(
+        db=args.db,
+        confidence=args.confidence,
+        top=args.top,
+        budget=args.budget,
+        gauntlet=bool(args.gauntlet),
+        replays=args.replays,
+        force=args.force,
+        fmt=fmt,
+        h2h=args.h2h,
+        quiet=args.quiet,
+        secret_seed=args.seed is None,
+    )
 
 
-def gauntlet_plan(p: Any, max_tables: int) -> Any:
-    """``p`` (whose first entrant is the new bot) with every table holding the new bot."""
-    from .runner import SetupError
-    from .schedule import gauntlet_schedule, with_tables
-
-    if len(p.schedule.sizes) != 1:
-        raise SetupError("a gauntlet plays one table size; give one --players size")
-    size = p.schedule.sizes[0].size
-    try:
-        tables = gauntlet_schedule(len(p.entrants) - 1, size, max_tables, p.schedule.seed)
-    except ValueError as exc:
-        raise SetupError(str(exc)) from None
-    return replace(p, schedule=with_tables(p.schedule, tables, "gauntlet"))
-
-
-def _pair_names(state: Any, labels: Sequence[str], pairs: Sequence[tuple[int, int]]) -> str:
+def _pair_names(labels: Sequence[str], pairs: Sequence[tuple[int, int]]) -> str:
     return ", ".join(f"{escape(labels[a])}-{escape(labels[b])}" for a, b in pairs)
 
 
-def run_until_separated(
-    args: argparse.Namespace, p: Any, backend: Any, fmt: str, *, sandbox: dict[str, Any] | None = None
-) -> int:
+def run_until_separated(s: AdaptiveSettings, p: Any, backend: Any, *, sandbox: dict[str, Any] | None = None) -> int:
     """``arena tournament --until-separated``: run, say how it ended, print the standings.
-    ``sandbox``: the hardening layers in force (as :func:`.cli.check_sandbox` printed them),
+    ``sandbox``: the hardening layers in force (as :func:`.dbgames.check_sandbox` printed them),
     stored in the database as a fixed tournament stores them."""
-    from . import adaptive
-    from .cli import show_standings
-    from .db import TournamentDBError
-    from .dbread import stored_method
-    from .local import HarnessError
-    from .runner import SetupError
+    from ..tournament import adaptive
+    from ..tournament.db import TournamentDBError
+    from ..tournament.dbread import stored_method
+    from ..tournament.local import HarnessError
+    from ..tournament.runner import SetupError
 
     size = p.schedule.sizes[0]
     try:  # a resume plays on with the method its database was begun with
@@ -120,22 +133,22 @@ def run_until_separated(
             size.size,
             size.tables,
             p.schedule.deals,
-            args.confidence,
-            args.top,
-            bool(args.gauntlet),
-            stored_method(args.db) or adaptive.METHOD,
+            s.confidence,
+            s.top,
+            s.gauntlet,
+            stored_method(s.db) or adaptive.METHOD,
         )
     except ValueError as exc:
-        raise UsageError(f"{args.db}: {exc}") from None
-    budget = args.budget or design.default_budget()
+        raise UsageError(f"{s.db}: {exc}") from None
+    budget = s.budget or design.default_budget()
     labels = list(p.labels)
 
     def say(line: str) -> None:
-        if not args.quiet:
+        if not s.quiet:
             print(escape(line), file=sys.stderr)
 
     def started(stored: int) -> None:
-        if fmt == "table":
+        if s.fmt == "table":
             for line in p.describe():
                 say(line)
             say(
@@ -143,25 +156,25 @@ def run_until_separated(
                 f"then rounds of up to {design.round_blocks} deals; budget {budget} games"
             )
         if stored:
-            say(f"resuming: {stored} games already in {args.db}")
+            say(f"resuming: {stored} games already in {s.db}")
 
     last: list[Any] = [None]
 
     def on_round(state: Any, games: int) -> None:  # a line when the unsettled pairs change
         open_pairs = state.uncertain()
         if open_pairs and set(open_pairs) != last[0]:
-            say(f"round {len(state.rounds)}: {games} games; unsettled: {_pair_names(state, labels, open_pairs)}")
+            say(f"round {len(state.rounds)}: {games} games; unsettled: {_pair_names(labels, open_pairs)}")
         last[0] = set(open_pairs)
 
     try:
         result = adaptive.run(
             p,
             design,
-            args.db,
+            s.db,
             backend,
             budget=budget,
-            replays=args.replays,
-            force=args.force,
+            replays=s.replays,
+            force=s.force,
             on_start=started,
             on_round=on_round,
             sandbox=sandbox,
@@ -169,21 +182,14 @@ def run_until_separated(
     except (TournamentDBError, SetupError) as exc:
         raise UsageError(str(exc)) from None
     except HarnessError as exc:
-        print(f"arena: error: {escape(exc, 400)}; the games stored in {escape(args.db)} are kept", file=sys.stderr)
+        print(f"arena: error: {escape(exc, 400)}; the games stored in {escape(s.db)} are kept", file=sys.stderr)
         return 1
     state = result.state
     open_pairs = state.uncertain()
     if result.status == "interrupted":
-        from ..interrupts import exit_status, signal_word
-
-        command = shlex.join(["arena", *sys.argv[1:]]) if sys.argv[1:2] == ["tournament"] else "the same command"
-        print(
-            f"arena: {signal_word(result.signum)}: {result.stored} games are stored in {args.db}. Resume with:\n"
-            f"  {command}\n(`arena standings --db {shlex.quote(args.db)}` shows the standings so far)",
-            file=sys.stderr,
-        )
+        print(resume_hint(result.signum, f"{result.stored} games are", s.db), file=sys.stderr)
         if result.stored:
-            show_standings(args.db, fmt=fmt, h2h=args.h2h)
+            show_standings(s.db, fmt=s.fmt, h2h=s.h2h)
         return exit_status(signum=result.signum)
     if result.played:
         say(f"played {result.played} games in {result.elapsed:.1f} s ({result.rate:.1f} games/s)")
@@ -193,36 +199,9 @@ def run_until_separated(
     else:
         say(
             f"budget of {budget} games spent after {result.stored} games; still inseparable: "
-            f"{_pair_names(state, labels, open_pairs)}"
+            f"{_pair_names(labels, open_pairs)}"
         )
-    code = show_standings(args.db, fmt=fmt, h2h=args.h2h)
-    if args.seed is None and fmt != "json":  # the organiser's output: the secret seed, after the run
-        from ..cli import show_seed
-
+    code = show_standings(s.db, fmt=s.fmt, h2h=s.h2h)
+    if s.secret_seed and s.fmt != "json":  # the organiser's output: the secret seed, after the run
         show_seed(p.schedule.seed, "and a new --db plays this tournament again")
     return code
-
-
-def separation_of(
-    tables: dict[int, tuple[tuple[int, ...], ...]],
-    settings: dict[str, Any],
-    labels: Sequence[str],
-    games: Sequence[GameRow],
-    doc: dict[str, Any],
-) -> dict[str, Any]:
-    """The separation section of the standings: an adaptive tournament's sequential verdicts
-    (its decisions replayed from the stored games), else fixed-sample paired intervals of the
-    overall order's neighbours."""
-    from .separation import adaptive_doc, fixed_doc
-
-    if "adaptive" in settings:
-        from .adaptive import Replay, design_of
-
-        design = design_of(settings, len(labels), [t for size in sorted(tables) for t in tables[size]])
-        replay = Replay(design, budget=max(len(games), 1))
-        replay.feed(games)
-        replay.advance()
-        return adaptive_doc(labels, games, replay.state)
-    order = [r["bot"] for r in doc["overall"]["standings"] if r["games"]]
-    gauntlet = "gauntlet" in settings.get("schedule", {}).values()
-    return fixed_doc(labels, games, order, gauntlet=gauntlet)

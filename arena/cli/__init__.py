@@ -1,0 +1,110 @@
+"""The ``arena`` command: one module per sub-command, errors as one line, never a traceback.
+
+Each command module has ``register(subparsers)`` (its options) and ``run(args)``; a command
+turns its options into typed settings and calls the library, which never sees an
+``argparse.Namespace``. Nothing outside this package imports it (tests/test_layers.py).
+
+``ARENA_DEBUG=1`` shows the traceback of every error (an internal error's above all),
+for a bug report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from types import ModuleType
+
+from .. import __version__
+from ..errors import BotLoadError, UsageError
+from ..interrupts import SIGPIPE_STATUS, exit_status, quiet_stdout, signal_word, sigterm_as_ctrl_c, stdout_closed
+from ..safetext import escape
+from . import check, new, play, replay, report, rules, standings, submit, tournament, verify, view
+from .options import ArgumentParser
+
+#: The sub-commands, in the order ``arena --help`` lists them.
+COMMANDS: tuple[ModuleType, ...] = (
+    play,
+    replay,
+    rules,
+    new,
+    check,
+    submit,
+    tournament,
+    standings,
+    view,
+    report,
+    verify,
+)
+
+#: Exit status of an internal error (a bug in arena, not bad input): EX_SOFTWARE.
+INTERNAL_ERROR = 70
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(
+        prog="arena",
+        description="Referee, sandbox and tournaments for yard bridge bots.",
+        epilog="Run `arena COMMAND --help` for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"arena {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
+    for command in COMMANDS:
+        command.register(sub)
+    return parser
+
+
+def debugging() -> bool:
+    """``ARENA_DEBUG=1`` (any value but empty or 0): errors show their traceback."""
+    return os.environ.get("ARENA_DEBUG", "") not in ("", "0")
+
+
+def _safe_streams() -> None:
+    """Text no terminal encoding can hold (a lone surrogate in some name) is printed as an
+    escape, never an encoding error after the games are played."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _safe_streams()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        with sigterm_as_ctrl_c():
+            return int(args.func(args) or 0)
+    except (UsageError, BotLoadError) as exc:  # bad input: what is wrong, in one line
+        if debugging():
+            traceback.print_exc()
+        print(f"arena: error: {escape(exc, 600)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt as exc:
+        print(f"arena: {signal_word(getattr(exc, 'signum', 2))}", file=sys.stderr)
+        return exit_status(exc)
+    except BrokenPipeError:
+        if not stdout_closed():
+            if debugging():
+                raise
+            print("arena: error: a pipe to a helper process broke", file=sys.stderr)
+            return 1
+        quiet_stdout()  # the reader of our output has gone (`| head`): not an error, nothing more to say
+        return SIGPIPE_STATUS
+    except Exception as exc:  # a bug in arena: one line, unless ARENA_DEBUG asks for the traceback
+        if debugging():
+            raise
+        where = traceback.extract_tb(exc.__traceback__)[-1:]
+        at = f" at {os.path.basename(where[0].filename)}:{where[0].lineno}" if where else ""
+        print(
+            f"arena: internal error: {type(exc).__name__}: {escape(exc, 300)}{at} "
+            "(a bug in arena; run again with ARENA_DEBUG=1 for the traceback, and report it)",
+            file=sys.stderr,
+        )
+        return INTERNAL_ERROR
