@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from arena.sandbox.client import current_cpu
+from arena.sandbox.limits import current_cpu
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="no CPU affinity here")
 
@@ -19,7 +19,7 @@ def test_pin_binds_the_process_and_its_children_inherit() -> None:
     cpu = max(os.sched_getaffinity(0))
     code = (
         "import os, subprocess, sys\n"
-        "from arena.sandbox.client import pin_to_one_cpu\n"
+        "from arena.sandbox.limits import pin_to_one_cpu\n"
         f"assert pin_to_one_cpu({cpu}) == {cpu}\n"
         "child = subprocess.run([sys.executable, '-c', 'import os; print(sorted(os.sched_getaffinity(0)))'],"
         " capture_output=True, text=True)\n"

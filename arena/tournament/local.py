@@ -76,7 +76,7 @@ def pin_worker(number: int) -> None:
         cpus = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return
-    from ..sandbox.client import pin_to_one_cpu
+    from ..sandbox.limits import pin_to_one_cpu
 
     pin_to_one_cpu(cpus[number % len(cpus)])
 
