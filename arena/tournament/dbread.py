@@ -112,6 +112,10 @@ def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dic
     write access (read-only media work). With a ``-wal`` file (a run is writing, or was killed),
     games may still be only in it: it is read through SQLite's read-only mode, which uses the
     ``-wal`` and ``-shm`` files already there.
+
+    Everything read through the connection is one snapshot: a read transaction begins before
+    the first read and lasts until the connection is closed, so a game the writer commits
+    meanwhile is either wholly in what is read (its row and its results) or not at all.
     """
     p = Path(path)
     if not p.exists():
@@ -122,6 +126,7 @@ def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dic
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None)
         conn.execute("PRAGMA query_only = ON")
+        conn.execute("BEGIN DEFERRED")  # one snapshot, from the first read on (WAL: writers go on)
         # No value a reader needs is longer (sources: 256 KiB): a crafted one stops SQLite, not memory.
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
     except sqlite3.Error as exc:

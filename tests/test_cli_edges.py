@@ -1,0 +1,111 @@
+"""The CLI's rough edges of issue 18, each with the attack or the user's step that showed it:
+standings read while a tournament writes, an internal error's one line (ARENA_DEBUG for the
+traceback), a resubmission that keeps its author, a refused run that creates nothing, a
+database on read-only media, the fault summary, the SPRT bar's LLR, standings that fit 100
+columns, and ``rules --list --json``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli_play import run
+
+import arena.tournament.dbrows as dbrows
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished 2-player tournament of 4 games (trusted reference bots)."""
+    from arena.cli import main
+
+    path = tmp_path_factory.mktemp("edges") / "t.sqlite"
+    code = main(["tournament", "greedy", "random", "-k", "2", "-n", "2", "--seed", "5", "--db", str(path), "-q"])
+    assert code == 0
+    return path
+
+
+def test_standings_read_one_snapshot_while_the_tournament_commits(
+    small_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The race behind "damaged tournament database (KeyError: 332)": the reader had read table
+    # games when the writer committed the next game; its results then named a game it had not read.
+    db = tmp_path / "t.sqlite"
+    db.write_bytes(small_db.read_bytes())
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("PRAGMA journal_mode = WAL")  # as the tournament writes; its -wal file stays
+    (gid,) = writer.execute("SELECT MAX(id) FROM games").fetchone()
+    game = writer.execute("SELECT * FROM games WHERE id = ?", (gid,)).fetchone()
+    results = writer.execute("SELECT * FROM results WHERE game_id = ?", (gid,)).fetchall()
+    writer.execute("DELETE FROM faults WHERE game_id = ?", (gid,))
+    writer.execute("DELETE FROM results WHERE game_id = ?", (gid,))
+    writer.execute("DELETE FROM games WHERE id = ?", (gid,))
+    real = dbrows.fetch
+    committed = []
+
+    def racing(conn: sqlite3.Connection, table: str, sql: str, *args: Any, **kw: Any) -> list[Any]:
+        rows = real(conn, table, sql, *args, **kw)
+        if table == "games" and not committed:  # the writer commits a game between two reads
+            writer.execute("BEGIN IMMEDIATE")
+            writer.execute(f"INSERT INTO games VALUES ({', '.join('?' * len(game))})", game)
+            for r in results:
+                writer.execute(f"INSERT INTO results VALUES ({', '.join('?' * len(r))})", r)
+            writer.execute("COMMIT")
+            committed.append(True)
+        return rows
+
+    monkeypatch.setattr(dbrows, "fetch", racing)
+    try:
+        code, out, err = run(capsys, "standings", str(db))
+    finally:
+        writer.close()
+    assert committed
+    assert code == 0, err
+    assert "(partial: 3 of 4 games played)" in out  # the snapshot from before the commit
+    code, out, err = run(capsys, "standings", str(db))
+    assert code == 0 and "partial" not in out  # and the next read sees the new game
+
+
+BUGGY = (
+    "import arena.rules_text as t\n"
+    "def broken(rules):\n"
+    "    return 1 / 0\n"
+    "t.describe_rules = broken\n"
+    "from arena.cli import main\n"
+    "raise SystemExit(main(['rules']))\n"
+)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_internal_error_is_one_line_unless_arena_debug(debug: bool) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ARENA_DEBUG"}
+    if debug:
+        env["ARENA_DEBUG"] = "1"
+    proc = subprocess.run([sys.executable, "-c", BUGGY], capture_output=True, text=True, timeout=60, env=env)
+    if debug:
+        assert proc.returncode == 1 and "Traceback (most recent call last)" in proc.stderr
+        assert "ZeroDivisionError: division by zero" in proc.stderr and "in broken" in proc.stderr
+    else:
+        assert proc.returncode == 70
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert lines[0].startswith("arena: internal error: ZeroDivisionError: division by zero")
+        assert "ARENA_DEBUG=1" in lines[0]
+
+
+def test_arena_debug_shows_where_a_usage_error_came_from(tmp_path: Path) -> None:
+    env = dict(os.environ, ARENA_DEBUG="1")
+    missing = str(tmp_path / "nope.jsonl")
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", "replay", missing], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert proc.returncode == 2 and "Traceback" in proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith("arena: error: ")
