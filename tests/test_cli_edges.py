@@ -6,7 +6,6 @@ columns, and ``rules --list --json``."""
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
@@ -109,3 +108,50 @@ def test_arena_debug_shows_where_a_usage_error_came_from(tmp_path: Path) -> None
     )
     assert proc.returncode == 2 and "Traceback" in proc.stderr
     assert proc.stderr.splitlines()[-1].startswith("arena: error: ")
+
+
+def on_read_only_media(tmp_path: Path, setup: str, command: str) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` (a shell line; $MEDIA is the media) after ``setup`` filled the media,
+    which are then read-only: a chmod'ed folder (not root) or a read-only tmpfs (root)."""
+    from test_no_lost_work import _read_only_runner
+
+    how = _read_only_runner()
+    if how is None:
+        pytest.skip("neither a non-root user (chmod) nor mount namespaces (root) to make read-only media")
+    media = tmp_path / "media"
+    media.mkdir()
+    env = dict(os.environ, MEDIA=str(media), ARENA=f"{sys.executable} -m arena")
+    if how == "chmod":
+        script = f"{setup} && chmod -R a-w $MEDIA && {command}; s=$?; chmod -R u+w $MEDIA; exit $s"
+    else:
+        script = f"mount -t tmpfs none $MEDIA && {setup} && mount -o remount,ro $MEDIA && {command}"
+        script = f"unshare -m sh -c '{script}'"
+    return subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+
+
+def test_a_run_refused_for_its_replays_folder_creates_no_database(tmp_path: Path) -> None:
+    # --replays on read-only media: refused before the database is made, not after.
+    proc = on_read_only_media(
+        tmp_path,
+        "true",
+        "$ARENA tournament greedy random -k 2 -n 1 --seed 3 -q --db db.sqlite --replays $MEDIA/reps",
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().endswith("cannot make the replays folder: read-only file system") or (
+        "permission denied" in proc.stderr
+    )
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["media"]  # no db.sqlite, no -wal, no -shm
+
+
+def test_a_tournament_on_read_only_media_says_so(small_db: Path, tmp_path: Path) -> None:
+    # It was "not a tournament database (unable to open database file)".
+    proc = on_read_only_media(
+        tmp_path,
+        f"cp {small_db} $MEDIA/t.sqlite",
+        "$ARENA tournament greedy random -k 2 -n 2 --seed 5 -q --db $MEDIA/t.sqlite; echo $? >&2; ls -A $MEDIA >&2",
+    )
+    *message, status, listing = proc.stderr.strip().splitlines()
+    assert status == "2" and listing == "t.sqlite"
+    assert len(message) == 1 and "not a tournament database" not in message[0]
+    assert "cannot write to it (" in message[0] and "copy the database to a writable folder" in message[0]

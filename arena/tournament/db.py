@@ -142,6 +142,7 @@ class TournamentDB:
             _sniff(p)
         elif not p.parent.exists():
             raise TournamentDBError(f"{p}: folder {p.parent} does not exist")
+        _check_writable(p)
         try:
             conn = _connect(p)
         except sqlite3.Error as exc:
@@ -337,6 +338,23 @@ def _add_later_tables(conn: sqlite3.Connection, sources: Mapping[str, str]) -> N
             "INSERT OR IGNORE INTO sources VALUES (?, ?)",
             [(sha, source_bytes(text)) for sha, text in sorted(sources.items())],
         )
+
+
+def _check_writable(p: Path) -> None:
+    """Refuse, saying why, a database this run could not write: the file and its folder (where
+    SQLite keeps the ``-wal`` and ``-shm`` files) must be writable, before SQLite opens it."""
+    folder = p.parent
+    for where in ([p] if p.exists() else []) + [folder]:
+        if not os.access(where, os.W_OK):
+            try:
+                read_only = bool(os.statvfs(where).f_flag & os.ST_RDONLY)
+            except OSError:
+                read_only = False
+            why = "read-only file system" if read_only else f"{where} is not writable"
+            raise TournamentDBError(
+                f"{p}: cannot write to it ({why}); a tournament stores each game as it ends: copy the "
+                "database to a writable folder to play on (`arena standings` reads it where it is)"
+            )
 
 
 def _lock(path: Path) -> int:

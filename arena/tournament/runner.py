@@ -381,6 +381,11 @@ def open_tournament(
             folder.parent.mkdir(parents=True, exist_ok=True)  # the folder itself is made once the database is
         except OSError as exc:
             raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
+        # Refused now, not once the database is made: read-only media, a folder not ours to write.
+        where = folder if folder.exists() else folder.parent
+        if not os.access(where, os.W_OK | os.X_OK):
+            why = "read-only file system" if _read_only(where) else "permission denied"
+            raise SetupError(f"{folder}: cannot make the replays folder: {why}")
     db = TournamentDB.open(
         db_path,
         p.settings if settings is None else settings,
@@ -396,6 +401,13 @@ def open_tournament(
             db.close()
             raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
     return db, folder
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def run(
