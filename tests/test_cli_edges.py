@@ -6,6 +6,7 @@ columns, and ``rules --list --json``."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -155,3 +156,59 @@ def test_a_tournament_on_read_only_media_says_so(small_db: Path, tmp_path: Path)
     assert status == "2" and listing == "t.sqlite"
     assert len(message) == 1 and "not a tournament database" not in message[0]
     assert "cannot write to it (" in message[0] and "copy the database to a writable folder" in message[0]
+
+
+LONG_BOT = '''"""A bot with a long name."""
+
+
+class Bot:
+    name = "{name}"
+
+    def move(self, turn):
+        if not turn.puttable() and turn.can_draw():
+            turn.draw()
+        while True:
+            options = turn.puttable()
+            if options:
+                turn.put(options[0])
+            elif not turn.can_finish() and turn.can_draw():
+                turn.draw()
+            else:
+                break
+        turn.finish()
+'''
+
+
+def test_terminal_standings_fit_100_columns_and_csv_json_keep_every_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = ["a" * 40, "b" * 39 + "x", "c" * 38 + "yz"]
+    for name in names:
+        (tmp_path / f"{name}.py").write_text(LONG_BOT.format(name=name))
+    db = str(tmp_path / "t.sqlite")
+    bots = [str(tmp_path / f"{n}.py") for n in names]
+    code, _, err = run(
+        capsys, "tournament", *bots, "greedy", "-k", "4", "-n", "1", "--seed", "2", "--db", db, "-q", "--trusted"
+    )
+    assert code == 0, err
+    for h2h in ("--h2h", "--no-h2h"):
+        code, out, _ = run(capsys, "standings", db, h2h)
+        assert code == 0
+        table = out.split("\n\n")[0].splitlines()[1:-1]  # the overall table, under its title, above its note
+        assert max(len(line) for line in table) <= 100, "\n".join(table)
+        assert all(name in "\n".join(table) for name in [*names, "greedy"])  # names whole: columns give way
+    code, out, _ = run(capsys, "standings", db, "--format", "csv")
+    header = out.splitlines()[0].split(",")
+    assert {"losses", "mu", "sigma", "ordinal", "score_lo", "score_hi"} <= set(header)
+    assert any(names[0] in line for line in out.splitlines())  # the whole name
+    code, out, _ = run(capsys, "standings", db, "--json")
+    row = json.loads(out)["overall"]["standings"][0]
+    assert {"losses", "mu", "sigma", "ordinal"} <= set(row)
+
+
+def test_rules_list_json_is_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "rules", "--list", "--json")
+    variants = json.loads(out)
+    assert code == 0 and variants["contest"] == {} and variants["teams"] == {"teams": True}
+    code, text, _ = run(capsys, "rules", "--list")
+    assert sorted(line.split()[0] for line in text.splitlines()) == sorted(variants)

@@ -165,7 +165,7 @@ def test_verified_files_play_and_the_standings_show_their_authors(
     table = out.split("\n\n")[0].splitlines()[1:]  # the standings table (notes and more tables follow)
     header, *rows = [line.split() for line in table if line.strip() and not line.startswith(("-", "Ranked by"))]
     assert header[:4] == ["rank", "bot", "kind", "author"]
-    authors = {row[1]: " ".join(row[3:-10]) for row in rows}
+    authors = {row[1]: " ".join(row[3:-7]) for row in rows}  # 7 columns after the author
     assert authors == {"ann": "Ann Lee", "bo": "Bo Chen", "greedy": "-"}
     code, out, _ = run(capsys, "standings", "--db", str(db), "--json")
     doc = json.loads(out)

@@ -268,21 +268,62 @@ def standings_rows(scope: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
+#: The terminal table's columns (of :data:`COLUMNS`, some renamed): losses, rating mu and sigma
+#: are left to markdown, csv and json, which have them all.
+TERMINAL_COLUMNS = {
+    "rank": "rank",
+    "bot": "bot",
+    "kind": "kind",
+    "author": "author",
+    "games": "games",
+    "wins": "wins",
+    "avg place": "place",
+    "score": "score",
+    "95% interval": "95% CI",
+    "ordinal": "rating",
+    "faults": "faults",
+}
+#: The widest a terminal standings table is drawn when its names allow it: columns are left out
+#: in this order until it fits. No name or author is ever shortened (who ranks where, whole).
+TERMINAL_WIDTH = 100
+DROPPED_FIRST = ("kind", "wins", "place", "rating")
+
+
 def format_scope(scope: dict[str, Any], title: str, fmt: str = "table") -> str:
-    """One scope's standings table (``fmt`` ``table`` or ``markdown``), with a title line."""
+    """One scope's standings table (``fmt`` ``table`` or ``markdown``), with a title line.
+    For a terminal (``table``), the columns of :data:`TERMINAL_COLUMNS`, fitted to
+    :data:`TERMINAL_WIDTH` when the names allow."""
     head = f"{title}: {safe_line(scope['games'], fmt)} games in {safe_line(scope['blocks'], fmt)} duplicate deals"
     by = any(r.get("author") for r in scope["standings"])
     headers = COLUMNS[:3] + (("author",) if by else ()) + COLUMNS[3:]
-    return (
-        head
-        + "\n"
-        + render_table(
-            standings_rows(scope),
-            headers,
-            fmt,
-            colalign=("right", "left", "left") + ("left",) * by + ("right",) * (len(COLUMNS) - 3),
+    align = ("right", "left", "left") + ("left",) * by + ("right",) * (len(COLUMNS) - 3)
+    rows = standings_rows(scope)
+    if fmt != "table":
+        return head + "\n" + render_table(rows, headers, fmt, colalign=align)
+    columns = [
+        (TERMINAL_COLUMNS[h], a, i)
+        for i, (h, a) in enumerate(zip(headers, align, strict=True))
+        if h in TERMINAL_COLUMNS
+    ]
+    cells = [{name: row[i] for name, _, i in columns} for row in rows]
+
+    def draw(names: list[str]) -> str:
+        spec = [(n, a) for n, a, _ in columns if n in names]
+        return render_table(
+            [[c[n] for n, _ in spec] for c in cells], [n for n, _ in spec], fmt, colalign=[a for _, a in spec]
         )
-    )
+
+    def width(text: str) -> int:
+        return max(len(line) for line in text.splitlines())
+
+    names = [n for n, _, _ in columns]
+    table = draw(names)
+    for dropped in DROPPED_FIRST:
+        if width(table) <= TERMINAL_WIDTH:
+            break
+        names.remove(dropped)
+        table = draw(names)
+    return head + "\n" + table
 
 
 def format_h2h(scope: dict[str, Any], title: str, fmt: str = "table") -> str:
