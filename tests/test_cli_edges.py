@@ -212,3 +212,71 @@ def test_rules_list_json_is_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and variants["contest"] == {} and variants["teams"] == {"teams": True}
     code, text, _ = run(capsys, "rules", "--list")
     assert sorted(line.split()[0] for line in text.splitlines()) == sorted(variants)
+
+
+RAISES = """class Bot:
+    name = "raises"
+
+    def move(self, turn):
+        return 1 / 0
+"""
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_play_names_each_faulting_bots_first_fault(
+    trusted: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It said only "faults 9" in the table, with no hint of what went wrong.
+    bot = tmp_path / "raises.py"
+    bot.write_text(RAISES)
+    code, out, err = run(capsys, "play", str(bot), "greedy", "-n", "3", "--seed", "1", *(["--trusted"] * trusted))
+    assert code == 0
+    lines = [line for line in err.splitlines() if "fault" in line]
+    assert lines == [
+        "arena: raises: 9 faults, first: exception: ZeroDivisionError: division by zero (line 5) in game 1 "
+        "(see --verbose)"
+    ]
+    code, out, err = run(capsys, "play", str(bot), "greedy", "-n", "1", "--seed", "1", "--trusted", "-v")
+    assert "first: exception: ZeroDivisionError" in err and "see --verbose" not in err
+    code, out, err = run(capsys, "play", "greedy", "random", "-n", "2", "--seed", "1")
+    assert "fault" not in err  # a clean match says nothing more
+
+
+def test_submit_replace_without_author_keeps_the_author(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from test_submissions import CLEAN
+
+    bot = tmp_path / "swapper.py"
+    bot.write_text(CLEAN)
+    folder = tmp_path / "subs"
+    code, _, err = run(capsys, "submit", str(bot), "--to", str(folder), "--games", "1", "--author", "Ann Lee")
+    assert code == 0, err
+    bot.write_text(CLEAN.replace("an honest bot", "a better bot"))
+    code, out, err = run(capsys, "submit", str(bot), "--to", str(folder), "--games", "1", "--replace")
+    assert code == 0, err
+    manifest = json.loads((folder / "swapper.json").read_text())
+    assert manifest["author"] == "Ann Lee" and "replaces" in manifest and "author Ann Lee" in out
+    bot.write_text(CLEAN.replace("an honest bot", "a third bot"))
+    code, out, err = run(capsys, "submit", str(bot), "--to", str(folder), "-n", "1", "--replace", "--author", "Bo")
+    assert code == 0 and json.loads((folder / "swapper.json").read_text())["author"] == "Bo"  # a new one is taken
+
+
+def test_the_sprt_progress_bar_shows_the_llr(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import arena.cli.output as output
+
+    bars: list[Any] = []
+    real = output.progress_bar
+
+    def recording(total: int, **kw: Any) -> Any:
+        bar = real(total, **kw)
+        bars.append(bar)
+        return bar
+
+    monkeypatch.setattr(output, "progress_bar", recording)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code, out, err = run(capsys, "play", "greedy", "random", "--sprt", "0,200", "-n", "40", "--seed", "3")
+    assert code == 0 and len(bars) == 1
+    assert bars[0].postfix.startswith("LLR ") and "(-2.94, +2.94)" in bars[0].postfix
+    llr = json.loads(run(capsys, "play", "greedy", "random", "--sprt", "0,200", "-n", "40", "--seed", "3", "--json")[1])
+    assert bars[0].postfix.startswith(f"LLR {llr['sprt']['llr']:+.2f} ")
