@@ -39,7 +39,8 @@ def play(
     ``keep_records`` is False, every game's record (its events, docs/record-format.md).
     ``record_file`` also writes them to a file (an existing one only with ``force``).
 
-    :raises UsageError: a bot that cannot be found, a record file that cannot be written.
+    :raises BotLoadError: a bot that cannot be found or loaded.
+    :raises UsageError: a record file that cannot be written (or exists, without ``force``).
     :raises ValueError: a table size the rules do not allow.
     """
     rules.check_players(len(bots))
