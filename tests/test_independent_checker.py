@@ -478,7 +478,7 @@ def test_checker_imports_nothing_from_arena():
     """Independence: every module of arena.verify imports only the standard library and its own
     package, so an engine bug cannot leak into the checker that is meant to catch it."""
     modules = sorted(Path(ic.__file__).parent.glob("*.py"))
-    assert {m.name for m in modules} >= {"__init__.py", "state.py", "phases.py", "check.py", "cli.py"}
+    assert {m.name for m in modules} >= {"__init__.py", "state.py", "phases.py", "check.py"}
     for module in modules:
         for node in ast.walk(ast.parse(module.read_text())):
             if isinstance(node, ast.Import):
@@ -492,3 +492,15 @@ def test_checker_imports_nothing_from_arena():
                 continue
             for name in names:
                 assert name.split(".")[0] in sys.stdlib_module_names, f"{module.name} imports {name}"
+
+
+def test_the_verify_command_uses_only_the_checker():
+    """``arena verify`` (arena/cli/verify.py) judges with the checker alone: from arena it
+    imports only arena.verify, so the referee's code takes no part in the verdict."""
+    command = Path(ic.__file__).parent.parent / "cli" / "verify.py"
+    for node in ast.walk(ast.parse(command.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            assert node.level == 2 and (node.module or "").split(".")[0] == "verify", node.module
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            assert all(n.split(".")[0] in sys.stdlib_module_names for n in names), names
