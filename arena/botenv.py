@@ -93,15 +93,18 @@ def make_functools_module() -> types.ModuleType:
 
 
 def make_arena_module() -> types.ModuleType:
-    """The harness's public names a bot may import: ``Card``, ``IllegalMove``."""
+    """The harness's public names a bot may import: ``Card``, ``IllegalMove``, the forward model."""
     from .cards import RANKS, SUITS, Card
     from .errors import IllegalMove
+    from .forward import sample_world, sampler
 
     module = types.ModuleType("arena")
     module.Card = Card  # type: ignore[attr-defined]
     module.IllegalMove = IllegalMove  # type: ignore[attr-defined]
     module.SUITS = SUITS  # type: ignore[attr-defined]
     module.RANKS = RANKS  # type: ignore[attr-defined]
+    module.sample_world = sample_world  # type: ignore[attr-defined]
+    module.sampler = sampler  # type: ignore[attr-defined]
     return module
 
 

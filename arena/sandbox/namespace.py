@@ -49,7 +49,7 @@ from .transform import PLAIN_ATTR_GUARD
 __all__ = ["ARENA_NAMES", "FACADES", "BotNamespace", "OutputSink"]
 
 #: What ``from arena import ...`` may name.
-ARENA_NAMES = frozenset({"Card", "IllegalMove", "SUITS", "RANKS"})
+ARENA_NAMES = frozenset({"Card", "IllegalMove", "SUITS", "RANKS", "sample_world", "sampler"})
 
 ModuleType = types.ModuleType
 _LRU_WRAPPER = type(functools.lru_cache(None)(len))
