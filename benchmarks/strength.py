@@ -1,10 +1,17 @@
-"""Reference-bot strength: average place in 4-player tables, with 95% intervals.
+"""Reference-bot strength: average place, with 95% intervals.
 
-Plays ``heuristic, heuristic, greedy, greedy`` and ``greedy, greedy, random,
-random`` (seats rotating every game) and prints each bot's average place,
-and the margin between the pair with its 95% confidence interval.
+Without arguments, plays ``heuristic, heuristic, greedy, greedy`` and ``greedy,
+greedy, random, random`` (seats rotating every game) and prints each bot's average
+place, and the margin between the pair with its 95% confidence interval.
+
+``search`` plays ``search`` against ``heuristic`` at each table size of
+``--players`` on duplicate deals: every deal is played once with ``search`` in
+each seat and ``heuristic`` in the others, and a deal's margin is the heuristic
+seats' mean place minus search's, averaged over its rotations (the 95% interval is
+over deals). Also its share of first places and its CPU time per move.
 
     python benchmarks/strength.py [--games 2000] [--seed 1]
+    python benchmarks/strength.py search [--players 2 3 4 6] [--deals 100] [--playouts N] [--seed 1]
 """
 
 from __future__ import annotations
@@ -12,6 +19,9 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
+import sys
+import time
+from typing import Any
 
 from arena.engine import derive_seed
 from arena.loader import load_trusted, resolve_bot
@@ -44,7 +54,70 @@ def matchup(a: str, b: str, games: int, seed: int) -> None:
     )
 
 
+class Timed:
+    """A trusted player whose moves are timed with this process's CPU clock."""
+
+    def __init__(self, player: Any, times: list[float]) -> None:
+        self.player, self.name, self.times = player, player.name, times
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.player, name)
+
+    def move(self, turn: Any) -> None:
+        start = time.process_time()
+        self.player.move(turn)
+        self.times.append(time.process_time() - start)
+
+
+def search_strength(n: int, deals: int, seed: int, playouts: int | None) -> None:
+    """``search`` against ``n - 1`` heuristic bots on duplicate deals; one line of results."""
+    search, heuristic = load_trusted(resolve_bot("search")), load_trusted(resolve_bot("heuristic"))
+    referee = Referee()
+    margins: list[float] = []
+    places: list[int] = []
+    others: list[float] = []
+    times: list[float] = []
+    for d in range(deals):
+        game_seed = derive_seed(seed, "deal", "search", n, d)
+        bot_key = derive_seed(seed, "bots", "search", n, d)
+        per_deal = []
+        for seat in range(n):
+            players: list[Any] = [heuristic(bot_key, s) for s in range(n)]
+            players[seat] = Timed(search(bot_key, seat), times)
+            if playouts is not None:
+                players[seat].player.bot.playouts = playouts
+            result = referee.play(players, seed=game_seed).result
+            mine = result.places[seat]
+            theirs = statistics.mean(result.places[s] for s in range(n) if s != seat)
+            places.append(mine)
+            others.append(theirs)
+            per_deal.append(theirs - mine)
+        margins.append(statistics.mean(per_deal))
+    mean = statistics.mean(margins)
+    half = 1.96 * statistics.stdev(margins) / math.sqrt(len(margins)) if len(margins) > 1 else float("nan")
+    first = sum(1 for p in places if p == 1) / len(places)
+    print(
+        f"{n} players: search avg place {statistics.mean(places):.3f}, heuristic {statistics.mean(others):.3f}; "
+        f"margin {mean:+.3f} ± {half:.3f} (95%, [{mean - half:+.3f}, {mean + half:+.3f}], {deals} deals x {n} "
+        f"seats = {len(places)} games); first in {first:.1%}; CPU per move mean "
+        f"{statistics.mean(times) * 1000:.1f} ms, median {statistics.median(times) * 1000:.1f} ms, worst "
+        f"{max(times) * 1000:.0f} ms over {len(times)} moves",
+        flush=True,
+    )
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["search"]:
+        parser = argparse.ArgumentParser(description="search against heuristic on duplicate deals")
+        parser.add_argument("mode")
+        parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4, 6])
+        parser.add_argument("--deals", type=int, default=100)
+        parser.add_argument("--playouts", type=int, default=None, help="search's budget (default: its own)")
+        parser.add_argument("--seed", type=int, default=1)
+        opts = parser.parse_args()
+        for n in opts.players:
+            search_strength(n, opts.deals, opts.seed, opts.playouts)
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
