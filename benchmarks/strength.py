@@ -93,15 +93,25 @@ def search_strength(n: int, deals: int, seed: int, playouts: int | None) -> None
             others.append(theirs)
             per_deal.append(theirs - mine)
         margins.append(statistics.mean(per_deal))
+        if (d + 1) % 10 == 0 and d + 1 < deals:
+            report(n, margins, places, others, times, partial=True)
+    report(n, margins, places, others, times)
+
+
+def report(
+    n: int, margins: list[float], places: list[int], others: list[float], times: list[float], partial: bool = False
+) -> None:
+    """One line of results (to stderr while the run goes on, every 10 deals)."""
     mean = statistics.mean(margins)
     half = 1.96 * statistics.stdev(margins) / math.sqrt(len(margins)) if len(margins) > 1 else float("nan")
     first = sum(1 for p in places if p == 1) / len(places)
     print(
-        f"{n} players: search avg place {statistics.mean(places):.3f}, heuristic {statistics.mean(others):.3f}; "
-        f"margin {mean:+.3f} ± {half:.3f} (95%, [{mean - half:+.3f}, {mean + half:+.3f}], {deals} deals x {n} "
-        f"seats = {len(places)} games); first in {first:.1%}; CPU per move mean "
-        f"{statistics.mean(times) * 1000:.1f} ms, median {statistics.median(times) * 1000:.1f} ms, worst "
-        f"{max(times) * 1000:.0f} ms over {len(times)} moves",
+        f"{'(so far) ' if partial else ''}{n} players: search avg place {statistics.mean(places):.3f}, "
+        f"heuristic {statistics.mean(others):.3f}; margin {mean:+.3f} ± {half:.3f} (95%, "
+        f"[{mean - half:+.3f}, {mean + half:+.3f}], {len(margins)} deals x {n} seats = {len(places)} games); "
+        f"first in {first:.1%}; CPU per move mean {statistics.mean(times) * 1000:.1f} ms, median "
+        f"{statistics.median(times) * 1000:.1f} ms, worst {max(times) * 1000:.0f} ms over {len(times)} moves",
+        file=sys.stderr if partial else sys.stdout,
         flush=True,
     )
 
