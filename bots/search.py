@@ -143,7 +143,7 @@ class Bot:
                 else:
                     break
             world.finish()
-        world.playout("heuristic")
+        world.playout("heuristic", max_moves=300)  # a bound on a move's CPU (heuristic rounds: at most ~90 moves)
         return self.value(world, me, limit)
 
     def value(self, world, me, limit):
