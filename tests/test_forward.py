@@ -38,7 +38,7 @@ def positions(games: int, seed: int, chance: float = 0.25) -> Iterator[tuple[Gam
 def test_samples_keep_every_public_fact_and_the_truth_fits_the_hard_ones() -> None:
     rng = random.Random(5)
     seen = {"reshuffle": 0, "narrowed": 0, "positions": 0}
-    for game, turn in positions(40, 1):
+    for game, turn in positions(25, 1):
         me = game.mover
         world = sample_world(turn, rng)
         g = world._g
@@ -68,7 +68,7 @@ def test_samples_keep_every_public_fact_and_the_truth_fits_the_hard_ones() -> No
         assert assign([facts.stock_mask] * len(game.stock), truth, rng) is not None
         seen["reshuffle"] += any(e["event"] == "reshuffle" for e in turn.history)
         seen["positions"] += 1
-    assert seen["positions"] > 300 and seen["reshuffle"] > 20 and seen["narrowed"] > 50, seen
+    assert seen["positions"] > 200 and seen["reshuffle"] > 15 and seen["narrowed"] > 50, seen
 
 
 def test_the_heuristic_playout_policy_is_bots_heuristic_card_for_card() -> None:

@@ -67,7 +67,7 @@ def public(game: Game) -> Any:
 def test_two_hidden_deals_with_one_public_history_give_the_same_samples() -> None:
     rng = random.Random(22)
     compared = 0
-    for trial in range(60):
+    for trial in range(40):
         n = 2 + trial % 4
         try:
             game, actions = record_actions(n, trial, moves=3 + trial % 9)
@@ -97,4 +97,4 @@ def test_two_hidden_deals_with_one_public_history_give_the_same_samples() -> Non
             b.playout("heuristic", until="game")
             assert a.scores() == b.scores()
         compared += 1
-    assert compared >= 20
+    assert compared >= 12
