@@ -54,7 +54,9 @@ def _made() -> tuple[type, ...]:
 
     d: dict[str, int] = {}
     made = [functools.lru_cache(None)(len), d.keys(), d.values(), d.items(), (x for x in ()), itertools.tee(())[0]]
-    return tuple(type(x) for x in made)
+    from arena.forward import World  # what sample_world hands back (its type is never given)
+
+    return (*(type(x) for x in made), World)
 
 
 MADE = _made()
@@ -273,6 +275,9 @@ ACTING: dict[str, str] = {
     "collections": "defaultdict namedtuple",
     # the turn's own say counter (the arena's API)
     "arena.turn.Turn": "say",
+    # the forward model: a new World, one number drawn from the random the bot passes
+    "arena.forward": "sample_world sampler",
+    "arena.forward.sampler.<locals>": "sample",
 }
 
 #: The same for the methods of what helpers hand back (:data:`MADE`).
@@ -280,11 +285,15 @@ PURE_MADE: dict[str, str] = {
     "builtins.dict_items": "isdisjoint",
     "builtins.dict_keys": "isdisjoint",
     "functools._lru_cache_wrapper": "cache_info",
+    "arena.forward.World": "actions can_draw can_finish cards clone hand places points puttable scores stock_cards",
 }
 ACTING_MADE: dict[str, str] = {
     # resume a generator (the bot's own code) with what the bot passes; empty its own cache
     "builtins.generator": "close send throw",
     "functools._lru_cache_wrapper": "cache_clear",
+    # a sampled world's own state (never the real game's; turn keeps its feed); play_move/playout call the policy the
+    # bot passes with a turn of that world
+    "arena.forward.World": "apply deal draw finish play_move playout put turn",
 }
 
 #: (c) Given guarded: the namespace's version takes only the bot's own functions and classes
