@@ -23,6 +23,7 @@ import pytest
 
 from arena import play as play_match
 from arena.record import read_games
+from arena.safetext import escape
 from arena.tournament.dbread import BotRow
 from arena.tournament.replay import StoredGame
 from arena.tournament.schedule import GameKey
@@ -53,6 +54,12 @@ P = " ".join(PIECES) + " \u2028 \u2029 &amp; end"
 def payload(tag: str) -> str:
     """The payload with a tag, so each field's text can be found on the page."""
     return f"{tag}:{P}"
+
+
+def shown(text: str) -> str:
+    """How a page shows text: its unprintable characters (U+2028 and U+2029 here) as visible
+    escapes (arena.safetext.escape), everything else as it is."""
+    return escape(text)
 
 
 # ---------------------------------------------------------------- page data, every field hostile
@@ -259,11 +266,11 @@ def test_report_pages_show_every_hostile_field_as_text(browser, pages):
         text = seen.check(name, scripts=0)
         policy = seen.page.locator('meta[http-equiv="Content-Security-Policy"]').get_attribute("content")
         assert policy is not None and policy.startswith("default-src 'none';"), name  # no script, even injected
-        missing = [t for t in tags if payload(t) not in text]
+        missing = [t for t in tags if shown(payload(t)) not in text]
         assert missing == [], (name, missing)
         # the charts: labels as text in SVG, no markup made of them
         for title in seen.page.eval_on_selector_all("svg title", "els => els.map(e => e.textContent)"):
-            assert "<" not in title or P in title, title
+            assert "<" not in title or shown(P) in title, title
     seen.context.close()
 
 
@@ -271,24 +278,24 @@ def test_viewers_show_every_hostile_field_as_text(browser, pages):
     seen = Watched(browser)
     p = seen.page
     for name in ("view.html", "seat.html"):
-        p.goto(pages[name].as_uri() + "#game=" + quote(payload("game"), safe="") + "&step=5")
+        p.goto(pages[name].as_uri() + "#game=" + quote(shown(payload("game")), safe="") + "&step=5")
         p.wait_for_selector(".seat")
         text = seen.check(name, 2)
-        assert p.title() == payload("title")
+        assert p.title() == shown(payload("title"))
         for tag in ("player0", "player1", "say"):
-            assert payload(tag) in text, (name, tag)
+            assert shown(payload(tag)) in text, (name, tag)
     # the second game: every number hostile too
-    p.goto(pages["view.html"].as_uri() + "#game=" + quote(payload("game2"), safe="") + "&step=end")
+    p.goto(pages["view.html"].as_uri() + "#game=" + quote(shown(payload("game2")), safe="") + "&step=end")
     p.wait_for_selector("#status:has-text('well-formed')")
     text = seen.check("view.html, hostile numbers", 2)
-    assert payload("game2") in text and "the record is not a well-formed game" in text
+    assert shown(payload("game2")) in text and "the record is not a well-formed game" in text
     # the report's viewer: the game list embedded, the game loaded from its script file
     p.goto(pages["site/viewer.html"].as_uri() + "#game=g1&step=5")
     p.wait_for_selector(".seat")
     text = seen.check("site/viewer.html", 3)
     for tag in ("list-label1", "summary1", "list-label2", "summary2", "player0", "say"):
-        assert payload(tag) in text, tag
-    assert P in p.locator("a.back").inner_text()
+        assert shown(payload(tag)) in text, tag
+    assert shown(P) in p.locator("a.back").inner_text()
     seen.context.close()
 
 
@@ -300,7 +307,7 @@ def test_the_seat_page_takes_its_token_as_data(browser, pages):
     p.route("http://seat.test/*/**", lambda r: None)
     p.goto("http://seat.test/")
     seen.check("play.html", 1)
-    assert p.evaluate("ARENA_TOKEN") == payload("token")
+    assert p.evaluate("ARENA_TOKEN") == shown(payload("token"))
     seen.context.close()
 
 
@@ -358,8 +365,12 @@ def test_the_environment_escapes_everything_and_knows_every_name():
         render("report_games.html.j2", title="t", up="")  # `games` missing: an error, never an empty page
     text = "</script><!-- <script>alert(1)</script> & ' \u2028 \u2029"
     made = embed_json({"say": text})
-    assert not any(c in made for c in "<>&'\u2028\u2029")
-    assert json.loads(made) == {"say": text}
+    assert not any(c in made for c in "<>&'\u2028\u2029") and made.isascii()
+    assert json.loads(made) == {"say": shown(text)}  # the text as pages show it
+    bidi = "\u202e\x1b]52;c;aGk=\x07 \ud800 caf\u00e9 \u2663"
+    assert json.loads(embed_json({bidi: [bidi, (1, None)]})) == {shown(bidi): [shown(bidi), [1, None]]}
+    assert shown(bidi) == "\\u202e\\x1b]52;c;aGk=\\x07 \\ud800 caf\u00e9 \u2663"  # printable text kept
+    assert env.from_string("{{ x }}").render(x=bidi) == shown(bidi)  # and so does every template
 
 
 def test_numbers_are_formatted_from_real_numbers_only():
@@ -385,7 +396,7 @@ def test_charts_take_no_attribute_from_their_data():
         for node in root.iter():
             for name, value in node.attrib.items():
                 if name == "aria-label":
-                    assert value == P
+                    assert value == shown(P)
                 elif name == "viewBox":
                     assert all(number.match(v) for v in value.split())
                 elif name == "style":
@@ -395,4 +406,4 @@ def test_charts_take_no_attribute_from_their_data():
                 else:
                     assert number.match(value) or value in constants, (name, value)
         titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
-        assert any(P in (t or "") for t in titles)
+        assert any(shown(P) in (t or "") for t in titles)

@@ -37,7 +37,7 @@ def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_embedded_json_cannot_close_its_script_element():
     text = embed_json({"say": "</script><!-- <script>alert(1)</script> & \u2028"})
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
-    assert json.loads(text) == {"say": "</script><!-- <script>alert(1)</script> & \u2028"}
+    assert json.loads(text) == {"say": "</script><!-- <script>alert(1)</script> & \\u2028"}  # shown, not a line end
 
 
 def test_seat_view_keeps_only_what_the_seat_saw(tmp_path):

@@ -21,6 +21,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from ..safetext import escape
+
 #: Marks a file an arena command wrote, so it may write it again (and no other file).
 GENERATOR = Markup('<meta name="generator" content="arena view">')
 
@@ -35,8 +37,25 @@ _SCRIPT_ESCAPES = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&'\u2028\u202
 def embed_json(data: Any) -> Markup:
     """JSON safe to put inside a ``<script>`` element or a JS file: ``<``, ``>``, ``&``, ``'``
     and the JS line separators are written as ``\\uXXXX`` escapes, so no string in the data
-    can close the element (``</script>``) or open a comment (``<!--``)."""
-    return Markup(json.dumps(data, ensure_ascii=False, separators=(",", ":")).translate(_SCRIPT_ESCAPES))
+    can close the element (``</script>``) or open a comment (``<!--``). Every string in the
+    data (keys too) is first made printable as templates' text is (:func:`_shown`: a name's
+    bidi override or control character arrives as a visible escape, the same on every page),
+    and the JSON is ASCII, so a published file shown in a terminal (``cat``, ``grep``) prints
+    no control sequence either."""
+    text = json.dumps(_shown_data(data), ensure_ascii=True, separators=(",", ":"))
+    return Markup(text.translate(_SCRIPT_ESCAPES))
+
+
+def _shown_data(data: Any) -> Any:
+    """``data`` with every string made printable (:func:`arena.safetext.escape`); arena's own
+    data for a page: lists, tuples and dicts of text, numbers, booleans and None."""
+    if isinstance(data, str):
+        return escape(data)
+    if isinstance(data, dict):
+        return {(escape(k) if isinstance(k, str) else k): _shown_data(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_shown_data(v) for v in data]
+    return data
 
 
 def real(value: Any) -> float | None:
@@ -63,6 +82,16 @@ def num(value: Any, spec: str = "", missing: str = DASH) -> str:
         return "(a value too long to show)"
 
 
+def _shown(value: Any) -> Any:
+    """Every value a template prints, before HTML escaping: text (not markup arena made) with
+    its unprintable characters as visible escapes (:func:`arena.safetext.escape`: controls,
+    bidi overrides, lone surrogates), so that no page shows reordered text or holds a
+    terminal control sequence a reader of the published file would print."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return escape(value)
+    return value
+
+
 def _asset(name: str) -> Markup:
     """One of arena's own static files (CSS, JavaScript) to inline as it is: package data, not input."""
     return Markup(resources.files("arena.web").joinpath("static", name).read_text(encoding="utf-8"))
@@ -78,6 +107,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=_shown,
     )
     env.filters["tojson"] = embed_json
     env.filters["num"] = num
