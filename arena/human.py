@@ -19,6 +19,7 @@ stops the match the same clean way.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -48,6 +49,22 @@ Type a card number (or the card, like 9h), d to draw, f to finish, q to leave.""
 
 EFFECT_NAMES = {"7": "effect of 7, R6.1", "8": "effect of 8, R6.2"}
 
+#: A card's text inside a refusal (``qc``, ``10h``), and the suit and rank a refusal names.
+_CARD_TEXT = re.compile(r"\b(?:10|[6-9jqka])[schd]\b")
+_SUIT_TEXT = re.compile(r"\bsuit ([schd])\b")
+_RANK_TEXT = re.compile(r"\brank (10|[6-9jqka])\b")
+
+
+def rules_label(rules: Rules) -> str:
+    """The rules in force in a few words: the variant's name and every knob changed from it
+    (``contest with limit=40``), so a banner never names rules that are not the ones played."""
+    from .plugins import variants
+
+    base = variants().get(rules.name) or CONTEST
+    mine, theirs = rules.to_dict(), base.to_dict()
+    changed = [f"{k}={v}" for k, v in mine.items() if k != "name" and theirs.get(k) != v]
+    return f"{rules.name} with {', '.join(changed)}" if changed else rules.name
+
 
 def plural(count: int, noun: str) -> str:
     """``1 card``, ``2 cards``."""
@@ -75,6 +92,9 @@ def can_encode(text: str, stream: Any = None) -> bool:
 class HumanPlayer:
     """A seat played by a person through ``ask`` (a line of input) and ``show`` (a line of output)."""
 
+    #: How to get help and leave, said once a game (the browser seat has buttons instead).
+    HOW_TO = "Type ? for help, q to leave."
+
     def __init__(
         self,
         seat: int = 0,
@@ -94,6 +114,7 @@ class HumanPlayer:
         self.seen = 0  # history events already told to the person
         self.drew = False  # whether this move drew (R4.4), for the reason a move ends
         self.last_turn: Turn | None = None
+        self.hand_shown = False  # whether this move showed the hand (a move that ends by itself shows it too)
         #: This move's card numbers: slot i is card number i + 1, None once put.
         #: Numbers stay put within a move (a put leaves a gap, a draw is added
         #: at the end), so a number typed from an earlier listing still names
@@ -145,8 +166,8 @@ class HumanPlayer:
         others = ", ".join(f"{self.who(s)} (seat {s})" for s in range(len(self.names)) if s != self.seat)
         self.say(f"Game {info.game}: you sit at seat {info.seat}; playing against {others}.")
         self.say(
-            f"Rules: {self.rules.name}; the game ends when a score exceeds {self.rules.limit}. "
-            "Type ? for help, q to leave."
+            f"Rules: {rules_label(self.rules)}; the game ends when a score exceeds {self.rules.limit}."
+            + (f" {self.HOW_TO}" if self.HOW_TO else "")
         )
 
     def move(self, turn: Turn) -> None:
@@ -154,6 +175,7 @@ class HumanPlayer:
             self.names = tuple(p.name for p in turn.players)
         self.last_turn = turn
         self.drew = False
+        self.hand_shown = False
         self.numbers = []
         self.show_state(turn)
         while not turn.finished:
@@ -207,6 +229,8 @@ class HumanPlayer:
                 why = "the card drawn does not match"
             else:
                 why = "nothing to put and nothing to draw (R7.2)"
+            if not self.hand_shown:  # the move ends without a question: show what it leaves you
+                self.show_held(turn)
             self.say(f"  ({why}: your move ends)")
             self.finish(turn)
             return True
@@ -228,7 +252,7 @@ class HumanPlayer:
                 self.act(turn, answer)
                 return True
             except IllegalMove as exc:
-                self.say(f"  not allowed: {exc}")
+                self.say(f"  not allowed: {self.refusal(exc)}")
             except BadInput as exc:
                 if str(exc):
                     self.say(f"  {exc}")
@@ -362,8 +386,23 @@ class HumanPlayer:
             extra = "; it is a six, so you must cover it (R5)" if opening.rank == "6" else ""
             self.say(f"You start the round: the opening card {self.card(opening)} counts as your put (R3.3){extra}.")
 
+    def refusal(self, exc: IllegalMove) -> str:
+        """The referee's refusal with its cards, suits and ranks written as the screen shows them."""
+        text = _CARD_TEXT.sub(lambda m: self.card(m.group(0)), exc.reason)
+        if self.symbols:
+            text = _SUIT_TEXT.sub(lambda m: f"suit {SUIT_SYMBOLS[m.group(1)]}", text)
+        text = _RANK_TEXT.sub(lambda m: f"rank {m.group(1).upper()}", text)
+        return f"{exc.rule}: {text}"
+
+    def show_held(self, turn: Turn) -> None:
+        """The hand, unnumbered: for a move that ends with no question asked."""
+        self.hand_shown = True
+        cards = "  ".join(self.card(c) for c in self.sorted_hand(turn)) or "no cards"
+        self.say(f"Your hand: {cards}   ({turn.points()} points)")
+
     def show_hand(self, turn: Turn, options: Sequence[Card], can_draw: bool, can_finish: bool) -> None:
         numbered = self.numbered_hand(turn)
+        self.hand_shown = True
         self.say(
             "Your hand: " + "  ".join(f"{i}) {self.card(c)}" for i, c in numbered) + f"   ({turn.points()} points)"
         )

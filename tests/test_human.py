@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import itertools
+import re
 from types import MappingProxyType
 
 import pytest
@@ -12,6 +14,7 @@ from arena.cards import Card
 from arena.cli import main
 from arena.engine import GameResult, RoundResult
 from arena.human import HumanLeft, HumanPlayer
+from arena.plugins import variants
 from arena.referee import EngineTable, GameInfo
 from arena.rules import CONTEST
 from arena.turn import Turn
@@ -308,3 +311,74 @@ def test_bot_output_is_shown_as_printed_by_its_speaker():
         [{"event": "say", "seat": 1, "text": "hello", "output": True}, {"event": "say", "seat": 1, "text": "hi"}]
     )
     assert lines == ["greedy prints: hello", "greedy says: hi"]
+
+
+# -- the rough edges of issue 18 (item 9): each failed on the code before the fix ----------
+
+#: A card as the referee writes it (``qc``, ``10h``): what a person never sees on a screen with symbols.
+CARD_TEXT = re.compile(r"\b(?:10|[6-9jqka])[schd]\b")
+
+
+def test_a_first_move_that_ends_by_itself_shows_the_hand(scripted_game):
+    # The opening kh is seat 0's put (R3.3); no other king: the move ends with no question.
+    game = scripted_game(["7s 9c", "kd qd"], stock="qs", opening="kh")
+    player, turn, out = seat_human(game, [])
+    player.move(turn)
+    assert turn.finished
+    hand = said(out, "Your hand:")
+    assert hand and "7s" in hand[0] and "9c" in hand[0], out
+    ends = next(i for i, line in enumerate(out) if "your move ends" in line)
+    assert out.index(hand[0]) < ends  # shown before the move is over
+
+
+def test_a_forced_draw_that_ends_the_move_shows_the_hand_with_the_card(scripted_game):
+    game = scripted_game(["kc", "kd qd"], stock="qs 7s", opening="10h", first_move=False)
+    player, turn, out = seat_human(game, [])
+    player.move(turn)
+    hand = said(out, "Your hand:")
+    assert hand and "kc" in hand[0] and "qs" in hand[0]
+
+
+def test_refusals_name_cards_as_the_screen_shows_them(scripted_game):
+    # 9h on top; the hand sorted: 1) 9♠ 2) 9♣ 3) K♣ 4) 7♦. K♣ is refused (R4.2); after 9♠,
+    # 7♦ is refused (R4.3); then 9♣ or finish.
+    game = scripted_game(["9s 9c 7d kc", "kd qd"], stock="qs qc 10s", opening="9h", first_move=False)
+    out: list[str] = []
+    player = HumanPlayer(0, ask=Script(["3", "1", "4", "f"]), show=out.append, symbols=True)
+    player.start_game(GameInfo(0, ("human", "greedy"), CONTEST, "1"))
+    player.move(Turn(game.move, EngineTable(game, 0, ("human", "greedy"))))
+    refusals = said(out, "not allowed:")
+    assert len(refusals) == 2, out
+    assert "K\u2663 does not" in refusals[0] and "9\u2665" in refusals[0]
+    assert "after 9\u2660 only cards of rank 9 may follow, not 7\u2666" in refusals[1]
+    assert not [line for line in refusals if CARD_TEXT.search(line)], refusals
+
+
+def test_refusals_keep_plain_card_texts_on_a_plain_terminal(scripted_game):
+    game = scripted_game(["9s kc", "kd qd"], stock="qs", opening="9h", first_move=False)
+    player, turn, out = seat_human(game, ["2", "1"])
+    player.move(turn)
+    assert said(out, "not allowed: R4.2: the first card must match 9h (suit h, rank 9 or a jack); kc does not")
+
+
+@pytest.mark.parametrize(
+    ("rules", "label"),
+    [
+        (CONTEST, "Rules: contest;"),
+        (dataclasses.replace(CONTEST, limit=40), "Rules: contest with limit=40;"),
+        (dataclasses.replace(variants()["stacked"], limit=40, burn=None), "Rules: stacked with limit=40, burn=None;"),
+        (variants()["no-burn"], "Rules: no-burn;"),
+    ],
+)
+def test_the_banner_names_every_knob_changed_from_the_named_rules(rules, label):
+    out: list[str] = []
+    player = HumanPlayer(0, show=out.append, symbols=False)
+    player.start_game(GameInfo(0, ("human", "greedy"), rules, "1"))
+    assert said(out, label), out
+    assert said(out, f"exceeds {rules.limit}.")
+
+
+def test_the_banner_at_the_terminal_under_a_changed_rule(monkeypatch, capsys):
+    code, out, err = run_cli(monkeypatch, capsys, "q\n", "play", "human", "greedy", "--rule", "limit=40")
+    assert code == 130
+    assert "Rules: contest with limit=40;" in out

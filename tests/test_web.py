@@ -7,6 +7,7 @@ import http.client
 import io
 import json
 import os
+import re
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -233,3 +234,55 @@ def test_report_names_the_authors_of_submitted_bots(tmp_path):
     assert arena("report", "--db", "t.sqlite", "--out", "site", "-q", "-j", "1", cwd=tmp_path).returncode == 0
     page = (tmp_path / "site" / "bots" / "bot-0.html").read_text()
     assert "Ada &lt;b&gt;L&lt;/b&gt;" in page
+
+
+# -- the browser seat's rough edges (issue 18, item 9) ------------------------------------
+
+#: What only a terminal can do: typed commands, help, the numbered menu.
+TERMINAL_ONLY = re.compile(r"\? for help|\bq to leave|type a card number|\bd to draw|\bf to finish|your choice>")
+
+
+def test_the_web_seats_messages_hold_no_terminal_help(scripted_game):
+    from arena.referee import EngineTable, GameInfo
+    from arena.rules import CONTEST
+    from arena.turn import Turn
+    from arena.web.seat import WebHumanPlayer
+
+    game = scripted_game(["9s kc", "kd qd"], stock="qs qc", opening="9h", first_move=False)
+    shared = SeatState()
+    shown: list[str] = []
+    publish = shared.publish
+
+    def keep(**changes):
+        shown.extend(m for m in changes.get("messages", ()) if m not in shown)
+        publish(**changes)
+
+    shared.publish = keep  # every message the page was given
+    player = WebHumanPlayer(0, shared)
+    player.start_game(GameInfo(0, ("human", "greedy"), CONTEST, "1"))
+    assert shown and shown[0].startswith("Game 1:")
+    shared.send({"action": "put", "card": "kc"})  # refused (R4.2): the refusal is a message
+    shared.send({"action": "put", "card": "9s"})
+    player.move(Turn(game.move, EngineTable(game, 0, ("human", "greedy"))))
+    shown += player.lines
+    assert any("not allowed: R4.2" in m and "K\u2663 does not" in m for m in shown), shown
+    assert not [m for m in shown if TERMINAL_ONLY.search(m)], shown
+
+
+def test_a_web_move_that_ends_by_itself_shows_the_hand_at_once(scripted_game):
+    from arena.referee import EngineTable, GameInfo
+    from arena.rules import CONTEST
+    from arena.turn import Turn
+    from arena.web.seat import WebHumanPlayer
+
+    # The opening kh is seat 0's put; no other king: no question is asked in this move.
+    game = scripted_game(["7s 9c", "kd qd"], stock="qs", opening="kh")
+    shared = SeatState()
+    player = WebHumanPlayer(0, shared)
+    player.start_game(GameInfo(0, ("human", "greedy"), CONTEST, "1"))
+    assert shared.state["hand"] == []
+    turn = Turn(game.move, EngineTable(game, 0, ("human", "greedy")))
+    player.move(turn)
+    assert turn.finished and shared.actions.empty()
+    assert shared.state["hand"] == ["7s", "9c"]
+    assert shared.state["events"][-1]["event"] == "put"  # the opening card, its events with it

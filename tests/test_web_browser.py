@@ -406,3 +406,42 @@ def test_hostile_bot_markup_stays_text_in_the_report_and_viewer(browser, tmp_pat
     assert 'onerror="window.pwned = 2"' in p.locator("#log").inner_text()
     page.shot("viewer-hostile-say.png")
     page.close()
+
+
+def test_the_seat_header_and_bar_agree_and_a_stopped_match_claims_no_result(browser, tmp_path):
+    # Issue 18: the header said "your move" while the bar said "the others are playing" (the
+    # page was still showing what happened before the move), and after Ctrl-C the page said
+    # "Game over: the result is on the table" of a game that had no result.
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "play", "human", "greedy", "random", "--web", "--seed", "5",
+         "--replay", str(tmp_path / "stopped.jsonl")],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/\S+/", proc.stderr.readline())
+        assert url
+        page = Page(browser)
+        p = page.page
+        p.goto(url.group(0) + "?speed=0.25")  # 0.44 s a step: the catching-up lasts long enough to look at
+        p.wait_for_function("() => document.body.dataset.phase === 'move'")
+        status, hint = p.inner_text("#status"), p.inner_text("#hint")
+        assert p.get_attribute("#table", "data-animating") == "1"  # the seat's turn, the page still catching up
+        assert "your move" not in status and "others are playing" in status.lower(), (status, hint)
+        assert "others are playing" in hint.lower(), (status, hint)
+        assert p.is_disabled("#draw") and p.is_disabled("#finish")
+        p.wait_for_function("() => !document.querySelector('#table').dataset.animating", timeout=30000)
+        status, hint = p.inner_text("#status"), p.inner_text("#hint")
+        assert status == "your move" and "others" not in hint.lower(), (status, hint)
+        proc.send_signal(signal.SIGINT)  # Ctrl-C at the terminal, in the middle of game 1
+        p.wait_for_function("() => document.body.dataset.phase === 'closed'", timeout=30000)
+        status, hint = p.inner_text("#status"), p.inner_text("#hint")
+        assert "stopped" in status and "no result" in hint, (status, hint)
+        assert "result is on the table" not in hint and "over" not in status
+        assert proc.wait(timeout=30) == 130
+        page.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

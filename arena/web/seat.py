@@ -104,6 +104,9 @@ class SeatState:
 class WebHumanPlayer(HumanPlayer):
     """The terminal human seat, asking and telling through a :class:`SeatState`."""
 
+    #: The page has buttons for leaving and no help command: the terminal's hint is not shown.
+    HOW_TO = ""
+
     def __init__(self, seat: int, shared: SeatState) -> None:
         super().__init__(seat, ask=self._ask, show=self._show, symbols=True)
         self.shared = shared
@@ -116,6 +119,11 @@ class WebHumanPlayer(HumanPlayer):
 
     def show_hand(self, turn: Turn, options: Sequence[Card], can_draw: bool, can_finish: bool) -> None:
         pass
+
+    def show_held(self, turn: Turn) -> None:
+        """A move that ends with no question: the page gets the hand now, not at the next question."""
+        self.hand_shown = True
+        self.shared.publish(**self._view(turn, "busy"))
 
     def _show(self, text: str) -> None:
         for line in text.splitlines() or [""]:

@@ -19,16 +19,33 @@
     } catch (e) { $("status").textContent = "the server is gone"; }
   }
 
+  // One reading of the state for the header and the bar, so they never disagree: "your move" only
+  // once the others' moves have been shown; a match stopped mid-game claims no result.
+  function describe(st) {
+    const moving = st.phase === "move" && seen.shown >= st.events.length - 1;
+    const jack = moving && (st.prompt === "suit" || !!pendingJack);
+    if (st.phase === "closed" && !st.result)
+      return { moving, jack, done: true, status: "the match was stopped; you may close this page",
+        hint: "The match was stopped before this game ended: it has no result." };
+    if (st.phase === "over" || st.phase === "closed")
+      return { moving, jack, done: true,
+        status: st.phase === "over" ? "game over" : "the match is over; you may close this page",
+        hint: "Game over: the result is on the table." };
+    if (moving)
+      return { moving, jack, done: false, status: "your move",
+        hint: jack ? "Choose the suit your jack orders (R6.4)." : st.hint };
+    return { moving, jack, done: false, status: "game " + (st.game || "") + ": the others are playing",
+      hint: "The others are playing\u2026" };
+  }
+
   function setControls(st) {
-    const moving = !!st && st.phase === "move" && seen.shown >= st.events.length - 1;
-    $("draw").disabled = !(moving && st.can_draw);
-    $("finish").disabled = !(moving && st.can_finish);
-    $("suits").hidden = !(moving && (st.prompt === "suit" || pendingJack));
-    const done = !!st && (st.phase === "over" || st.phase === "closed");
-    $("leave").hidden = done;
-    $("hint").textContent = !st ? "" : done ? "Game over: the result is on the table." : moving ?
-      (st.prompt === "suit" || pendingJack ? "Choose the suit your jack orders (R6.4)." : st.hint) :
-      "The others are playing\u2026";
+    const d = st ? describe(st) : { moving: false, jack: false, done: false };
+    $("draw").disabled = !(d.moving && st.can_draw);
+    $("finish").disabled = !(d.moving && st.can_finish);
+    $("suits").hidden = !d.jack;
+    $("leave").hidden = d.done;
+    $("hint").textContent = st ? d.hint : "";
+    if (st) $("status").textContent = d.status;
   }
 
   function clickCard(card) {
@@ -86,8 +103,6 @@
     (st.messages || []).slice(-30).forEach((m) =>
       msgs.appendChild(el("li", /not allowed|is not a choice|there is no card/.test(m) ? "error" : "", m.trim())));
     msgs.scrollTop = msgs.scrollHeight;
-    $("status").textContent = st.phase === "over" ? "game over" : st.phase === "move" ? "your move" :
-      st.phase === "closed" ? "the match is over; you may close this page" : "game " + (st.game || "") + ": waiting";
     document.body.dataset.phase = st.phase;
     document.body.dataset.version = String(st.version);
     if (st.phase !== "move") pendingJack = null;
