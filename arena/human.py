@@ -27,6 +27,7 @@ from typing import Any
 from .cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Card
 from .engine import GameResult, RoundResult
 from .errors import IllegalMove
+from .narrate import narrate
 from .referee import GameInfo
 from .rules import CONTEST, Rules
 from .safetext import escape
@@ -46,8 +47,6 @@ How a move goes (see `arena rules`):
   R8   the round ends when someone empties their hand; cards left in hand score
        (10/q/k 10, a 15, j 20) and a score of exactly 125 burns to 0.
 Type a card number (or the card, like 9h), d to draw, f to finish, q to leave."""
-
-EFFECT_NAMES = {"7": "effect of 7, R6.1", "8": "effect of 8, R6.2"}
 
 #: A card's text inside a refusal (``qc``, ``10h``), and the suit and rank a refusal names.
 _CARD_TEXT = re.compile(r"\b(?:10|[6-9jqka])[schd]\b")
@@ -423,90 +422,7 @@ class HumanPlayer:
 
     def news(self, events: Sequence[Mapping[str, Any]]) -> list[str]:
         """What happened in ``events`` (public history), one line per move or effect."""
-        lines: list[str] = []
-        parts: list[str] = []  # the current mover's actions: "drew a card", "put 9♥ 9♠"
-        mover: int | None = None
-        penalty: list[Any] = []  # [seat, rank, count] of a run of effect draws
-
-        def flush() -> None:
-            nonlocal mover
-            if parts and mover is not None and mover != self.seat:
-                lines.append(f"{self.who(mover)}: " + ", ".join(parts))
-            parts.clear()
-            mover = None
-
-        def flush_penalty() -> None:
-            if penalty:
-                seat, rank, count = penalty
-                name = self.who(seat)
-                lines.append(
-                    f"{arrow()}{name} draw{'' if name == 'you' else 's'} {count} card{'s' if count != 1 else ''}"
-                    f" ({EFFECT_NAMES.get(rank, rank)})"
-                )
-                penalty.clear()
-
-        def arrow() -> str:
-            """Effects are indented under the move that caused them, when it was shown."""
-            return "  -> " if lines and lines[-1][:1] not in (" ", "(") and ": " in lines[-1] else "-> "
-
-        def action(seat: int) -> None:
-            nonlocal mover
-            if mover != seat:
-                flush()
-                mover = seat
-
-        for e in events:
-            kind = e["event"]
-            if kind != "penalty":
-                flush_penalty()
-            if kind == "deal":
-                flush()
-                first = self.who(e["first"])
-                lines.append(f"round {e['round']} dealt; {first} start{'' if first == 'you' else 's'}")
-            elif kind == "put":
-                if e.get("opening"):
-                    flush()
-                    owner = "your" if e["seat"] == self.seat else f"{self.who(e['seat'])}'s"
-                    lines.append(f"opening card {self.card(e['card'])}, counted as {owner} put (R3.3)")
-                    continue
-                action(e["seat"])
-                text = self.card(e["card"])
-                if "suit" in e:
-                    text += f" ordering {self.suit_text(e['suit'])}"
-                if parts and parts[-1].startswith("put "):
-                    parts[-1] += " " + text
-                else:
-                    parts.append("put " + text)
-            elif kind == "draw":
-                action(e["seat"])
-                if parts and parts[-1].startswith("drew "):
-                    count = 2 if parts[-1] == "drew a card" else int(parts[-1].split()[1]) + 1
-                    parts[-1] = f"drew {count} cards"
-                else:
-                    parts.append("drew a card")
-            elif kind == "finish":
-                flush()
-            elif kind == "penalty":
-                flush()
-                if penalty and penalty[0] == e["seat"] and penalty[1] == e["rank"]:
-                    penalty[2] += 1
-                else:
-                    flush_penalty()
-                    penalty.extend([e["seat"], e["rank"], 1])
-            elif kind == "skip":
-                flush()
-                name = self.who(e["seat"])
-                lines.append(f"{arrow()}{name} lose{'' if name == 'you' else 's'} a turn")
-            elif kind == "reshuffle":
-                lines.append(f"(the pile was reshuffled into a stock of {e['stock']})")
-            elif kind == "fault":
-                lines.append(f"(fault by {self.who(e['seat'])}: {e['kind']})")
-            elif kind == "say":
-                verb = "prints" if e.get("output") else "says"
-                lines.append(f"{self.who(e['seat'])} {verb}: {escape(e['text'], 400)}")
-        flush_penalty()
-        flush()
-        return lines
+        return narrate(events, self.seat, self.who, self.card, self.suit_text)
 
 
 def human_factory(

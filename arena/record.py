@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from .cards import SUIT_SYMBOLS, Card
 from .safetext import escape
+from .visibility import game_seen_by
 
 
 class RecordWriter:
@@ -156,16 +157,23 @@ def sym(card: str) -> str:
 def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Iterator[str]:
     """A game as a readable log: one move a line, then round results.
 
-    With ``seat``, what that seat could not see is left out (R10): other hands and
-    draws, the seed, other seats' fault details and printed output.
+    With ``seat``, only what that seat saw (R10, decided by :mod:`arena.visibility`): other
+    hands and draws, the seed, other seats' fault details and printed output are not shown.
+    The log prints what it is given: a hand given as a count prints as a count, a draw
+    without its card as "a card".
     """
+    if seat is not None:
+        events = game_seen_by(events, seat)
     header = events[0]
     names = {p["seat"]: p["name"] for p in header.get("players", [])}
 
     def who(s: int) -> str:
         return f"{escape(names.get(s, '?'), 60)}#{s}"
 
-    shown_seed = f"  seed {header.get('seed')}" if seat is None else ""
+    def card(e: dict[str, Any]) -> str:
+        return sym(e["card"]) if "card" in e else "a card"
+
+    shown_seed = f"  seed {header['seed']}" if "seed" in header else ""
     yield f"game {header.get('game')}{shown_seed}  rules {header.get('rules', {}).get('name', 'contest')}"
     yield "players: " + ", ".join(who(s) for s in sorted(names))
     line: list[str] = []
@@ -182,7 +190,7 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
             yield from flush()
             yield f"-- round {e['round']}: {who(e['first'])} starts; scores {e['scores']}"
             for s, hand in enumerate(e["hands"]):
-                shown = " ".join(sym(c) for c in hand) if seat in (None, s) else f"{len(hand)} cards"
+                shown = f"{hand} cards" if type(hand) is int else " ".join(sym(c) for c in hand)
                 yield f"   {who(s)}: {shown}"
         elif kind == "put":
             if mover != e["seat"]:
@@ -198,7 +206,7 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
             if mover != e["seat"]:
                 yield from flush()
                 mover = e["seat"]
-            line.append("draws " + (sym(e["card"]) if seat in (None, e["seat"]) else "a card"))
+            line.append("draws " + card(e))
         elif kind == "finish":
             if mover != e["seat"]:
                 yield from flush()
@@ -207,18 +215,16 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
             yield from flush()
             mover = None
         elif kind == "penalty":
-            card = sym(e["card"]) if seat in (None, e["seat"]) else "a card"
-            yield f"    {who(e['seat'])} draws {card} ({EFFECT_RANKS.get(e['rank'], e['rank'])})"
+            yield f"    {who(e['seat'])} draws {card(e)} ({EFFECT_RANKS.get(e['rank'], e['rank'])})"
         elif kind == "skip":
             yield f"    {who(e['seat'])} loses a turn"
         elif kind == "reshuffle":
-            yield f"    pile reshuffled into a stock of {len(e['stock'])}"
+            stock = e["stock"] if type(e["stock"]) is int else len(e["stock"])
+            yield f"    pile reshuffled into a stock of {stock}"
         elif kind == "fault":
-            detail = f": {escape(e.get('detail', ''), 400)}" if seat in (None, e["seat"]) else ""
+            detail = f": {escape(e['detail'], 400)}" if "detail" in e else ""
             yield f"    FAULT {who(e['seat'])} {escape(e['kind'], 40)}{detail}"
         elif kind == "say":
-            if e.get("output") and seat not in (None, e["seat"]):
-                continue  # printed output is the organiser's, not the table's
             if mover != e["seat"]:  # said or printed outside the speaker's own move
                 yield from flush()
                 mover = e["seat"]

@@ -10,7 +10,6 @@ to the referee), so bots cannot tell the two apart.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
@@ -19,6 +18,7 @@ from .cards import SUITS, Card
 from .errors import IllegalMove
 from .moves import Move
 from .rules import Rules
+from .visibility import is_public, private_key, public_data
 
 
 class PlayerInfo(NamedTuple):
@@ -203,90 +203,17 @@ class Turn:
 
 
 def public_event(event: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The part of a record event everyone may see (R10), read-only all the way down."""
+    """The part of a record event everyone may see (R10, :func:`arena.visibility.public_data`),
+    read-only all the way down."""
     frozen: Mapping[str, Any] = freeze(public_data(event))
     return frozen
-
-
-def public_data(event: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of a record event everyone may see (R10), as fresh plain data.
-
-    Drawn cards become counts, a deal shows hand sizes and the stock size,
-    a reshuffle the new stock's size, a fault its seat and kind (its detail may
-    name a card the faulting seat holds); the seed is never shown. Printed
-    output is not public at all (see :func:`is_public`). Keys starting with ``_``
-    (none today) are the referee's own, at every depth: never public, so the
-    read-only mappings bots get cannot hold one, whichever method reads them.
-    """
-    kind = event["event"]
-    # The events built here hold only atoms and fresh containers; the rest are copied.
-    if kind == "put" or kind == "finish":
-        return {
-            k: v if type(v) in _ATOMS else _plain(v)
-            for k, v in event.items()
-            if (k[:1] != "_" if type(k) is str else not _private(k))
-        }
-    if kind == "draw":
-        return {"event": "draw", "seat": event["seat"]}
-    if kind == "penalty":
-        return {"event": "penalty", "seat": event["seat"], "rank": event["rank"]}
-    if kind == "deal":
-        return {
-            "event": "deal",
-            "round": event["round"],
-            "first": event["first"],
-            "hands": [len(h) for h in event["hands"]],
-            "stock": len(event["stock"]),
-            "scores": _plain(tuple(event["scores"])),
-        }
-    if kind == "reshuffle":
-        return {"event": "reshuffle", "stock": len(event["stock"])}
-    if kind == "game":
-        data: dict[str, Any] = _plain({k: v for k, v in event.items() if k != "seed"})
-    elif kind == "fault":
-        data = _plain({"event": "fault", "seat": event["seat"], "kind": event["kind"]})
-    else:
-        data = _plain(dict(event))
-    return data
-
-
-_ATOMS = (str, int, float, bool, type(None))
-
-
-def _private(key: Any) -> bool:
-    """Whether a mapping key is one bots never get: a ``str`` (or ``str`` subclass) starting with ``_``."""
-    return isinstance(key, str) and str.startswith(key, "_")
-
-
-def _plain(value: Any) -> Any:
-    """A deep copy of JSON-like data (dicts, lists, tuples of atoms) without ``_`` keys: what
-    ``copy.deepcopy`` gives for an event, at a fraction of its cost (no memo: events share nothing)."""
-    t = type(value)
-    if t is dict:
-        return {
-            k: v if type(v) in _ATOMS else _plain(v)
-            for k, v in value.items()
-            if (k[:1] != "_" if type(k) is str else not _private(k))
-        }
-    if t is list:
-        return [v if type(v) in _ATOMS else _plain(v) for v in value]
-    if t is tuple:
-        return tuple(v if type(v) in _ATOMS else _plain(v) for v in value)
-    if t in _ATOMS:
-        return value
-    return copy.deepcopy(value)
-
-
-def is_public(event: Mapping[str, Any]) -> bool:
-    """Whether any part of a record event is public: all but a bot's printed output
-    (``say`` lines marked ``output``), which only the organiser's record keeps."""
-    return not (event["event"] == "say" and event.get("output"))
 
 
 class PublicFeed:
     """The public part of one game's log (R10), built once, incrementally, and shared by its seats.
 
-    The one place that turns the engine's log into public events: plain data
+    The one feed of the engine's log as public events (R10, decided by
+    :mod:`arena.visibility`): plain data
     (:attr:`data`, what a sandboxed seat is sent) and, made from it on first
     demand, read-only mappings (what ``turn.history`` hands an in-process bot).
     """
@@ -329,7 +256,7 @@ def freeze(value: Any) -> Any:
     ``repr``...) can show a ``_`` key: there is none to show."""
     if isinstance(value, dict):
         return MappingProxyType(
-            {k: freeze(v) for k, v in value.items() if (k[:1] != "_" if type(k) is str else not _private(k))}
+            {k: freeze(v) for k, v in value.items() if (k[:1] != "_" if type(k) is str else not private_key(k))}
         )
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)

@@ -26,7 +26,8 @@ from arena.referee import GameOutcome, Referee
 from arena.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory, check_source
 from arena.sandbox.policy import compile_bot, instantiate
-from arena.turn import freeze, public_data
+from arena.turn import freeze
+from arena.visibility import public_data
 
 BOT = Path(__file__).parent / "hostile" / "mapping_underscore_keys.py"
 MARK = "SECRET-VALUE"
@@ -116,3 +117,18 @@ def test_sandboxed_no_road_shows_an_underscore_key(poison: list[dict[str, Any]])
             p.close()
         factory.close()
     assert_no_leak(outcome, poison)
+
+
+def test_the_workers_own_provisional_events_go_through_freeze() -> None:
+    # The worker builds the events of the move in progress itself (before the referee logs
+    # them); they reach the bot made read-only by the same freeze as every other event, so
+    # whatever a future field holds, no ``_`` key survives at any depth.
+    from arena.sandbox.worker import Feed
+
+    feed = Feed()
+    feed.add([{"event": "finish", "seat": 1}])
+    feed.provisional(poisoned({"event": "say", "seat": 0, "text": "x", "more": [{"deep": 1}]}))
+    history = feed.history()
+    assert repr(history).count("'_") == 0 and MARK not in repr(history)
+    assert history[-1]["more"] == ({"deep": 1},)  # lists as tuples, as freeze makes them
+    assert history[-1]["text"] == "x" and len(history) == 2

@@ -28,7 +28,6 @@ import json
 import json.encoder
 import marshal
 import os
-from types import MappingProxyType
 from typing import Any
 
 from ..cards import Card
@@ -289,8 +288,8 @@ class Feed:
         frozen, events = self.frozen, self.events
         if len(frozen) < len(events):
             frozen.extend(freeze(e) for e in events[len(frozen) :])
-        if self.prov:
-            return tuple(frozen) + tuple(MappingProxyType(e) for e in self.prov)
+        if self.prov:  # read-only as every event a bot gets: through freeze (no ``_`` key at any depth)
+            return tuple(frozen) + tuple(freeze(e) for e in self.prov)
         return tuple(frozen)
 
     def pile(self) -> tuple[Card, ...]:

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..turn import is_public, public_data
+from ..visibility import game_seen_by
 from .render import GENERATOR, embed_json, render
 
 #: Most games one ``arena view`` page holds, and most bytes of record they may take: a page
@@ -38,22 +38,9 @@ class OutputError(Exception):
 
 
 def seat_view(events: Sequence[Mapping[str, Any]], seat: int) -> list[dict[str, Any]]:
-    """The events as ``seat`` saw them (R10): its own cards, everyone's public facts."""
-    out: list[dict[str, Any]] = []
-    for e in events:
-        kind = e.get("event")
-        if not is_public(e) and e.get("seat") != seat:
-            continue  # another seat's printed output
-        data = public_data(e)
-        if kind == "deal":
-            data["hands"] = [list(h) if s == seat else len(h) for s, h in enumerate(e["hands"])]
-            data["scores"] = list(data["scores"])
-        elif kind in ("draw", "penalty") and e.get("seat") == seat:
-            data["card"] = e["card"]
-        elif kind == "fault" and e.get("seat") == seat:
-            data["detail"] = e.get("detail", "")  # its own fault's detail; others' are not public
-        out.append(data)
-    return out
+    """The events as ``seat`` saw them (R10, :func:`arena.visibility.seat_data`): its own cards,
+    everyone's public facts."""
+    return game_seen_by(events, seat)
 
 
 def viewer_game(events: Sequence[Mapping[str, Any]], *, seat: int | None = None) -> dict[str, Any]:
