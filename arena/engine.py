@@ -11,7 +11,15 @@ Every action appends one event to :attr:`Game.log` in the game-record format
 
 Checked path: :meth:`Game.put`, :meth:`Game.draw`, :meth:`Game.finish` raise
 :class:`~arena.errors.IllegalMove` and change nothing when an action is not
-allowed. The engine has no other way in.
+allowed. Unchecked path, for trusted internal callers only:
+:meth:`Game.put_unchecked`, :meth:`Game.draw_unchecked`,
+:meth:`Game.finish_unchecked` apply an action the caller has already checked
+against the move in progress (``Move.check_put``...), as python-chess's
+``Board.push`` applies a move without checking it. The referee's in-process
+table is their one caller outside the engine (a :class:`~arena.turn.Turn`
+checks each action first); an unchecked action the rules forbid corrupts the
+game. tests/test_layers.py keeps every other module, the sandbox's above all,
+off this path.
 """
 
 from __future__ import annotations
@@ -270,7 +278,7 @@ class Game:
         card = to_card(card)
         suit = to_suit(suit) if card.rank == "j" else None
         self.move.check_put(card, suit)
-        self._put(card, suit)
+        self.put_unchecked(card, suit)
 
     def draw(self) -> Card:
         """The mover draws one card (R4.4, R5.3) and gets it.
@@ -280,7 +288,7 @@ class Game:
         if not self.in_round:
             raise IllegalMove("R8.1", "the round is over")
         self.move.check_draw()
-        return self._draw()
+        return self.draw_unchecked()
 
     def finish(self) -> RoundResult | None:
         """End the move: effects (R6), then the round's end (R8) or the next mover.
@@ -291,10 +299,12 @@ class Game:
         if not self.in_round:
             raise IllegalMove("R8.1", "the round is over")
         self.move.check_finish()
-        return self._finish()
+        return self.finish_unchecked()
 
     # -- the unchecked path: only after the Move's own check passed ----------
-    def _put(self, card: Card, suit: str | None) -> None:
+    def put_unchecked(self, card: Card, suit: str | None) -> None:
+        """Put ``card`` (a jack orders ``suit``, None: its own) without any check: for a trusted
+        caller that checked it with ``self.move.check_put(card, suit)`` in this move, in a round."""
         move = self.move
         move.hand.remove(card)
         move.put.append(card)
@@ -310,7 +320,8 @@ class Game:
         self.round_pile.append(card)
         move.pile_size = len(self.pile)
 
-    def _draw(self) -> Card:
+    def draw_unchecked(self) -> Card:
+        """Draw for the mover without any check (the caller ran ``self.move.check_draw()``)."""
         move = self.move
         card = self._take()
         assert card is not None  # the check saw a drawable card
@@ -322,7 +333,8 @@ class Game:
         self._emit({"event": "draw", "seat": self.mover, "card": card._text})
         return card
 
-    def _finish(self) -> RoundResult | None:
+    def finish_unchecked(self) -> RoundResult | None:
+        """End the move without any check (the caller ran ``self.move.check_finish()``)."""
         move = self.move
         move.finished = True
         mover = self.mover

@@ -1,10 +1,13 @@
-"""The referee: runs one game between 2 and 6 players and applies the fault policy.
+"""The referee: runs one game between 2 and 6 seats and applies the fault policy.
 
-A player is anything with the :class:`Player` methods. The referee builds a
-:class:`~arena.turn.Turn` for the mover's seat, lets the player act through
-it, and completes the move with :func:`fallback_move` when the player
-faults (docs/bot-api.md, "Faults"). A player in another process
-implements the same methods, so the engine does not change.
+Two kinds of seat, each with its own protocol. A :class:`Player` is played in
+the referee's process: for each of its moves the referee builds a
+:class:`~arena.turn.Turn` over the engine's move and the player acts through
+it. A :class:`RemoteSeat` is played elsewhere (a sandboxed bot): it gets its
+:class:`SeatContext` once, before the game, and plays each move through it
+(``play_move()``; no ``Turn`` is built for it). Either way the referee
+completes a move with :func:`fallback_move` when the seat faults
+(docs/bot-api.md, "Faults").
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from .cards import Card
 from .engine import Game, GameResult, RoundResult, derive_seed
@@ -51,7 +54,7 @@ class GameInfo(NamedTuple):
 
 
 class Player(Protocol):
-    """A seat's occupant as the referee drives it."""
+    """A seat played in the referee's process: it acts through the ``Turn`` of each of its moves."""
 
     name: str
 
@@ -62,10 +65,41 @@ class Player(Protocol):
     def close(self) -> None: ...
 
 
-class RemoteSeat(Player, Protocol):
-    """A player that acts from another process: it gets its :class:`SeatContext` first."""
+@runtime_checkable
+class RemoteSeat(Protocol):
+    """A seat played outside the referee's process (:class:`~arena.sandbox.player.WorkerPlayer`).
+
+    What the referee calls on it, in order: :meth:`sit` with the seat's
+    :class:`SeatContext` (before the game), ``start_game``, :meth:`play_move` on each
+    of the seat's moves, ``end_round``, ``end_game``, ``close``. It sees the game only
+    through the context and acts only through the context's checked path; what only
+    its runtime can see (a timeout, a crash) it raises as :class:`BotFault`.
+    """
+
+    name: str
 
     def sit(self, context: SeatContext) -> None: ...
+    def start_game(self, info: GameInfo) -> None: ...
+    def play_move(self) -> None: ...
+    def end_round(self, result: RoundResult) -> None: ...
+    def end_game(self, result: GameResult) -> None: ...
+    def close(self) -> None: ...
+
+
+#: Whatever sits at a seat.
+Seat = Player | RemoteSeat
+
+#: Per class of seat, whether it is a RemoteSeat (a runtime protocol check costs microseconds: once a class).
+_remote_classes: dict[type, bool] = {}
+
+
+def is_remote(seat: Seat) -> bool:
+    """Whether ``seat`` is played outside the referee's process (the :class:`RemoteSeat` protocol)."""
+    kind = type(seat)
+    known = _remote_classes.get(kind)
+    if known is None:
+        known = _remote_classes[kind] = isinstance(seat, RemoteSeat)
+    return known
 
 
 @dataclass(frozen=True)
@@ -105,8 +139,8 @@ class GameOutcome:
 class SeatContext(Protocol):
     """What a seat played from outside the referee's process needs, and nothing more.
 
-    The referee hands one to each player that has a ``sit`` method (a sandboxed
-    seat, :class:`~arena.sandbox.player.WorkerPlayer`) before ``start_game``.
+    The referee hands one to each :class:`RemoteSeat` (a sandboxed seat,
+    :class:`~arena.sandbox.player.WorkerPlayer`) before ``start_game``.
     It shows the seat's own move, the public counts and history (R10), and the
     card a forced draw would give, to the mover only (docs/RULINGS.md); every
     action goes through the engine's checked path. No engine object escapes it
@@ -168,19 +202,19 @@ class EngineTable:
         game = self.game
         if game.mover != self.seat or game.move.finished or not game.in_round:
             raise IllegalMove("R2.1", "it is not your move")
-        game._put(card, suit)
+        game.put_unchecked(card, suit)
 
     def act_draw(self) -> Card:
         game = self.game
         if game.mover != self.seat or game.move.finished or not game.in_round:
             raise IllegalMove("R2.1", "it is not your move")
-        return game._draw()
+        return game.draw_unchecked()
 
     def act_finish(self) -> None:
         game = self.game
         if game.mover != self.seat or game.move.finished or not game.in_round:
             raise IllegalMove("R2.1", "it is not your move")
-        game._finish()
+        game.finish_unchecked()
 
     def act_say(self, text: str) -> None:
         self.game.say(self.seat, text)  # capped per seat and game there, as for sandboxed bots
@@ -317,9 +351,12 @@ class Referee:
         self.on_event = on_event
 
     def play(
-        self, players: Sequence[Player], *, seed: Any = 0, game_id: str = "1", bots: Sequence[str] | None = None
+        self, players: Sequence[Seat], *, seed: Any = 0, game_id: str = "1", bots: Sequence[str] | None = None
     ) -> GameOutcome:
         """Play one full game; ``players[s]`` sits at seat ``s``. Always completes."""
+        # Each seat by its protocol: in-process players get a Turn a move, remote seats their context.
+        remote: list[RemoteSeat | None] = [p if is_remote(p) else None for p in players]  # type: ignore[misc]  # is_remote checked it
+        local: list[Player | None] = [None if r is not None else p for p, r in zip(players, remote, strict=True)]  # type: ignore[misc]  # the others
         started = time.perf_counter()
         n = len(players)
         names = tuple(p.name for p in players)
@@ -376,9 +413,9 @@ class Referee:
                 fault(seat, FaultKind.EXCEPTION, f"{method}: {_detail(exc)}")
 
         for s in range(n):
-            sit = getattr(players[s], "sit", None)  # a seat played elsewhere takes its SeatContext
-            if sit is not None:
-                sit(tables[s])
+            elsewhere = remote[s]
+            if elsewhere is not None:
+                elsewhere.sit(tables[s])
             notify(s, "start_game", GameInfo(s, names, self.rules, game_id))
         game.start_round()
         moves = 0
@@ -391,7 +428,11 @@ class Referee:
             else:
                 t0 = clock()
                 try:
-                    players[seat].move(Turn(move, tables[seat]))
+                    here = local[seat]
+                    if here is not None:
+                        here.move(Turn(move, tables[seat]))
+                    else:
+                        remote[seat].play_move()  # type: ignore[union-attr]  # a seat is one or the other
                 except BotFault as bad:
                     fault(seat, bad.kind, bad.detail, bad.retire)
                 except Exception as exc:  # noqa: BLE001 - any bot error is a fault

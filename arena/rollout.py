@@ -129,7 +129,8 @@ def _best_plan(game: Game, hand: list[Card], options: list[Card], drawn: bool) -
 
 
 def _put(game: Game, move: Move, card: Card) -> None:
-    game._put(card, _order_from(list(move.hand), []) if card.rank == "j" else None)
+    # The engine's checked path: the unchecked one is the referee's alone (tests/test_layers.py).
+    game.put(card, _order_from(list(move.hand), []) if card.rank == "j" else None)
 
 
 def heuristic(game: Game, rng: random.Random) -> None:
@@ -138,7 +139,7 @@ def heuristic(game: Game, rng: random.Random) -> None:
     drawn = move.drew and not move.put  # a move resumed after its voluntary draw
     plan = _best_plan(game, list(move.hand), move.puttable(), drawn)
     if plan is None and move.can_draw():
-        game._draw()
+        game.draw()
         plan = _best_plan(game, list(move.hand), move.puttable(), True)
     if plan:
         for card in plan:
@@ -150,7 +151,7 @@ def heuristic(game: Game, rng: random.Random) -> None:
         if covers:
             _put(game, move, min(covers, key=lambda c: (c.rank == "j", -c.points)))
         elif move.can_draw():
-            game._draw()
+            game.draw()
         else:
             break
     game.finish()

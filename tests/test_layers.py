@@ -16,6 +16,9 @@ ENGINE_PRIVATE = {
     "_put",
     "_draw",
     "_finish",
+    "put_unchecked",
+    "draw_unchecked",
+    "finish_unchecked",
     "game",
     "hands",
     "log",
@@ -76,6 +79,33 @@ def test_one_public_feed_serves_both_kinds_of_seat() -> None:
     game.start_round()
     other = EngineTable(game, 1 - game.mover, ("a", "b"))
     assert other.forced_draw() is None
+
+
+#: The engine's documented unchecked path (issue 18): for the engine itself and the referee's in-process table.
+UNCHECKED = {"put_unchecked", "draw_unchecked", "finish_unchecked"}
+
+
+def test_only_the_referees_in_process_table_takes_the_unchecked_path() -> None:
+    users = {
+        str(path.relative_to(ARENA))
+        for path in ARENA.rglob("*.py")
+        for _, attr in attributes(path)
+        if attr in UNCHECKED or attr in {"_put", "_draw", "_finish"}
+    }
+    assert users <= {"engine.py", "referee.py"}, users
+
+
+def test_the_referee_builds_a_turn_only_for_in_process_seats() -> None:
+    # A remote seat gets its SeatContext and play_move(); it is never handed a Turn it would ignore.
+    from arena.referee import RemoteSeat
+    from arena.sandbox.player import WorkerPlayer
+
+    assert not hasattr(WorkerPlayer, "move")
+    for name in ("sit", "start_game", "play_move", "end_round", "end_game", "close"):
+        assert callable(getattr(WorkerPlayer, name)), name
+    source = (ARENA / "referee.py").read_text()
+    assert 'getattr(players[s], "sit"' not in source and "RemoteSeat" in source
+    assert RemoteSeat.__doc__
 
 
 #: The command layer: what ``arena ...`` commands run, which talk to the user: the package

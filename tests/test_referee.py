@@ -10,6 +10,7 @@ from typing import Any
 from arena.cards import DECK, Card, cards
 from arena.engine import GameResult, RoundResult, place_seats
 from arena.errors import IllegalMove
+from arena.loader import load_trusted, resolve_bot
 from arena.referee import BotFault, GameInfo, Referee, fallback_move
 from arena.rules import Rules
 from arena.turn import Turn
@@ -345,3 +346,65 @@ def test_bot_fault_with_retire_retires_at_once():
     assert faults_of(outcome) == [(1, "timeout"), (1, "retired")]
     assert outcome.faults[1].detail == "stopped"
     assert bad.moves == 1 and outcome.retired == frozenset({1})
+
+
+class ContextSeat:
+    """A remote seat (the RemoteSeat protocol) that plays through its SeatContext alone."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.context = None
+        self.calls: list[str] = []
+
+    def sit(self, context) -> None:
+        self.calls.append("sit")
+        self.context = context
+
+    def start_game(self, info) -> None:
+        self.calls.append("start_game")
+
+    def play_move(self) -> None:
+        self.calls.append("play_move")
+        ctx = self.context
+        move = ctx.current_move()
+        if not move.put and not move.puttable() and move.can_draw():
+            ctx.checked_draw()
+        while move.puttable() and (not move.put or move.needs_cover()):
+            ctx.checked_put(move.puttable()[0], None)
+        while move.needs_cover() and not move.can_finish():
+            if move.puttable():
+                ctx.checked_put(move.puttable()[0], None)
+            else:
+                ctx.checked_draw()
+        ctx.checked_finish()
+
+    def end_round(self, result) -> None:
+        self.calls.append("end_round")
+
+    def end_game(self, result) -> None:
+        self.calls.append("end_game")
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_remote_seat_gets_its_context_and_never_a_turn(monkeypatch):
+    import arena.referee as referee_module
+    from arena.referee import RemoteSeat
+
+    built: list[int] = []
+    real_turn = referee_module.Turn
+
+    def counting_turn(move, table):
+        built.append(move.seat)
+        return real_turn(move, table)
+
+    monkeypatch.setattr(referee_module, "Turn", counting_turn)
+    greedy = load_trusted(resolve_bot("greedy"))
+    remote = ContextSeat("remote")
+    assert isinstance(remote, RemoteSeat)
+    outcome = Referee().play([greedy(1, 0), remote, greedy(1, 2)], seed=11)
+    assert outcome.faults == []
+    assert remote.calls[:2] == ["sit", "start_game"] and remote.calls[-1] == "end_game"
+    assert remote.calls.count("play_move") == sum(1 for e in outcome.log if e["event"] == "finish" and e["seat"] == 1)
+    assert built and 1 not in built  # Turns for the in-process seats only

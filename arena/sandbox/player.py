@@ -24,7 +24,6 @@ from ..errors import IllegalMove
 from ..events import FaultKind
 from ..referee import BotFault, GameInfo, SeatContext
 from ..seeds import derive_seed
-from ..turn import Turn
 from .process import Overload, ProtocolViolation, WorkerError, WorkerProcess, WorkerTimeout, clean
 from .protocol import DrawnCard, GameEnd, GameStart, MoveView, PileCards, RoundEnd, parse_ok, parse_step
 
@@ -62,7 +61,7 @@ _CARDS = Card._by_text
 
 
 class WorkerPlayer:
-    """A sandboxed seat, as the referee drives it (the :class:`~arena.referee.Player` protocol)."""
+    """A sandboxed seat, as the referee drives it (the :class:`~arena.referee.RemoteSeat` protocol)."""
 
     def __init__(self, factory: SandboxFactory, game_seed: Any, seat: int) -> None:
         self.factory = factory
@@ -175,7 +174,8 @@ class WorkerPlayer:
 
     # -- the Player protocol ---------------------------------------------------------------
     def sit(self, context: SeatContext) -> None:
-        """Take the seat's context from the referee (before ``start_game``)."""
+        """Take the seat's context from the referee (before ``start_game``): the
+        :class:`~arena.referee.RemoteSeat` protocol."""
         self.table = context
 
     def start_game(self, info: GameInfo) -> None:
@@ -195,8 +195,8 @@ class WorkerPlayer:
         if error is not None:
             raise BotFault(FaultKind.EXCEPTION, clean(error, 300))
 
-    def move(self, turn: Turn) -> None:
-        """Play the seat's move in the game process; the ``turn`` is not used, only the seat's context."""
+    def play_move(self) -> None:
+        """Play the seat's move in the game process, through the seat's context."""
         table = self.table
         if table is None:
             raise BotFault(FaultKind.CRASH, "the seat has no context (the referee did not seat it)", retire=True)
