@@ -194,3 +194,53 @@ def test_a_prepared_filter_takes_only_a_program_with_the_pid_placeholder() -> No
     for bad in (b"", program[:-1], program.replace(_PID_PLACEHOLDER.to_bytes(4, sys.byteorder), b"\0\0\0\0")):
         with pytest.raises(ValueError):
             PreparedFilter(bad)
+
+
+#: An escaped bot (no code policy) that, while its module loads, rewrites every hardening
+#: report it can reach in its process (attributes and locals of every frame up the stack),
+#: and then sends an answer of its own carrying a report that claims every layer.
+FORGER = """
+import json, os, struct, sys
+
+FORGED = {"layers": {name: "active" for name in ("workdir", "netns", "uid", "rlimits", "no_new_privs", "seccomp")},
+          "notes": {"seccomp": "FORGED"}}
+
+def _forge(value):
+    if isinstance(value, dict) and "layers" in value:
+        value.clear()
+        value.update(FORGED)
+    if hasattr(value, "report"):
+        try:
+            value.report = dict(FORGED)
+        except Exception:
+            pass
+
+frame = sys._getframe()
+while frame is not None:
+    for value in list(frame.f_locals.values()):
+        _forge(value)
+    frame = frame.f_back
+reply = json.dumps(["ok", [], None, None, [], FORGED]).encode()
+for fd in range(3, 12):
+    try:
+        os.write(fd, struct.pack(">I", len(reply)) + reply)
+    except OSError:
+        pass
+
+class Bot:
+    def move(self, turn):
+        pass
+"""
+
+
+def test_an_escaped_bot_cannot_forge_the_hardening_report(machine: dict[str, str]) -> None:
+    # The game process writes its layers before any bot code runs; the referee takes them from
+    # that first message, not from anything the process says after the bot's module ran.
+    factory = SandboxFactory(BotSource("forger", FORGER), LIMITS, escaped_for_tests=True)
+    try:
+        report = factory.report
+    finally:
+        factory.close()
+    assert "FORGED" not in json.dumps(report)
+    for name in LAYERS:
+        assert report["layers"][name] == machine[name], name

@@ -186,8 +186,6 @@ class WorkerPlayer:
             raise BotFault(FaultKind.CRASH, f"worker did not start: {exc}"[:300]) from None
         start = GameStart(self.seed, info.seat, list(info.players), info.rules.to_dict(), info.game)
         reply = self._call(("game", *start), self.limits.load_seconds, "", "load limit")
-        if type(reply.report) is dict:
-            self.worker.report = reply.report
         load_error, error = reply.load_error, reply.error
         if load_error is not None:
             self.worker.kill()

@@ -92,10 +92,12 @@ class SandboxFactory:
                 raise BotLoadError(f"loading took longer than {load:g} s of CPU", path=self.src.label) from None
             raise BotLoadError(f"loading crashed the sandbox worker: {exc}", path=self.src.label) from None
         worker.kill()
-        if type(reply) is list and len(reply) == 6 and reply[3] is not None:
+        if type(reply) is list and len(reply) == 5 and reply[3] is not None:
             raise BotLoadError(clean(reply[3], 300), path=self.src.label)
-        if type(reply) is list and len(reply) == 6 and type(reply[5]) is dict:
-            self.report = dict(reply[5], supervision=supervision(self.limits))
+        # The layers the game process wrote before the bot's code ran (WorkerProcess.recv), not
+        # anything in its answer, which comes after: an escaped bot cannot forge them.
+        if worker.report:
+            self.report = dict(worker.report, supervision=supervision(self.limits))
 
     def spawn(self) -> WorkerProcess:
         """A fresh game process for one game. Raises :class:`WorkerError`."""

@@ -368,10 +368,23 @@ class WorkerProcess(_Endpoint):
         self.turns = 0
         #: Whether it is stopped at the end of each turn (from the start, or once it burned between turns).
         self.freezing = self.limits.freeze and self.limits.freeze_after <= 0
-        #: The layers this process is under (from its answer to the ``game`` message).
+        #: The layers this process is under: its first message, written after hardening and before
+        #: any bot code ran (so a bot cannot forge it), read before the first answer (:meth:`recv`).
         self.report: dict[str, Any] = {}
+        self.layers_pending = True
         _live.add(self)
         _watchdog.watch(self)
+
+    def recv(self) -> Any:
+        """The next message; before the first one, the ``["layers", report]`` message the process
+        wrote right after hardening (kept in :attr:`report`)."""
+        if self.layers_pending:
+            self.layers_pending = False
+            first = super().recv()
+            if not (type(first) is list and len(first) == 2 and first[0] == "layers" and type(first[1]) is dict):
+                raise ProtocolViolation("the first message is not the process's layers")
+            self.report = first[1]
+        return super().recv()
 
     def cpu(self) -> float:
         """The process's CPU seconds so far (the last known value once it is gone)."""

@@ -27,7 +27,7 @@ Referee -> game process messages (first item is the kind):
 
 ``("game", *GameStart)``
     the only game of this process: a fresh ``Bot()`` from the source with ``seed``,
-    then ``start_game`` if defined; answered ``["ok", actions, error, load_error, hooks, report]``.
+    then ``start_game`` if defined; answered ``["ok", actions, error, load_error, hooks]``.
 ``("move", view)``
     run ``bot.move(turn)``; ``view`` is a :class:`MoveView` sent as a plain tuple.
 ``("card", *DrawnCard)`` / ``("hist", history)`` / ``("pile", *PileCards)``
@@ -38,8 +38,9 @@ Referee -> game process messages (first item is the kind):
     tests only, and only when the hello allowed it: run unrestricted code in the hardened worker.
 
 Game process -> referee messages (decoded and checked by :func:`parse_ok` and :func:`parse_step`):
-``["ok", actions, error, load_error, hooks]`` (``report`` added
-to the answer to ``game``), ``["draw", actions]``, ``["hist", actions]``, ``["pile", actions]``,
+first, unasked, ``["layers", report]``: the layers it is under, written right after hardening and
+before any bot code runs (so a bot that escaped the code policy cannot forge it); then
+``["ok", actions, error, load_error, hooks]``, ``["draw", actions]``, ``["hist", actions]``, ``["pile", actions]``,
 ``["done", actions, error]``, ``["raw", result]``. ``hist`` asks for the public history (the bot
 read ``turn.history``), then sent with every move; ``pile`` for the round's pile only (the bot
 read ``turn.pile`` and not the history), then sent with every move as the cards put since.
@@ -146,13 +147,12 @@ class GameEnd(NamedTuple):
 
 
 class OkReply(NamedTuple):
-    """``["ok", actions, error, load_error, hooks(, report)]``: the answer to ``game`` and notifications."""
+    """``["ok", actions, error, load_error, hooks]``: the answer to ``game`` and notifications."""
 
     actions: list[Any]
     error: Any
     load_error: Any
     hooks: Any
-    report: Any = None
 
 
 class Step(NamedTuple):
@@ -166,7 +166,7 @@ class Step(NamedTuple):
 
 def parse_ok(raw: Any) -> OkReply | None:
     """``raw`` as an :class:`OkReply`, or None when it is not one."""
-    if type(raw) is list and len(raw) in (5, 6) and raw[0] == "ok" and type(raw[1]) is list:
+    if type(raw) is list and len(raw) == 5 and raw[0] == "ok" and type(raw[1]) is list:
         return OkReply(*raw[1:])
     return None
 

@@ -38,7 +38,6 @@ from ..moves import Move
 from ..referee import GameInfo
 from ..rules import Rules
 from ..turn import PlayerInfo, Turn, freeze
-from .harden import HardenReport
 from .policy import OutputSink, _short, instantiate
 from .protocol import HEADER, MAX_IN_FRAME, DrawnCard, GameEnd, GameStart, MoveView, PileCards, RoundEnd
 
@@ -299,13 +298,9 @@ class Feed:
 class Worker:
     """The protocol loop and one bot's state."""
 
-    def __init__(
-        self, chan: Channel, hello: dict[str, Any], code: Any = None, report: HardenReport | None = None
-    ) -> None:
+    def __init__(self, chan: Channel, hello: dict[str, Any], code: Any = None) -> None:
         self.chan = chan
         self.src = BotSource(hello["name"], hello["source"], hello.get("path"))
-        #: The layers this process is under, sent with the answer to its one ``game`` message.
-        self.report = report.as_dict() if report is not None else {}
         self.games = 0
         self.sink = OutputSink(int(hello.get("max_output", 4096)))
         self.raw_ok = bool(hello.get("raw_ok"))
@@ -378,7 +373,7 @@ class Worker:
             else:
                 self.bot = instantiate(self.code, self.src, seed, self.sink, self.space)
         except BotLoadError as exc:
-            return ["ok", self.take_actions(), None, exc.message, [], self.report]
+            return ["ok", self.take_actions(), None, exc.message, []]
         key = marshal.dumps(rules)
         if key != self.rules_key:
             self.rules = Rules.from_dict(rules)
@@ -394,7 +389,7 @@ class Worker:
         error = None
         if "start_game" in self.hooks:
             error = self.call(self.hooks["start_game"], GameInfo(seat, self.names, self.rules, game_id))
-        return ["ok", self.take_actions(), error, None, sorted(self.hooks), self.report]
+        return ["ok", self.take_actions(), error, None, sorted(self.hooks)]
 
     def call(self, fn: Any, arg: Any) -> str | None:
         """Call a bot method; its exception (any at all) as a short text, or None."""

@@ -157,7 +157,7 @@ class Prepared:
         self.uid = bool(config.get("uid")) and os.geteuid() == 0
         self.template_pid = os.getpid()
         #: The game process's worker: its channel and layers are set after the fork.
-        self.worker = Worker(Channel(-1, -1), config, code, None)
+        self.worker = Worker(Channel(-1, -1), config, code)
         if not self.worker.escaped:  # the bot's namespace, built here (its seed is set per game)
             self.worker.space = BotNamespace(0, self.worker.sink)
         rules = CONTEST.to_dict()  # the contest's rules, parsed once (others are parsed per game)
@@ -190,7 +190,10 @@ def _game_process(fds: list[int], prep: Prepared) -> None:
     )
     worker = prep.worker
     worker.chan = Channel(fd_in, fd_out)
-    worker.report = final.as_dict()
+    # The layers go out now, before the bot's code runs in this process (its module, at the
+    # ``game`` message): a bot that escaped the code policy can change what this process
+    # would say later, never what it already wrote to the pipe.
+    worker.chan.send(["layers", final.as_dict()])
     try:
         worker.loop()
     except BaseException:  # noqa: BLE001 - a broken game process just ends; the referee sees a crash
