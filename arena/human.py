@@ -428,9 +428,10 @@ class HumanPlayer:
 def human_factory(
     ask: Ask | None = None, show: Show | None = None, symbols: bool | None = None
 ) -> Callable[[Any, int], HumanPlayer]:
-    """A factory ``factory(game_seed, seat) -> HumanPlayer`` for ``arena play human ...``."""
+    """A factory ``factory(bot_key, seat) -> HumanPlayer`` for ``arena play human ...`` (a person
+    needs no seed: the key is not used)."""
 
-    def factory(game_seed: Any, seat: int) -> HumanPlayer:
+    def factory(bot_key: Any, seat: int) -> HumanPlayer:
         return HumanPlayer(seat, ask=ask, show=show, symbols=symbols)
 
     return factory

@@ -327,7 +327,7 @@ def note_first_faults(
             firsts[i] = FirstFault(tallies[i].bot, 0, str(f.kind), f.detail, outcome.game)
 
 
-class ReplayFile:
+class RecordFile:
     """``--replay FILE``: never overwrites what this run did not write.
 
     A new file is created (exclusively) before the first game, so it is this run's; if the run
@@ -391,9 +391,9 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def open_writer(path: str, *, force: bool = False, bots: Sequence[BotSource] = ()) -> ReplayFile:
+def open_writer(path: str, *, force: bool = False, bots: Sequence[BotSource] = ()) -> RecordFile:
     """Open the record file before any game is played; a bad or taken path is a usage error."""
-    return ReplayFile(path, force=force, bots=bots)
+    return RecordFile(path, force=force, bots=bots)
 
 
 def record(outcome: GameOutcome, order: list[int], tallies: list[Tally]) -> None:

@@ -2,7 +2,9 @@
 
 Registered reference bots may run in-process (``trusted=True``); every bot
 given by file path runs in the sandbox. Both give a factory
-``factory(game_seed, seat) -> Player`` so the referee never knows which.
+``factory(bot_key, seat)``: a :class:`~arena.referee.Player` (in-process) or a
+:class:`~arena.referee.RemoteSeat` (sandboxed) for one game, its bot seeded from the
+game's bot key (:mod:`arena.seeds`; never the deal's seed) and the seat.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from .loader import BotSource, load_trusted
 
+#: ``factory(bot_key, seat)``: the occupant of ``seat`` for one game.
 Factory = Callable[[Any, int], Any]
 
 

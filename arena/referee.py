@@ -67,7 +67,7 @@ class Player(Protocol):
 
 @runtime_checkable
 class RemoteSeat(Protocol):
-    """A seat played outside the referee's process (:class:`~arena.sandbox.player.WorkerPlayer`).
+    """A seat played outside the referee's process (:class:`~arena.sandbox.player.SandboxedSeat`).
 
     What the referee calls on it, in order: :meth:`sit` with the seat's
     :class:`SeatContext` (before the game), ``start_game``, :meth:`play_move` on each
@@ -140,7 +140,7 @@ class SeatContext(Protocol):
     """What a seat played from outside the referee's process needs, and nothing more.
 
     The referee hands one to each :class:`RemoteSeat` (a sandboxed seat,
-    :class:`~arena.sandbox.player.WorkerPlayer`) before ``start_game``.
+    :class:`~arena.sandbox.player.SandboxedSeat`) before ``start_game``.
     It shows the seat's own move, the public counts and history (R10), and the
     card a forced draw would give, to the mover only (docs/RULINGS.md); every
     action goes through the engine's checked path. No engine object escapes it

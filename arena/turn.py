@@ -20,6 +20,11 @@ from .moves import Move
 from .rules import Rules
 from .visibility import is_public, private_key, public_data
 
+#: ``turn.say``: characters kept of one line, and lines a move (more are dropped). The one place
+#: these caps live: the sandboxed seat's player refuses a worker that sends past them.
+SAY_CHARS = 200
+SAYS_PER_MOVE = 20
+
 
 class PlayerInfo(NamedTuple):
     """One seat as everyone sees it (R10) [``getPlayers()``]."""
@@ -192,11 +197,12 @@ class Turn:
         return sum(table[c.rank] for c in self._move.hand)
 
     def say(self, text: Any) -> None:
-        """A short message for the game log [``message``]; at most 200 characters, 20 a move."""
-        if self._said >= 20:
+        """A short message for the game log [``message``]; at most :data:`SAY_CHARS` characters,
+        :data:`SAYS_PER_MOVE` a move."""
+        if self._said >= SAYS_PER_MOVE:
             return
         self._said += 1
-        self._table.act_say(str(text)[:200] if type(text) is str else repr(text)[:200])
+        self._table.act_say(str(text)[:SAY_CHARS] if type(text) is str else repr(text)[:SAY_CHARS])
 
     def __repr__(self) -> str:
         return f"<Turn seat={self.seat} top={self.top} suit={self.suit} hand={' '.join(map(str, self.hand))}>"

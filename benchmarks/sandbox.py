@@ -57,7 +57,7 @@ from tabulate import tabulate
 from arena.loader import BotSource, InProcessPlayer, load_trusted, read_bot_file
 from arena.referee import GameInfo, Referee
 from arena.sandbox import Limits, SandboxFactory, policy
-from arena.sandbox.player import WorkerPlayer
+from arena.sandbox.player import SandboxedSeat
 from arena.sandbox.process import Template
 from arena.seeds import derive_seed
 
@@ -87,7 +87,7 @@ class GuardedFactory:
 #: ``on_move`` around them, and its round trips to the referee within a move.
 _PATCH = """
 import time
-import arena.sandbox.worker as W
+import arena.sandbox.gameloop as W
 pt = time.thread_time
 T = {"start": pt(), "move": 0.0, "on_move": 0.0, "request": 0.0, "moves": 0}
 W._bench = T
@@ -105,7 +105,7 @@ class _Timed:
             T["move"] += pt() - t
 
 
-_on_move, _request = W.Worker.on_move, W.Worker.request
+_on_move, _request = W.GameLoop.on_move, W.GameLoop.request
 
 
 def on_move(self, fields):
@@ -127,18 +127,18 @@ def request(self, message):
         T["request"] += pt() - t
 
 
-W.Worker.on_move, W.Worker.request = on_move, request
+W.GameLoop.on_move, W.GameLoop.request = on_move, request
 result = True
 """
 _FETCH = """
 import time
-import arena.sandbox.worker as W
+import arena.sandbox.gameloop as W
 T = W._bench
 result = (T["move"], T["on_move"], T["request"], time.thread_time() - T["start"], T["moves"])
 """
 
 
-class TimedPlayer(WorkerPlayer):
+class TimedPlayer(SandboxedSeat):
     """A sandboxed seat whose game process times its own inside (see ``_PATCH``)."""
 
     factory: TimedFactory

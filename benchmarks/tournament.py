@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from arena.rules import CONTEST
+from arena.tournament.gamerunner import GameRunner, Job
 from arena.tournament.runner import Plan, local_backend, plan, run
-from arena.tournament.worker import GameRunner, Job
 
 BOTS = ["greedy", "random", "greedy", "random", "random", "greedy"]
 

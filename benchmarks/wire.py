@@ -23,7 +23,7 @@ from arena.referee import Referee
 from arena.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory
 from arena.sandbox import process as process_module
-from arena.sandbox.player import WorkerPlayer
+from arena.sandbox.player import SandboxedSeat
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "bots").glob("[a-z]*.py")) + sorted((ROOT / "examples").glob("*.py"))
@@ -34,9 +34,9 @@ turns: list[tuple[int, int, int, float]] = []
 
 def instrument() -> None:
     """Wrap the referee's reading and accounting to see every message and turn."""
-    recv = process_module.WorkerProcess.recv
-    count = WorkerPlayer._count
-    spent = WorkerPlayer._spent
+    recv = process_module.GameProcess.recv
+    count = SandboxedSeat._count
+    spent = SandboxedSeat._spent
 
     def seen_recv(self: Any) -> Any:
         before = self.turn_bytes
@@ -44,18 +44,18 @@ def instrument() -> None:
         peak["reply_bytes"] = max(peak["reply_bytes"], self.turn_bytes - before)
         return message
 
-    def seen_count(self: WorkerPlayer, actions: list[Any]) -> None:
+    def seen_count(self: SandboxedSeat, actions: list[Any]) -> None:
         peak["reply_actions"] = max(peak["reply_actions"], len(actions))
         count(self, actions)
 
-    def seen_spent(self: WorkerPlayer, worker: Any, t0: float | None = None) -> None:
+    def seen_spent(self: SandboxedSeat, worker: Any, t0: float | None = None) -> None:
         spent(self, worker, t0)
         if t0 is not None:
             turns.append((worker.turn_bytes, worker.turn_messages, self.acted, self.turn_referee))
 
-    process_module.WorkerProcess.recv = seen_recv  # type: ignore[method-assign]
-    WorkerPlayer._count = seen_count  # type: ignore[method-assign]
-    WorkerPlayer._spent = seen_spent  # type: ignore[method-assign]
+    process_module.GameProcess.recv = seen_recv  # type: ignore[method-assign]
+    SandboxedSeat._count = seen_count  # type: ignore[method-assign]
+    SandboxedSeat._spent = seen_spent  # type: ignore[method-assign]
 
 
 def main() -> None:

@@ -31,9 +31,9 @@ from arena.record import read_games
 from arena.referee import DETAIL_BYTES, Referee
 from arena.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory
-from arena.sandbox import player as sandbox_player  # where WorkerPlayer derives its seeds
+from arena.sandbox import player as sandbox_player  # where SandboxedSeat derives its seeds
 from arena.seeds import GUESSABLE_BELOW
-from arena.tournament import worker as tournament_worker
+from arena.tournament import gamerunner as tournament_worker
 from arena.tournament.schedule import Schedule
 from arena.verify import check_lines
 

@@ -25,7 +25,7 @@ from arena import play as play_match
 from arena.record import read_games
 from arena.safetext import escape
 from arena.tournament.dbread import BotRow
-from arena.tournament.replay import StoredGame
+from arena.tournament.rerun import StoredGame
 from arena.tournament.schedule import GameKey
 from arena.web.charts import heat_map, interval_chart
 from arena.web.pages import bot_page, games_page, index_page

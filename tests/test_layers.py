@@ -98,11 +98,11 @@ def test_only_the_referees_in_process_table_takes_the_unchecked_path() -> None:
 def test_the_referee_builds_a_turn_only_for_in_process_seats() -> None:
     # A remote seat gets its SeatContext and play_move(); it is never handed a Turn it would ignore.
     from arena.referee import RemoteSeat
-    from arena.sandbox.player import WorkerPlayer
+    from arena.sandbox.player import SandboxedSeat
 
-    assert not hasattr(WorkerPlayer, "move")
+    assert not hasattr(SandboxedSeat, "move")
     for name in ("sit", "start_game", "play_move", "end_round", "end_game", "close"):
-        assert callable(getattr(WorkerPlayer, name)), name
+        assert callable(getattr(SandboxedSeat, name)), name
     source = (ARENA / "referee.py").read_text()
     assert 'getattr(players[s], "sit"' not in source and "RemoteSeat" in source
     assert RemoteSeat.__doc__

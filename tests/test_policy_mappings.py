@@ -123,7 +123,7 @@ def test_the_workers_own_provisional_events_go_through_freeze() -> None:
     # The worker builds the events of the move in progress itself (before the referee logs
     # them); they reach the bot made read-only by the same freeze as every other event, so
     # whatever a future field holds, no ``_`` key survives at any depth.
-    from arena.sandbox.worker import Feed
+    from arena.sandbox.gameloop import Feed
 
     feed = Feed()
     feed.add([{"event": "finish", "seat": 1}])

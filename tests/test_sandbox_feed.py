@@ -16,7 +16,7 @@ import pytest
 from arena.cards import Card
 from arena.moves import Move
 from arena.rules import Rules
-from arena.sandbox.worker import Feed, WorkerTable
+from arena.sandbox.gameloop import Feed, ViewTable
 from arena.turn import PlayerInfo, Turn
 
 DEAL = {"event": "deal", "round": 1, "first": 0, "hands": [5, 5], "stock": 20, "scores": (0, 0)}
@@ -72,7 +72,7 @@ def test_R10_history_events_are_read_only_and_changing_them_changes_nothing() ->
 
 
 class _FakeWorker:
-    """What a WorkerTable needs of its worker, without a pipe."""
+    """What a ViewTable needs of its worker, without a pipe."""
 
     def __init__(self) -> None:
         self.names = ("me", "you")
@@ -87,7 +87,7 @@ class _FakeWorker:
 def test_players_follow_the_movers_hand_size_and_freeze_when_the_move_ends() -> None:
     w = _FakeWorker()
     move = Move(0, [Card("7h"), Card("7s"), Card("9c")], Card("10h"), "h", stock=10, pile_size=3)
-    table = WorkerTable(w, move, [3, 4, 10, 20, 0, 1], None)  # type: ignore[arg-type]
+    table = ViewTable(w, move, [3, 4, 10, 20, 0, 1], None)  # type: ignore[arg-type]
     turn = Turn(move, table)
     assert turn.players == (PlayerInfo(0, "me", 3, 10, 0), PlayerInfo(1, "you", 4, 20, 1))
     assert turn.players is turn.players  # made once while the hand does not change

@@ -23,7 +23,7 @@ from arena.loader import BotSource, load_trusted, resolve_bot
 from arena.referee import GameOutcome, Referee
 from arena.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory
-from arena.sandbox.player import WorkerPlayer
+from arena.sandbox.player import SandboxedSeat
 from arena.sandbox.process import ProtocolViolation, WorkerError, _Endpoint
 from arena.sandbox.protocol import HEADER, MAX_INT_DIGITS
 from arena.sandbox.protocol import decode as _decode
@@ -126,7 +126,7 @@ def test_a_turns_bytes_and_messages_are_counted_over_its_messages() -> None:
         with pytest.raises(ProtocolViolation, match="more than 3 messages in a turn"):
             pipe.recv()
         pipe.buf = b""  # (what was read of the refused message: its worker is killed in play)
-        pipe.turn_bytes = pipe.turn_messages = 0  # a new turn (what WorkerProcess.begin does)
+        pipe.turn_bytes = pipe.turn_messages = 0  # a new turn (what GameProcess.begin does)
         pipe.put(["done", [], None])
         assert pipe.recv() == ["done", [], None]
     finally:
@@ -141,7 +141,7 @@ def greedy() -> Any:
     return load_trusted(resolve_bot("greedy"))
 
 
-def play(name: str, greedy: Any, limits: Limits) -> tuple[GameOutcome, WorkerPlayer]:
+def play(name: str, greedy: Any, limits: Limits) -> tuple[GameOutcome, SandboxedSeat]:
     path = ESCAPED / f"{name}.py"
     factory = SandboxFactory(BotSource(name, path.read_text(), str(path)), limits, escaped_for_tests=True)
     hostile = factory(SEED, HOSTILE_SEAT)

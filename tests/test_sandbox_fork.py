@@ -70,7 +70,7 @@ def test_a_template_holds_nothing_of_the_referee_side() -> None:
         [sys.executable, "-I", "-c", code, str(ROOT)], capture_output=True, text=True, check=True, env={}, timeout=60
     )
     modules = set(json.loads(out.stdout))
-    assert "arena.sandbox.worker" in modules and "arena.sandbox.policy" in modules  # the scan works
+    assert "arena.sandbox.gameloop" in modules and "arena.sandbox.policy" in modules  # the scan works
     held = modules & {
         "threading",
         "subprocess",

@@ -18,7 +18,7 @@ import pytest
 from test_tournament import count_games, group_gone, run_cli, standings, standings_apart, wait_for_games
 
 from arena.cli import main
-from arena.tournament.adaptive import LEGACY_METHOD, Design, Replay, State
+from arena.tournament.adaptive import LEGACY_METHOD, AdaptivePlanner, Design, State
 from arena.tournament.schedule import gauntlet_schedule
 
 # Two pairs of identical bots (inseparable) and a weak one, at 3-player tables (10 tables).
@@ -133,7 +133,7 @@ def test_decisions_are_a_function_of_the_results_alone() -> None:
     state = State(design)
     assert state.rounds[0] == [(t, 0) for t in range(10)]
     assert design.family == 10 and design.alpha == pytest.approx(0.005)
-    replay = Replay(design, budget=30)
+    replay = AdaptivePlanner(design, budget=30)
     keys = replay.advance()
     assert len(keys) == 30 and replay.advance() == keys  # nothing new: the same plan
     gauntlet = Design(5, 3, gauntlet_schedule(4, 3, 100, 0), gauntlet=True)

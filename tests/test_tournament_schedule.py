@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 
 from arena.rules import CONTEST
+from arena.tournament.gamerunner import GameRunner, Job
 from arena.tournament.schedule import GameKey, Schedule, balanced_table_count, default_sizes, parse_sizes, size_schedule
-from arena.tournament.worker import GameRunner, Job
 
 
 @pytest.mark.parametrize(
@@ -144,7 +144,7 @@ def test_a_game_replays_alone() -> None:
 def test_runner_keeps_few_process_holding_factories(monkeypatch: pytest.MonkeyPatch) -> None:
     """In a large field a worker closes the least recently used sandbox factories."""
     from arena.loader import load_trusted, resolve_bot
-    from arena.tournament import worker
+    from arena.tournament import gamerunner as worker
 
     opened: list[str] = []
     closed: list[str] = []
@@ -187,7 +187,7 @@ def test_runner_keeps_a_whole_field_of_templates_when_memory_allows() -> None:
     """Issue 10 item 4: evicting templates in a 30-bot field restarted one every ~12 games
     (28,555 fresh interpreters over a 339,300-game final); the budget keeps all 30."""
     from arena.loader import resolve_bot
-    from arena.tournament.worker import MIN_KEEP, TEMPLATE_BYTES, template_budget
+    from arena.tournament.gamerunner import MIN_KEEP, TEMPLATE_BYTES, template_budget
 
     assert template_budget(available=24 * 2**30, cpus=2) >= 30
     assert template_budget(available=30 * 4 * 2 * TEMPLATE_BYTES, cpus=2) == 30

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from arena.tournament.db import BotRow, TournamentDB, TournamentDBError, open_readonly, read_bots, read_games
+from arena.tournament.gamerunner import GameRecord
 from arena.tournament.schedule import GameKey, Schedule
 from arena.tournament.standings import format_standings, mean_ci, standings_doc, t975
-from arena.tournament.worker import GameRecord
 
 LABELS = ["a", "b", "c"]
 BOTS = [BotRow(i, name, name, None, "registry", f"{i:064x}") for i, name in enumerate(LABELS)]

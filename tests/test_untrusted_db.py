@@ -23,7 +23,7 @@ import pytest
 from arena.cli import main
 from arena.loader import registry
 from arena.tournament.dbread import open_readonly
-from arena.tournament.replay import load_plan
+from arena.tournament.rerun import load_plan
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 KEY = "3p-t0-d0-r1"

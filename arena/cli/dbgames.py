@@ -62,15 +62,15 @@ def replay_from_db(db: str, key: str, *, trusted: bool = False, allow_weak: bool
         game that came out otherwise (stderr says how).
     """
     from ..tournament.db import TournamentDBError
-    from ..tournament.replay import ReplayError, open_db, replay_one
+    from ..tournament.rerun import RerunError, open_db, rerun_one
 
     try:
         conn, meta = open_db(db)
         try:
-            record, diffs = replay_one(conn, meta, key, trusted=trusted, approve=sandbox_check(allow_weak))
+            record, diffs = rerun_one(conn, meta, key, trusted=trusted, approve=sandbox_check(allow_weak))
         finally:
             conn.close()
-    except (TournamentDBError, ReplayError) as exc:
+    except (TournamentDBError, RerunError) as exc:
         raise UsageError(str(exc)) from None
     if diffs:
         raise UsageError(f"{key}: the re-played game differs from the stored result ({'; '.join(diffs)})")

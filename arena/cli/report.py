@@ -16,7 +16,7 @@ from .output import progress_bar
 
 def run(args: argparse.Namespace) -> int:
     from ..tournament.db import TournamentDBError
-    from ..tournament.replay import ReplayError
+    from ..tournament.rerun import RerunError
     from ..web.report import ReportError, build_report
 
     bar: list[Any] = []
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
             trusted=args.trusted,
             approve=sandbox_check(args.allow_weak_sandbox),
         )
-    except (TournamentDBError, ReplayError, ReportError) as exc:
+    except (TournamentDBError, RerunError, ReportError) as exc:
         raise UsageError(str(exc)) from None
     finally:
         if bar:

@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .limits import Limits
-    from .player import WorkerPlayer
+    from .player import SandboxedSeat
     from .policy import check_source
     from .pool import SandboxFactory, sandboxed_factory
 
-__all__ = ["sandboxed_factory", "Limits", "check_source", "hardening_report", "SandboxFactory", "WorkerPlayer"]
+__all__ = ["sandboxed_factory", "Limits", "check_source", "hardening_report", "SandboxFactory", "SandboxedSeat"]
 
 #: Public name -> the submodule that defines it.
 _LAZY = {
     "Limits": "limits",
-    "WorkerPlayer": "player",
+    "SandboxedSeat": "player",
     "check_source": "policy",
     "SandboxFactory": "pool",
     "sandboxed_factory": "pool",

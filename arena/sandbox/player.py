@@ -1,15 +1,15 @@
-"""The referee's player for a sandboxed seat (:class:`WorkerPlayer`).
+"""The referee's player for a sandboxed seat (:class:`SandboxedSeat`).
 
-A :class:`WorkerPlayer` gets a fresh game process from its bot's
+A :class:`SandboxedSeat` gets a fresh game process from its bot's
 :class:`~arena.sandbox.pool.SandboxFactory` for each game, sends the seat's
 view each move (a :class:`~arena.sandbox.protocol.MoveView`), re-applies every
 action the process reports through the engine's checked path, and turns every misbehaviour into a
 :class:`~arena.referee.BotFault`. Each call is one *turn* of the process
-(:meth:`~arena.sandbox.process.WorkerProcess.begin` ... ``end``): continued
+(:meth:`~arena.sandbox.process.GameProcess.begin` ... ``end``): continued
 while it is on turn, frozen otherwise, timed by its CPU clock.
 
 It sees the game only through the :class:`~arena.referee.SeatContext` the
-referee hands it (:meth:`WorkerPlayer.sit`), never the engine itself; the
+referee hands it (:meth:`SandboxedSeat.sit`), never the engine itself; the
 public history comes from the game's one :class:`~arena.turn.PublicFeed`.
 """
 
@@ -24,7 +24,8 @@ from ..errors import IllegalMove
 from ..events import FaultKind
 from ..referee import BotFault, GameInfo, SeatContext
 from ..seeds import derive_seed
-from .process import Overload, ProtocolViolation, WorkerError, WorkerProcess, WorkerTimeout, clean
+from ..turn import SAY_CHARS, SAYS_PER_MOVE
+from .process import GameProcess, Overload, ProtocolViolation, WorkerError, WorkerTimeout, clean
 from .protocol import DrawnCard, GameEnd, GameStart, MoveView, PileCards, RoundEnd, parse_ok, parse_step
 
 if TYPE_CHECKING:
@@ -60,15 +61,16 @@ _MARK_ROOM = 32
 _CARDS = Card._by_text
 
 
-class WorkerPlayer:
+class SandboxedSeat:
     """A sandboxed seat, as the referee drives it (the :class:`~arena.referee.RemoteSeat` protocol)."""
 
-    def __init__(self, factory: SandboxFactory, game_seed: Any, seat: int) -> None:
+    def __init__(self, factory: SandboxFactory, bot_key: Any, seat: int) -> None:
         self.factory = factory
         self.limits = factory.limits
         self.name = factory.src.name
-        self.seed = derive_seed(game_seed, "bot", seat)
-        self.worker: WorkerProcess | None = None
+        #: The bot's seed: from the game's bot key (never the deal's seed, arena/seeds.py) and the seat.
+        self.seed = derive_seed(bot_key, "bot", seat)
+        self.worker: GameProcess | None = None
         self.bank = self.limits.game_seconds
         self.hooks: tuple[str, ...] = ()
         self.sent = 0
@@ -304,7 +306,7 @@ class WorkerPlayer:
             raise self._fault(ProtocolViolation("a malformed error field"))
         raise BotFault(FaultKind.EXCEPTION, clean(error, 300))
 
-    def _spent(self, worker: WorkerProcess, t0: float | None = None) -> None:
+    def _spent(self, worker: GameProcess, t0: float | None = None) -> None:
         """The game's bank is what the game process has used in all (every turn, and between
         them) and the referee's CPU spent on the seat's turns (this one's from ``t0``)."""
         if t0 is not None:
@@ -359,11 +361,11 @@ class WorkerPlayer:
                         raise ProtocolViolation("the drawn card is not the one sent")
                 elif kind == "s" and len(action) == 2 and type(action[1]) is str:
                     self.said += 1
-                    if self.said > 20:
-                        raise ProtocolViolation("more than 20 says in a move")
-                    if len(action[1]) > 200:  # turn.say cuts its text to 200 characters in the worker
+                    if self.said > SAYS_PER_MOVE:
+                        raise ProtocolViolation(f"more than {SAYS_PER_MOVE} says in a move")
+                    if len(action[1]) > SAY_CHARS:  # turn.say cuts its text to SAY_CHARS in the game process
                         raise ProtocolViolation(f"a say of {len(action[1])} characters")
-                    table.say(clean(action[1], 200))
+                    table.say(clean(action[1], SAY_CHARS))
                 else:
                     raise ProtocolViolation(f"unknown action {str(kind)[:10]!r}")
             except (IllegalMove, ValueError) as exc:

@@ -3,7 +3,7 @@
 :class:`SandboxFactory` checks the source (layer 1), starts the bot's
 :class:`~arena.sandbox.process.Template` and, eagerly, loads the bot once in a
 trial game process so that load errors surface before any game. Each
-:class:`~arena.sandbox.player.WorkerPlayer` it makes gets its own game process,
+:class:`~arena.sandbox.player.SandboxedSeat` it makes gets its own game process,
 forked from the template and killed when the game ends.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 from ..errors import BotLoadError
 from ..loader import BotSource
 from .limits import Limits, cpu_clocks_work
-from .player import WorkerPlayer
-from .process import Template, WorkerError, WorkerProcess, WorkerTimeout, clean
+from .player import SandboxedSeat
+from .process import GameProcess, Template, WorkerError, WorkerTimeout, clean
 
 #: Layers the referee itself provides, beside the worker's (:data:`arena.sandbox.harden.LAYERS`).
 SUPERVISION: tuple[str, ...] = ("cpu_time", "freeze", "fresh_process")
@@ -33,7 +33,7 @@ def supervision(limits: Limits) -> dict[str, str]:
 
 
 class SandboxFactory:
-    """Makes a :class:`WorkerPlayer` per game and seat, each with a fresh game process."""
+    """Makes a :class:`SandboxedSeat` per game and seat, each with a fresh game process."""
 
     def __init__(
         self, src: BotSource, limits: Limits | None = None, *, eager: bool = True, escaped_for_tests: bool = False
@@ -94,12 +94,12 @@ class SandboxFactory:
         worker.kill()
         if type(reply) is list and len(reply) == 5 and reply[3] is not None:
             raise BotLoadError(clean(reply[3], 300), path=self.src.label)
-        # The layers the game process wrote before the bot's code ran (WorkerProcess.recv), not
+        # The layers the game process wrote before the bot's code ran (GameProcess.recv), not
         # anything in its answer, which comes after: an escaped bot cannot forge them.
         if worker.report:
             self.report = dict(worker.report, supervision=supervision(self.limits))
 
-    def spawn(self) -> WorkerProcess:
+    def spawn(self) -> GameProcess:
         """A fresh game process for one game. Raises :class:`WorkerError`."""
         try:
             template = self._template()
@@ -115,14 +115,15 @@ class SandboxFactory:
         except BotLoadError as exc:
             raise WorkerError(exc.message) from None
 
-    def record(self, player: WorkerPlayer) -> None:
+    def record(self, player: SandboxedSeat) -> None:
         """A player's game is over: keep its move times."""
         self.games += 1
         self.move_cpu.extend(player.cpu_times)
         del self.move_cpu[:-10000]
 
-    def __call__(self, game_seed: Any, seat: int) -> WorkerPlayer:
-        return WorkerPlayer(self, game_seed, seat)
+    def __call__(self, bot_key: Any, seat: int) -> SandboxedSeat:
+        """A seat for one game: its bot seeded from the game's ``bot_key`` and ``seat``."""
+        return SandboxedSeat(self, bot_key, seat)
 
     def close(self) -> None:
         """Stop the template (its game processes die with it)."""
@@ -145,7 +146,7 @@ def _default_rules() -> dict[str, Any]:
 
 
 def sandboxed_factory(src: BotSource, limits: Limits | None = None) -> SandboxFactory:
-    """``factory(game_seed, seat) -> WorkerPlayer`` for untrusted bot source.
+    """``factory(bot_key, seat) -> SandboxedSeat`` for untrusted bot source.
 
     :raises BotLoadError: the source fails the static checks or cannot be loaded in a worker.
     """

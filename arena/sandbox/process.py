@@ -2,11 +2,11 @@
 
 :class:`Template` starts one bot's template (``python -I``, empty environment,
 new session; :mod:`arena.sandbox.zygote`) and asks it for a fresh game
-process per game. :class:`WorkerProcess` is the referee's end of one game
+process per game. :class:`GameProcess` is the referee's end of one game
 process: framed pipes, and the *turn* discipline that makes resources fair:
 
 * between its turns a game process is stopped (SIGSTOP to its process group),
-  so it gets no CPU while other seats play; :meth:`WorkerProcess.begin`
+  so it gets no CPU while other seats play; :meth:`GameProcess.begin`
   continues it (SIGCONT) when a message for it is sent, notifications included;
 * a turn's time is the CPU time of the game process (its CPU clock, read by
   pid), so load on the machine does not make an honest bot late; a wall-clock
@@ -33,8 +33,19 @@ import time
 import weakref
 from typing import Any
 
-from ..events import FaultKind
 from ..loader import BotSource
+from .failures import Overload, ProtocolViolation, WorkerError, WorkerTimeout, clean, describe_exit, tail
+
+__all__ = [  # the failures are re-exported: callers and tests name them from here
+    "GameProcess",
+    "Overload",
+    "ProtocolViolation",
+    "Template",
+    "WorkerError",
+    "WorkerTimeout",
+    "clean",
+    "describe_exit",
+]
 from .limits import Limits, cpu_clock, cpu_seconds, pin_to_one_cpu
 from .protocol import HEADER, decode
 from .seccomp import export_program
@@ -51,35 +62,6 @@ _MARSHAL = 2
 #: allocated and shrunk per read costs more than the rare extra read of a long message.
 _CHUNK = 4096
 
-_SIGNALS = {
-    signal.SIGKILL: "killed",
-    signal.SIGSYS: "killed by the seccomp filter (SIGSYS)",
-    signal.SIGXCPU: "over its CPU-time limit (SIGXCPU)",
-    signal.SIGSEGV: "crashed (SIGSEGV)",
-    signal.SIGABRT: "aborted (SIGABRT)",
-}
-
-
-class WorkerError(Exception):
-    """The worker is unusable: it died, missed a deadline or broke the protocol."""
-
-    kind = FaultKind.CRASH
-
-
-class WorkerTimeout(WorkerError):
-    kind = FaultKind.TIMEOUT
-
-
-class ProtocolViolation(WorkerError):
-    pass
-
-
-class Overload(WorkerError):
-    """The seat's messages cost the referee more CPU than ``Limits.referee_turn_seconds``."""
-
-    kind = FaultKind.TIMEOUT
-
-
 _live: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
@@ -88,25 +70,6 @@ def _kill_all() -> None:
     for w in list(_live):
         if w.owner == os.getpid():
             w.kill()
-
-
-def describe_exit(code: int | None) -> str:
-    """How a process ended, for a fault's detail."""
-    if code is None:
-        return "stopped answering"
-    if code < 0:
-        try:
-            sig = signal.Signals(-code)
-        except ValueError:
-            return f"killed by signal {-code}"
-        return _SIGNALS.get(sig, f"killed by {sig.name}")
-    return f"exited with status {code}"
-
-
-def clean(text: Any, limit: int) -> str:
-    """A string from the worker, cut to ``limit`` and safe to write anywhere."""
-    shown: str = text if type(text) is str else repr(text)
-    return shown[:limit].encode("utf-8", "replace").decode("utf-8")
 
 
 class _Endpoint:
@@ -169,21 +132,6 @@ class _Endpoint:
 
     def _died(self) -> WorkerError:  # pragma: no cover - overridden
         raise NotImplementedError
-
-
-def _tail(fd: int) -> str:
-    """The last line written to a (non-blocking) stderr pipe."""
-    err = b""
-    while True:
-        try:
-            data = os.read(fd, 1 << 16)
-        except (BlockingIOError, OSError, ValueError):
-            break
-        if not data:
-            break
-        err = (err + data)[-4096:]
-    lines = err.decode("utf-8", "replace").strip().splitlines()
-    return lines[-1][:160] if lines else ""
 
 
 class Template(_Endpoint):
@@ -267,7 +215,7 @@ class Template(_Endpoint):
                 if self.timed_out:
                     self.kill()
 
-    def spawn(self) -> WorkerProcess:
+    def spawn(self) -> GameProcess:
         """A fresh game process (forked from the template, hardened, not yet given a game)."""
         child_in, ours_w = os.pipe()
         ours_r, child_out = os.pipe()
@@ -288,7 +236,7 @@ class Template(_Endpoint):
             self.kill()
             raise ProtocolViolation("bad fork reply")
         os.set_blocking(err_r, False)
-        return WorkerProcess(self, reply[1], ours_w, ours_r, err_r)
+        return GameProcess(self, reply[1], ours_w, ours_r, err_r)
 
     def exit_code(self, pid: int, wait: float) -> int | None:
         """How game process ``pid`` ended (None: still running after ``wait`` seconds, or unknown)."""
@@ -307,7 +255,7 @@ class Template(_Endpoint):
             code = self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             code = None
-        last = _tail(self.fd_e)
+        last = tail(self.fd_e)
         return WorkerError(f"template {describe_exit(code)}" + (f": {last}" if last else ""))
 
     def signal_kill(self) -> None:
@@ -340,7 +288,7 @@ class Template(_Endpoint):
         _watchdog.forget(self)
 
 
-class WorkerProcess(_Endpoint):
+class GameProcess(_Endpoint):
     """The referee's end of one game process: pipes, its CPU clock, turns, kill."""
 
     def __init__(self, template: Template, pid: int, fd_w: int, fd_r: int, fd_e: int) -> None:
@@ -368,19 +316,20 @@ class WorkerProcess(_Endpoint):
         self.turns = 0
         #: Whether it is stopped at the end of each turn (from the start, or once it burned between turns).
         self.freezing = self.limits.freeze and self.limits.freeze_after <= 0
-        #: The layers this process is under: its first message, written after hardening and before
-        #: any bot code ran (so a bot cannot forge it), read before the first answer (:meth:`recv`).
+        #: Its layers: its first message, written before any bot code ran (a bot cannot forge it).
         self.report: dict[str, Any] = {}
         self.layers_pending = True
         _live.add(self)
         _watchdog.watch(self)
 
     def recv(self) -> Any:
-        """The next message; before the first one, the ``["layers", report]`` message the process
-        wrote right after hardening (kept in :attr:`report`)."""
+        """The next message; before the first, the process's ``["layers", report]`` (kept in
+        :attr:`report`; bounded as a message, not counted in the turn's messages)."""
         if self.layers_pending:
             self.layers_pending = False
+            counts = self.turn_messages, self.turn_bytes
             first = super().recv()
+            self.turn_messages, self.turn_bytes = counts
             if not (type(first) is list and len(first) == 2 and first[0] == "layers" and type(first[1]) is dict):
                 raise ProtocolViolation("the first message is not the process's layers")
             self.report = first[1]
@@ -468,9 +417,9 @@ class WorkerProcess(_Endpoint):
         return reply, took
 
     # -- death ----------------------------------------------------------------------------------
-    def stderr_tail(self) -> str:
+    def stderrtail(self) -> str:
         """The last line the process wrote to stderr (Python's own fatal errors land there)."""
-        return _tail(self.fd_e)
+        return tail(self.fd_e)
 
     def _died(self) -> WorkerError:
         if self.timed_out:
@@ -478,7 +427,7 @@ class WorkerProcess(_Endpoint):
             return WorkerTimeout("no answer in time")
         self.dead = True
         code = self.template.exit_code(self.pid, 2.0) if not self.killed else None
-        last = self.stderr_tail()
+        last = self.stderrtail()
         self.kill()
         if self.timed_out:
             return WorkerTimeout("no answer in time")

@@ -22,7 +22,7 @@ class _Watchdog:
     Arming is two attribute writes (``deadline``, wall clock; ``cpu_deadline``,
     the process's CPU clock), with no lock: the thread reads each clock *before*
     it reads the matching deadline, and the referee reads the clocks *after* it
-    clears them (:meth:`WorkerProcess.end`), so a process the thread kills is
+    clears them (:meth:`GameProcess.end`), so a process the thread kills is
     always one the referee itself finds late.
     """
 

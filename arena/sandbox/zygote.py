@@ -11,7 +11,7 @@ code policy, then takes in itself every other layer a fork inherits
 (:func:`~arena.sandbox.harden.template_limits`: RLIMIT_AS/FSIZE/CORE,
 no_new_privs, not dumpable). It prepares what each game would otherwise make
 anew: the seccomp program the referee compiled (its buffer ready for one
-``prctl``), the capget buffers, the game process's :class:`~arena.sandbox.worker.Worker`
+``prctl``), the capget buffers, the game process's :class:`~arena.sandbox.gameloop.GameLoop`
 with the bot's namespace (builtins, guards, stand-in modules: built, never
 run) and the contest rules parsed. Then it freezes its objects for the
 collector (``gc.freeze``: a child's collections do not touch them) and never
@@ -48,12 +48,12 @@ from typing import Any
 from ..errors import BotLoadError
 from ..loader import BotSource
 from ..rules import CONTEST, Rules
+from .gameloop import Channel, GameLoop, _encode
 from .harden import HardenReport, harden_child, harden_template, template_limits
 from .namespace import BotNamespace
 from .policy import compile_bot
 from .protocol import HEADER, MAX_IN_FRAME
 from .seccomp import PreparedFilter, _libc
-from .worker import Channel, Worker, _encode
 
 #: Worker uids are ``UID_BASE + pid`` (when the referee runs as root): distinct for every live process.
 UID_BASE = 100000
@@ -157,7 +157,7 @@ class Prepared:
         self.uid = bool(config.get("uid")) and os.geteuid() == 0
         self.template_pid = os.getpid()
         #: The game process's worker: its channel and layers are set after the fork.
-        self.worker = Worker(Channel(-1, -1), config, code)
+        self.worker = GameLoop(Channel(-1, -1), config, code)
         if not self.worker.escaped:  # the bot's namespace, built here (its seed is set per game)
             self.worker.space = BotNamespace(0, self.worker.sink)
         rules = CONTEST.to_dict()  # the contest's rules, parsed once (others are parsed per game)

@@ -58,9 +58,9 @@ from .db import GameRow
 from .dbrows import LEGACY_METHOD as LEGACY_METHOD
 from .dbrows import METHOD as METHOD
 from .dbrows import METHODS as METHODS
+from .gamerunner import GameRecord
 from .schedule import GameKey
 from .stats import MixtureTest, SignTest, pair_alpha
-from .worker import GameRecord
 
 #: Deals one table may get; game ids are ``(table * DEAL_CAP + deal) * size + rotation + 1``.
 DEAL_CAP = 1_000_000
@@ -334,7 +334,7 @@ class State:
         return blocks
 
 
-class Replay:
+class AdaptivePlanner:
     """Feeds stored games to a :class:`State` and advances it round by round; what a
     run plays next and what ``standings`` reports both come from here."""
 
@@ -449,7 +449,7 @@ def run(
     try:
         if sandbox is not None:  # the hardening layers this run's bot files play under, as a fixed run notes them
             db.note("sandbox", sandbox)
-        replay = Replay(design, budget)
+        replay = AdaptivePlanner(design, budget)
         stored = read_games(db.conn)
         replay.feed(stored)
         if on_start:

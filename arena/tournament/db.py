@@ -42,8 +42,8 @@ from .dbread import (
     read_tables,
     stored_seed,
 )
+from .gamerunner import GameRecord
 from .schedule import GameKey, Schedule
-from .worker import GameRecord
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -19,8 +19,8 @@ from collections.abc import Callable, Generator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from .gamerunner import GameRecord, GameRunner, Job
 from .schedule import GameKey
-from .worker import GameRecord, GameRunner, Job
 
 #: A worker sends what it finished at least this often (and at the end of each chunk).
 FLUSH_SECONDS = 0.02

@@ -14,9 +14,9 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .gamerunner import Job, play_chunk
 from .local import Batches, HarnessError
 from .schedule import GameKey
-from .worker import Job, play_chunk
 
 #: Seconds to wait for a TCP connection to a Ray cluster's address before giving up.
 CONNECT_SECONDS = 5.0

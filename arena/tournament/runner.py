@@ -27,11 +27,11 @@ from ..rules import Rules
 from ..safetext import clean_name, escape, storable
 from ..seeds import guessable
 from ..untrusted import NotRegularFile
-from . import replays as replay_folder
+from . import records_folder
 from .db import BotRow, TournamentDB, canonical
+from .gamerunner import GameRecord, Job
 from .local import Batches, HarnessError
 from .schedule import DEFAULT_MAX_TABLES, MAX_GAMES, GameKey, Schedule, default_sizes
-from .worker import GameRecord, Job
 
 
 class SetupError(ValueError):
@@ -374,8 +374,8 @@ def open_tournament(
     folder = Path(replays) if replays else None
     if folder:
         try:
-            replay_folder.check(folder, db_path, force=force)
-        except replay_folder.ReplaysFolderError as exc:
+            records_folder.check(folder, db_path, force=force)
+        except records_folder.RecordsFolderError as exc:
             raise SetupError(str(exc)) from None
         try:
             folder.parent.mkdir(parents=True, exist_ok=True)  # the folder itself is made once the database is
@@ -396,7 +396,7 @@ def open_tournament(
     )
     if folder:
         try:
-            replay_folder.claim(folder, db.meta(), db_path)
+            records_folder.claim(folder, db.meta(), db_path)
         except OSError as exc:
             db.close()
             raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None

@@ -150,10 +150,10 @@ def separation_of(
     (its decisions replayed from the stored games), else fixed-sample paired intervals of the
     overall order's neighbours."""
     if "adaptive" in settings:
-        from .adaptive import Replay, design_of
+        from .adaptive import AdaptivePlanner, design_of
 
         design = design_of(settings, len(labels), [t for size in sorted(tables) for t in tables[size]])
-        replay = Replay(design, budget=max(len(games), 1))
+        replay = AdaptivePlanner(design, budget=max(len(games), 1))
         replay.feed(games)
         replay.advance()
         return adaptive_doc(labels, games, replay.state)

@@ -19,7 +19,7 @@ from .charts import heat_map, interval_chart
 from .render import real, render
 
 if TYPE_CHECKING:
-    from ..tournament.replay import StoredGame
+    from ..tournament.rerun import StoredGame
     from .report import BotStats
 
 #: The most places a table-size row counts (the game seats far fewer): bounds the work a bad size can ask.

@@ -6,7 +6,7 @@ the same numbers and order as ``arena standings``, charts, head-to-head),
 (one page per bot), ``viewer.html`` and ``games/<key>.js`` (each game's
 record, loaded by the viewer when opened). Records come from the folder kept
 by ``arena tournament --replays`` when given, else each game is re-played
-from the database (:mod:`arena.tournament.replay`) and checked against its
+from the database (:mod:`arena.tournament.rerun`) and checked against its
 stored result; a game that comes out otherwise is shown with a warning.
 """
 
@@ -24,7 +24,7 @@ from ..record import RecordError
 from ..record import read_games as read_record
 from ..tournament.dbread import Stored, load
 from ..tournament.dbrows import BotRow, has_table, read_faults, read_seat_times
-from ..tournament.replay import ReplayError, StoredGame, differences, plan_of, replay_many, stored_games
+from ..tournament.rerun import RerunError, StoredGame, differences, plan_of, rerun_many, stored_games
 from ..tournament.runner import Plan
 from ..tournament.schedule import GameKey
 from ..tournament.standings import standings_doc
@@ -134,7 +134,7 @@ def kept_record(folder: Path, stored: StoredGame) -> list[dict[str, Any]] | None
 
 
 def records(
-    plan: Plan | ReplayError,
+    plan: Plan | RerunError,
     stored: list[StoredGame],
     replays: str | None,
     workers: int,
@@ -159,7 +159,7 @@ def records(
     notes: dict[GameKey, str] = {}
     if not todo:
         return found, 0, notes
-    if isinstance(plan, ReplayError):
+    if isinstance(plan, RerunError):
         warnings.append(f"{len(todo)} games have no viewer: {plan}")
         return found, 0, notes
     approve(plan)
@@ -167,7 +167,7 @@ def records(
     if on_replayed is not None:
         on_replayed(0, len(todo))
     count = 0
-    for record in replay_many(plan, [g.key for g in todo], workers=min(workers, max(1, len(todo) // 8))):
+    for record in rerun_many(plan, [g.key for g in todo], workers=min(workers, max(1, len(todo) // 8))):
         diffs = differences(by_key[record.key], record)
         if diffs:
             notes[record.key] = "; ".join(diffs)
@@ -202,7 +202,7 @@ def build_report(
 
     :raises TournamentDBError:, :raises ReportError:.
     """
-    from ..tournament.replay import open_db
+    from ..tournament.rerun import open_db
 
     out = Path(out_dir)
     conn, meta = open_db(db)
@@ -213,10 +213,10 @@ def build_report(
         doc = standings_doc([b.label for b in bots], rows)
         stats = gather(conn, everything)
         stored = stored_games(everything)
-        plan: Plan | ReplayError
+        plan: Plan | RerunError
         try:
             plan = plan_of(conn, everything, trusted=trusted)
-        except ReplayError as exc:
+        except RerunError as exc:
             plan = exc
     finally:
         conn.close()

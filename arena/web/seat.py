@@ -198,9 +198,9 @@ class WebHumanPlayer(HumanPlayer):
 
 
 def web_factory(shared: SeatState) -> Callable[[Any, int], WebHumanPlayer]:
-    """``factory(game_seed, seat)`` for ``arena play human ... --web``."""
+    """``factory(bot_key, seat)`` for ``arena play human ... --web`` (the key is not used)."""
 
-    def factory(game_seed: Any, seat: int) -> WebHumanPlayer:
+    def factory(bot_key: Any, seat: int) -> WebHumanPlayer:
         return WebHumanPlayer(seat, shared)
 
     return factory

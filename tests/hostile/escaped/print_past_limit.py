@@ -11,7 +11,7 @@ def _worker():
     frame = sys._getframe()
     while frame is not None:  # up to the worker's on_move, whose self holds the reply's actions
         obj = frame.f_locals.get("self")
-        if type(obj).__name__ == "Worker":
+        if type(obj).__name__ == "GameLoop":
             return obj
         frame = frame.f_back
     raise RuntimeError("no worker")

@@ -23,7 +23,7 @@ MARKER = ".arena-replays.json"
 FORMAT = "arena-replays"
 
 
-class ReplaysFolderError(ValueError):
+class RecordsFolderError(ValueError):
     """The replays folder belongs to something else."""
 
 
@@ -56,22 +56,22 @@ def _read_marker(folder: Path) -> dict[str, Any] | None:
 def check(folder: Path, db_path: str | os.PathLike[str], *, force: bool = False) -> None:
     """Refuse (before any database is made) a folder that holds what this tournament did not write.
 
-    :raises ReplaysFolderError: a file, a folder of other files, or another tournament's replays.
+    :raises RecordsFolderError: a file, a folder of other files, or another tournament's replays.
     """
     if folder.exists() and not folder.is_dir():
-        raise ReplaysFolderError(f"{folder}: not a folder; --replays takes a folder")
+        raise RecordsFolderError(f"{folder}: not a folder; --replays takes a folder")
     if force or not folder.exists():
         return
     try:
         entries = [e.name for e in folder.iterdir()]
     except OSError as exc:
-        raise ReplaysFolderError(f"{folder}: cannot read the replays folder: {exc.strerror or exc}") from None
+        raise RecordsFolderError(f"{folder}: cannot read the replays folder: {exc.strerror or exc}") from None
     if not entries:
         return
     hint = "choose another --replays folder, or add --force to write into it anyway"
     marker = _read_marker(folder) if MARKER in entries else None
     if marker is None:
-        raise ReplaysFolderError(
+        raise RecordsFolderError(
             f"{folder}: holds {len(entries)} file{'s' if len(entries) != 1 else ''} "
             f"that this tournament did not write; {hint}"
         )
@@ -80,11 +80,11 @@ def check(folder: Path, db_path: str | os.PathLike[str], *, force: bool = False)
         conn, meta = open_readonly(db_path)
         conn.close()
     except TournamentDBError:
-        raise ReplaysFolderError(
+        raise RecordsFolderError(
             f"{folder}: holds the replays of the tournament in {theirs}, not of a new one in {db_path}; {hint}"
         ) from None
     if not _same(marker, identity(meta, db_path)):
-        raise ReplaysFolderError(
+        raise RecordsFolderError(
             f"{folder}: holds the replays of another tournament ({theirs}, created "
             f"{marker.get('created', '?')}); {hint}"
         )

@@ -3,7 +3,7 @@
 A game follows from its key, the tournament's settings and schedule and the
 bots' sources, all stored in the database. :func:`load_plan` rebuilds the
 tournament's :class:`~arena.tournament.runner.Plan` from them, and games are
-played by the same :class:`~arena.tournament.worker.GameRunner` (or backend)
+played by the same :class:`~arena.tournament.gamerunner.GameRunner` (or backend)
 the tournament used, so the same seeds and seating come out. Each re-played
 game is checked against the stored result (:func:`differences`): a game that
 comes out otherwise (a bot that depends on time, say) is reported, not hidden.
@@ -21,12 +21,12 @@ from ..rules import Rules
 from .db import LEGACY_SETTINGS, TournamentDBError
 from .dbread import Stored, load
 from .dbrows import BotRow, bot_sources
+from .gamerunner import GameRecord, GameRunner
 from .runner import Entrant, Plan
 from .schedule import GameKey, Schedule, SizeSchedule
-from .worker import GameRecord, GameRunner
 
 
-class ReplayError(Exception):
+class RerunError(Exception):
     """A game cannot be re-played (no such game, sources not stored...)."""
 
 
@@ -74,7 +74,7 @@ def load_plan(conn: sqlite3.Connection, meta: dict[str, str], *, trusted: bool =
     checked against its sha256 first). ``trusted`` (the command line's ``--trusted``) runs every
     bot in-process; the database's own ``trusted`` setting is never obeyed.
 
-    :raises ReplayError: the database does not hold the bots' sources.
+    :raises RerunError: the database does not hold the bots' sources.
     :raises TournamentDBError: a damaged database, or a source that does not match its sha256.
     """
     stored = load(conn, meta)
@@ -87,7 +87,7 @@ def plan_of(conn: sqlite3.Connection, stored: Stored, *, trusted: bool = False) 
     sources = bot_sources(conn, stored.bots)
     missing = [b.label for b in stored.bots if b.sha256 not in sources]
     if missing:
-        raise ReplayError(
+        raise RerunError(
             f"the database does not hold the source of {', '.join(missing)} (it was made by an "
             "arena that did not store sources); only games kept with --replays can be shown"
         )
@@ -150,17 +150,17 @@ def in_schedule(schedule: Schedule, key: GameKey) -> bool:
 
 
 def parse_key(text: str, plan: Plan) -> GameKey:
-    """:raises ReplayError: not a key, or not a game of this tournament."""
+    """:raises RerunError: not a key, or not a game of this tournament."""
     try:
         key = GameKey.parse(text)
     except ValueError as exc:
-        raise ReplayError(str(exc)) from None
+        raise RerunError(str(exc)) from None
     if not in_schedule(plan.schedule, key):
-        raise ReplayError(f"{text}: no such game in this tournament's schedule")
+        raise RerunError(f"{text}: no such game in this tournament's schedule")
     return key
 
 
-def replay_one(
+def rerun_one(
     conn: sqlite3.Connection,
     meta: dict[str, str],
     text: str,
@@ -171,7 +171,7 @@ def replay_one(
     """Re-play the game named ``text``: (its record with the log, differences from the stored result).
     ``approve(plan)`` is called before anything runs (the command's sandbox check: it may raise).
 
-    :raises ReplayError: a bad key, a game not played yet, or sources not stored.
+    :raises RerunError: a bad key, a game not played yet, or sources not stored.
     :raises TournamentDBError: a damaged database, or a source that does not match its sha256.
     """
     everything = load(conn, meta)
@@ -179,7 +179,7 @@ def replay_one(
     key = parse_key(text, plan)
     stored = stored_games(everything, key)
     if not stored:
-        raise ReplayError(f"{key}: this game has not been played yet (it is not in the database)")
+        raise RerunError(f"{key}: this game has not been played yet (it is not in the database)")
     approve(plan)
     runner = GameRunner(plan.job(keep_logs=True))
     try:
@@ -189,7 +189,7 @@ def replay_one(
     return record, differences(stored[0], record)
 
 
-def replay_many(
+def rerun_many(
     plan: Plan, keys: Sequence[GameKey], *, workers: int = 1, stop: Callable[[], bool] = lambda: False
 ) -> Iterator[GameRecord]:
     """Re-play ``keys`` on the tournament's own local backend, in the order they finish."""

@@ -109,7 +109,7 @@ class Channel:
                 view = view[n:]
 
 
-class WorkerTable:
+class ViewTable:
     """One move's table (the :class:`~arena.turn.Table` protocol), backed by the view's data.
 
     Closed when the move ends, so a bot that keeps the ``turn`` cannot act later.
@@ -117,12 +117,12 @@ class WorkerTable:
 
     __slots__ = ("w", "move", "counts", "open", "prefetch", "rules", "held", "seats")
 
-    def __init__(self, worker: Worker, move: Move, counts: Any, prefetch: str | None) -> None:
+    def __init__(self, worker: GameLoop, move: Move, counts: Any, prefetch: str | None) -> None:
         self.w = worker
         self.move = move
         self.counts = counts
         self.open = True
-        #: The stock's top card, sent when the move must begin with a draw (see WorkerPlayer.move).
+        #: The stock's top card, sent when the move must begin with a draw (see SandboxedSeat.move).
         self.prefetch = prefetch
         self.rules: Rules = worker.rules
         #: ``players()`` as last made, and the mover's hand size it was made with (-2: never).
@@ -295,7 +295,7 @@ class Feed:
         return tuple(self.cards + self.prov_cards) if self.prov_cards else tuple(self.cards)
 
 
-class Worker:
+class GameLoop:
     """The protocol loop and one bot's state."""
 
     def __init__(self, chan: Channel, hello: dict[str, Any], code: Any = None) -> None:
@@ -415,7 +415,7 @@ class Worker:
             pile_size=view.pile_size,
             first=view.first,
         )
-        table = WorkerTable(self, move, view.counts, view.forced)
+        table = ViewTable(self, move, view.counts, view.forced)
         self.actions = []
         error = None
         try:
