@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -332,15 +333,18 @@ class RecordFile:
 
     A new file is created (exclusively) before the first game, so it is this run's; if the run
     ends before a game was recorded (a human who quits at once), it is removed again. An existing
-    file is refused unless ``force``; with ``force`` it is replaced only when the first game is
-    written, so a run that records nothing leaves it as it was. A bot's own file is never a
-    record file, ``force`` or not.
+    file is refused unless ``force``; with ``force`` the name is replaced when the first game is
+    written (the old entry removed and a new file created exclusively: a symbolic link is
+    replaced, never written through, and a FIFO or device is never opened), so a run that
+    records nothing leaves it as it was. A bot's own file is never a record file, ``force`` or
+    not.
     """
 
     def __init__(self, path: str, *, force: bool = False, bots: Sequence[BotSource] = ()) -> None:
         self.path = path
         self.games = 0
         self.created = False
+        self.replace = False
         self.writer: RecordWriter | None = None
         target = Path(path)
         if target.is_dir():
@@ -349,13 +353,15 @@ class RecordFile:
             if src.path and target.exists() and _same_file(target, Path(src.path)):
                 raise UsageError(f"{path}: is the bot file of {src.name}; --replay takes another file name")
         try:
-            if target.exists() or target.is_symlink():
+            if os.path.lexists(target):
                 if not force:
                     raise UsageError(
                         f"{path} already exists; choose another --replay file, or add --force to replace it"
                     )
-                with open(target, "a", encoding="utf-8"):  # writable? (opening to append changes nothing)
-                    pass
+                folder = target.parent if str(target.parent) else Path(".")
+                if not os.access(folder, os.W_OK | os.X_OK):  # replacing the name needs its folder
+                    raise UsageError(f"{path}: cannot write: the folder {folder} is not writable")
+                self.replace = True
             else:
                 self.writer = RecordWriter(target, mode="x")
                 self.created = True
@@ -370,7 +376,10 @@ class RecordFile:
 
     def write_game(self, events: Any) -> None:
         if self.writer is None:
-            self.writer = RecordWriter(self.path, mode="w")
+            if self.replace:  # --force: the old name goes, a new file of ours takes its place
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.path)
+            self.writer = RecordWriter(self.path, mode="x")
         self.writer.write_game(events)
         self.games += 1
 

@@ -160,8 +160,16 @@ def format_game(events: list[dict[str, Any]], *, seat: int | None = None) -> Ite
     With ``seat``, only what that seat saw (R10, decided by :mod:`arena.visibility`): other
     hands and draws, the seed, other seats' fault details and printed output are not shown.
     The log prints what it is given: a hand given as a count prints as a count, a draw
-    without its card as "a card".
+    without its card as "a card". Every line is terminal-safe whatever the record holds
+    (:func:`arena.safetext.escape` on the whole line: a game id or rules name of a hostile
+    record prints its control characters as visible escapes, as names and says always did).
     """
+    for line in _log_lines(events, seat):
+        yield escape(line)
+
+
+def _log_lines(events: list[dict[str, Any]], seat: int | None) -> Iterator[str]:
+    """The lines of :func:`format_game`, before the escaping."""
     if seat is not None:
         events = game_seen_by(events, seat)
     header = events[0]

@@ -69,6 +69,24 @@ def test_replay_refuses_an_existing_file_unless_forced(tmp_path: Path, capsys: p
     assert games_in(record) == 2 and check_file(str(record)) == []
 
 
+def test_forced_replay_replaces_a_link_or_fifo_never_writes_through(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --force names the entry, not what a link points at (red team: --replay LINK --force wrote
+    # the record into the link's target), and never opens a FIFO (that would wait for ever).
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(victim)
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    for path in (link, fifo):
+        code, _, err = run(capsys, "play", "greedy", "random", "-n", "1", "-q", "--replay", str(path), "--force")
+        assert code == 0, err
+        assert path.is_file() and not path.is_symlink() and games_in(path) == 1
+    assert victim.read_text() == "keep\n"
+
+
 def test_a_bot_file_is_never_a_record_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bot = tmp_path / "mine.py"
     bot.write_text(BOT)

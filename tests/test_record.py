@@ -371,3 +371,25 @@ def test_the_event_types_agree_with_the_record_format():
     for name, typed in types.items():
         assert typed.__required_keys__ - {"event"} == FIELDS[name], name
     assert {k.value for k in FaultKind} == FAULT_KINDS
+
+
+def test_replay_prints_no_control_character_from_a_hostile_record(tmp_path, capsys):
+    """Every line of the log is escaped whole (red team: the game id and the rules name were
+    printed raw: an OSC 52 clipboard write, a C1 CSI, a bidi override reached the terminal)."""
+    from test_cli_play import run
+
+    from arena.record import read_games
+
+    path = tmp_path / "g.jsonl"
+    code, _, err = run(capsys, "play", "greedy", "random", "-n", "1", "--seed", "3", "-q", "--replay", str(path))
+    assert code == 0, err
+    events = next(read_games(path))
+    events[0]["game"] = "1\x1b]52;c;SGk=\x07\u202e"
+    events[0]["rules"]["name"] = "v\x1b[31m\x9b\u2028"
+    hostile = tmp_path / "hostile.jsonl"
+    hostile.write_text("".join(json.dumps(e) + "\n" for e in events))
+    for extra in ((), ("--seat", "0")):
+        code, out, err = run(capsys, "replay", str(hostile), *extra)
+        assert code == 0, err
+        assert all(line.isprintable() for line in out.splitlines()), out[:300]
+        assert "\\x1b]52;c;SGk=\\x07\\u202e" in out.splitlines()[0]
