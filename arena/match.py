@@ -14,6 +14,7 @@ from .errors import UsageError
 from .events import FaultKind
 from .interrupts import interrupts_deferred
 from .loader import BotSource, resolve_bot
+from .matchplay import GameSource, Table
 from .players import make_factory
 from .record import RecordWriter
 from .referee import GameOutcome, Referee
@@ -157,6 +158,8 @@ class MatchSettings:
     force: bool = False
     #: Keep every game's events in :attr:`MatchResult.records` (the Python API; a long CLI run does not).
     keep_records: bool = False
+    #: Processes playing games at once (``--workers``); the results are the same for any number.
+    workers: int = 1
 
 
 @dataclass(frozen=True)
@@ -250,7 +253,6 @@ def run_match(settings: MatchSettings, hooks: MatchHooks = MatchHooks()) -> Matc
             untrusted=any(e.src is not None and not (trusted or e.src.origin == "registry") for e in entrants),
             notice=notice,
         )
-    n = len(entrants)
     tallies = [Tally(e.label, KINDS.get(e.kind, e.kind)) for e in entrants]
     firsts: dict[int, FirstFault] = {}
     records: list[tuple[dict[str, Any], ...]] = []
@@ -261,24 +263,16 @@ def run_match(settings: MatchSettings, hooks: MatchHooks = MatchHooks()) -> Matc
     interrupted = False
     why = "interrupted"
     stopped_by = None
+    seeds, master = hooks.seeds or game_seeds, seed
+    workers = settings.workers if all(e.kind != "human" for e in entrants) else 1
+
+    def table() -> Table:  # a worker process makes its own entrants (and sandbox templates)
+        here = entrants if workers <= 1 else build_entrants(settings.bots, trusted=trusted, limits=settings.limits)
+        return Table(here, referee, master, seeds)
+
+    source = GameSource(games, table, workers)
     try:
-        bot_names = [e.src.label if e.src is not None else "human" for e in entrants]
-        for g in range(games):
-            order = [(s + g) % n for s in range(n)]
-            game_seed, bot_key = (hooks.seeds or game_seeds)(seed, g)
-            players = [entrants[i].factory(bot_key, s) for s, i in enumerate(order)]
-            for p, i in zip(players, order, strict=True):
-                p.name = entrants[i].label  # the table shows the entrant's label: clean, distinct, not reserved
-            try:
-                outcome = referee.play(
-                    players,
-                    seed=game_seed,
-                    game_id=str(g + 1),
-                    bots=[bot_names[i] for i in order],
-                )
-            finally:
-                for p in players:
-                    p.close()
+        for _, order, outcome in source:
             # The record, the tally (and ``until``'s count) together: Ctrl-C or SIGTERM waits
             # for them, so the record file and the results always hold the same games.
             with interrupts_deferred():
@@ -299,6 +293,7 @@ def run_match(settings: MatchSettings, hooks: MatchHooks = MatchHooks()) -> Matc
         why = str(exc) or "interrupted"
         stopped_by = getattr(exc, "signum", None)
     finally:
+        source.close()
         if writer:
             writer.close()
     if interrupted and notice is not None:

@@ -26,6 +26,9 @@ from .output import MatchDisplay, check_format, finish_play, to_stderr
 #: The most games one ``arena play`` runs (about a quarter of an hour of reference bots).
 MAX_PLAY_GAMES = 1_000_000
 
+#: The most processes ``arena play --workers`` starts.
+MAX_WORKERS = 64
+
 
 @dataclass(frozen=True)
 class PlayOptions:
@@ -51,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
 
         return play_sprt(settings(args, rules, args.games or DEFAULT_CAP), sprt, show)
     human = "human" in args.bots
+    if args.workers > 1 and (human or args.web):
+        raise UsageError("--workers plays bots against each other; it takes no human seat")
     games = args.games if args.games is not None else (1 if human else 100)
     if args.web:
         return play_web(settings(args, rules, games), show, host=args.host, port=args.port)
@@ -68,6 +73,7 @@ def settings(args: argparse.Namespace, rules: Rules, games: int) -> MatchSetting
         trusted=args.trusted,
         record_file=args.replay,
         force=args.force,
+        workers=args.workers,
     )
 
 
@@ -234,6 +240,14 @@ def register(sub: Any) -> None:
         help="run bot files in-process without the sandbox (fast; only for code you trust)",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--workers",
+        "-j",
+        type=at_most(MAX_WORKERS),
+        default=1,
+        metavar="N",
+        help="play N games at once in N processes (default 1); the results are the same for any N",
+    )
     p.add_argument(
         "--web",
         action="store_true",

@@ -4,8 +4,10 @@ A game process is forked from the bot's template (:mod:`arena.sandbox.zygote`),
 which has imported everything, taken the first hardening layers and compiled the
 bot under the code policy (layer 1, :mod:`arena.sandbox.policy`). The game
 process takes the remaining layers (:func:`arena.sandbox.harden.harden_child`:
-its own uid, rlimits, no_new_privs, seccomp), then serves exactly one game and
-is killed at its end: nothing a bot does survives into its next game.
+its own uid, rlimits, no_new_privs, seccomp), then serves one game, or a
+*stream* of games that share no deal (:class:`~arena.sandbox.pool.Stream`):
+each game runs the bot's module in a fresh namespace and makes a fresh ``Bot``,
+so a bot under the code policy remembers nothing from one game to the next.
 
 The worker holds only its seat's view (R10), sent as plain data each move.
 It builds a local :class:`~arena.moves.Move` and a data-backed table, so the
@@ -360,8 +362,9 @@ class GameLoop:
     # -- messages ------------------------------------------------------------------------------
     def on_game(self, seed: int, seat: int, names: Any, rules: Any, game_id: str) -> list[Any]:
         self.games += 1
-        if self.games > 1:  # one game per process: the referee never asks twice
-            _exit(3)
+        # A stream plays game after game in this process (never two of one deal): each game
+        # gets a fresh module namespace and a fresh Bot; the first takes the one the template built.
+        space, self.space = self.space, None
         self.sink.reset()
         self.bot = None
         self.hooks = {}
@@ -371,7 +374,7 @@ class GameLoop:
             if self.escaped:
                 self.bot = _instantiate_escaped(self.code)
             else:
-                self.bot = instantiate(self.code, self.src, seed, self.sink, self.space)
+                self.bot = instantiate(self.code, self.src, seed, self.sink, space)
         except BotLoadError as exc:
             return ["ok", self.take_actions(), None, exc.message, []]
         key = marshal.dumps(rules)

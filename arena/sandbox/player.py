@@ -1,7 +1,8 @@
 """The referee's player for a sandboxed seat (:class:`SandboxedSeat`).
 
 A :class:`SandboxedSeat` gets a fresh game process from its bot's
-:class:`~arena.sandbox.pool.SandboxFactory` for each game, sends the seat's
+:class:`~arena.sandbox.pool.SandboxFactory` for each game (or its stream's
+process, :class:`~arena.sandbox.pool.Stream`), sends the seat's
 view each move (a :class:`~arena.sandbox.protocol.MoveView`), re-applies every
 action the process reports through the engine's checked path, and turns every misbehaviour into a
 :class:`~arena.referee.BotFault`. Each call is one *turn* of the process
@@ -31,7 +32,7 @@ from .protocol import DrawnCard, GameEnd, GameStart, MoveView, PileCards, RoundE
 if TYPE_CHECKING:
     from ..engine import GameResult, RoundResult
     from ..moves import Move
-    from .pool import SandboxFactory
+    from .pool import SandboxFactory, Stream
 
 #: The referee's CPU seconds spent in the garbage collector so far, and when the running collection
 #: began: taken off what a seat's turn is billed, since a collection of the referee's own heap can
@@ -64,8 +65,12 @@ _CARDS = Card._by_text
 class SandboxedSeat:
     """A sandboxed seat, as the referee drives it (the :class:`~arena.referee.RemoteSeat` protocol)."""
 
-    def __init__(self, factory: SandboxFactory, bot_key: Any, seat: int) -> None:
+    def __init__(self, factory: SandboxFactory, bot_key: Any, seat: int, stream: Stream | None = None) -> None:
         self.factory = factory
+        #: The stream whose process plays this game (None: a fresh process for this game alone).
+        self.stream = stream
+        #: The process's CPU seconds (all, between turns) before this game: the game's are the rest.
+        self.cpu_base = self.idle_base = 0.0
         self.limits = factory.limits
         self.name = factory.src.name
         #: The bot's seed: from the game's bot key (never the deal's seed, arena/seeds.py) and the seat.
@@ -183,9 +188,10 @@ class SandboxedSeat:
     def start_game(self, info: GameInfo) -> None:
         self.seat = info.seat
         try:
-            self.worker = self.factory.spawn()
+            worker = self.worker = self.factory.spawn() if self.stream is None else self.stream.take()
         except WorkerError as exc:
             raise BotFault(FaultKind.CRASH, f"worker did not start: {exc}"[:300]) from None
+        self.cpu_base, self.idle_base = worker.cpu_seen, worker.idle_cpu
         start = GameStart(self.seed, info.seat, list(info.players), info.rules.to_dict(), info.game)
         reply = self._call(("game", *start), self.limits.load_seconds, "", "load limit")
         load_error, error = reply.load_error, reply.error
@@ -312,10 +318,10 @@ class SandboxedSeat:
         if t0 is not None:
             self.turn_referee = max(_clock() - t0, 0.0)  # a collection in another thread: never below 0
             self.referee_cpu += self.turn_referee
-        self.cpu_total = worker.cpu_seen
-        self.idle_cpu = worker.idle_cpu
+        self.cpu_total = worker.cpu_seen - self.cpu_base
+        self.idle_cpu = worker.idle_cpu - self.idle_base
         self.frozen = worker.freezing
-        self.bank = self.limits.game_seconds - worker.cpu_seen - self.referee_cpu
+        self.bank = self.limits.game_seconds - self.cpu_total - self.referee_cpu
 
     def _delta(self, table: SeatContext) -> list[Any] | None:
         """The public events the worker has not seen yet (None until the bot reads the history)."""
@@ -399,10 +405,14 @@ class SandboxedSeat:
         self.pending_output.clear()  # nothing may follow the "end" line of a record
 
     def close(self) -> None:
-        """Stop the game process: a process serves one game only (nothing a bot did survives it)."""
+        """The game is over: stop its process, or give it back to its stream (which stops it
+        when it faulted fatally or cannot serve another game)."""
         worker, self.worker = self.worker, None
         if worker is None:
             return
-        worker.kill()
+        if self.stream is None:
+            worker.kill()
         self._spent(worker)
+        if self.stream is not None:
+            self.stream.give_back(worker)
         self.factory.record(self)

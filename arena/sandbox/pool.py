@@ -1,10 +1,14 @@
-"""The sandboxed bot as a player factory: one template process per bot, a fresh game process per game.
+"""The sandboxed bot as a player factory: one template process per bot, a fresh game process
+per game or per stream of games.
 
 :class:`SandboxFactory` checks the source (layer 1), starts the bot's
 :class:`~arena.sandbox.process.Template` and, eagerly, loads the bot once in a
 trial game process so that load errors surface before any game. Each
 :class:`~arena.sandbox.player.SandboxedSeat` it makes gets its own game process,
-forked from the template and killed when the game ends.
+forked from the template and killed when the game ends; or, through a
+:class:`Stream` (:meth:`SandboxFactory.stream`), the stream's one process, which
+plays game after game of different deals (each with a fresh module namespace and
+a fresh ``Bot``) and is replaced when it faults fatally.
 """
 
 from __future__ import annotations
@@ -125,6 +129,11 @@ class SandboxFactory:
         """A seat for one game: its bot seeded from the game's ``bot_key`` and ``seat``."""
         return SandboxedSeat(self, bot_key, seat)
 
+    def stream(self) -> Stream:
+        """A new stream of this bot: one process (forked from the template when the first game
+        starts) for a sequence of games that share no deal."""
+        return Stream(self)
+
     def close(self) -> None:
         """Stop the template (its game processes die with it)."""
         with self.lock:
@@ -137,6 +146,71 @@ class SandboxFactory:
             self.close()
         except Exception:  # noqa: BLE001
             pass
+
+
+class Stream:
+    """A seat factory whose games, one at a time, are played by one game process of the bot.
+
+    ``stream(bot_key, seat, deal=key)`` is a :class:`SandboxedSeat` for the next game. The
+    caller promises that no two games of a stream share a deal or any other hidden information
+    (an escaped bot remembers what its process saw; docs/SECURITY.md, "Streams"); given, the
+    ``deal`` keys are checked (a repeat raises ``ValueError``). Per-game limits and faults stay
+    per game (the seat bills the game only the CPU the process used since it began). The
+    process is replaced, for the rest of the stream, when it died or was killed (a fatal
+    fault), when it left anything unread on its pipe, or when it has used more CPU than one
+    game's bank (its RLIMIT_CPU is sized for a game and a half plus loading). Between games it
+    is stopped, as between turns.
+    """
+
+    def __init__(self, factory: SandboxFactory) -> None:
+        self.factory = factory
+        self.worker: GameProcess | None = None
+        self.busy = False
+        self.deals: set[Any] = set()
+        #: Games started, and game processes used, by this stream.
+        self.games = 0
+        self.processes = 0
+
+    def __call__(self, bot_key: Any, seat: int, deal: Any = None) -> SandboxedSeat:
+        if deal is not None:
+            if deal in self.deals:
+                raise ValueError("a stream never plays one deal twice")
+            self.deals.add(deal)
+        return SandboxedSeat(self.factory, bot_key, seat, stream=self)
+
+    def take(self) -> GameProcess:
+        """The stream's process for the next game (fresh when there is none fit to serve)."""
+        if self.busy:
+            raise RuntimeError("a stream plays one game at a time")
+        worker = self.worker
+        if worker is not None and (worker.dead or worker.cpu_seen > self.factory.limits.game_seconds):
+            worker.kill()
+            worker = None
+        if worker is None:
+            worker = self.factory.spawn()
+            self.processes += 1
+        self.worker = worker
+        self.busy = True
+        self.games += 1
+        return worker
+
+    def give_back(self, worker: GameProcess) -> None:
+        """The game is over: keep the process stopped for the next one, or kill it."""
+        self.busy = False
+        if worker is not self.worker or worker.dead:
+            worker.kill()
+            return
+        if worker.buf or worker.pending():  # it wrote past its last answer: never read in another game
+            worker.kill()
+            self.worker = None
+            return
+        worker.stop()
+
+    def close(self) -> None:
+        """Stop the stream's process."""
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.kill()
 
 
 def _default_rules() -> dict[str, Any]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import marshal
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -389,6 +390,23 @@ class GameProcess(_Endpoint):
         self.cpu_seen = max(cpu, self.cpu_seen)
         took = cpu - cpu0
         return (not self.timed_out and took <= budget and self.wall <= self.limits.backstop(budget)), took
+
+    def stop(self) -> None:
+        """Stop the process until its next turn (between the games of a stream, whether or not
+        it is frozen between turns)."""
+        if not self.killed and not self.frozen:
+            try:
+                os.killpg(self.pid, signal.SIGSTOP)
+                self.frozen = True
+            except OSError:
+                pass
+
+    def pending(self) -> bool:
+        """Whether bytes wait on the reply pipe (written past the last answer)."""
+        try:
+            return bool(select.select([self.fd_r], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True
 
     def late(self, budget: float, nominal: float, label: str) -> WorkerTimeout:
         """The timeout of a turn that :meth:`end` found late."""

@@ -1,6 +1,9 @@
 """Escaped: remember earlier games of the match (its hands, so that a duplicate rotation of the
 same deal would show the opponents' cards): in module globals, builtins, sys.modules, os.environ,
 a file, a folder name, System V shared memory; recall them at the start of the next game.
+In a stream (one process for games of different deals) the process's memory does survive: it then
+guesses the current deal's hidden cards from every hand it remembers ("GUESS ..." says), which
+tests/test_hostile.py holds to chance.
 expect: clean
 """
 import builtins
@@ -47,7 +50,14 @@ def recall():
     return found
 
 
+def guesses(hand):
+    """Cards it held in earlier games (kept in the process's builtins) and does not hold now."""
+    held = {str(c) for c in hand}
+    return sorted({c for h in getattr(builtins, "ARENA_HANDS", []) for c in h} - held)
+
+
 def store(hand):
+    builtins.ARENA_HANDS = getattr(builtins, "ARENA_HANDS", []) + [[str(c) for c in hand]]
     text = " ".join(map(str, hand))
     builtins.ARENA_MEMORY = text
     sys.modules["arena_memory"] = type(sys)("arena_memory")
@@ -77,6 +87,9 @@ class Bot:
     def move(self, turn):
         if self.moves == 0:
             turn.say("REMEMBERED " + ", ".join(self.recalled) if self.recalled else "FORGOT everything")
+            guess = guesses(turn.hand)
+            for i in range(0, len(guess), 40):
+                turn.say("GUESS " + " ".join(guess[i : i + 40]))
             store(turn.hand)
         elif self.moves == 1:  # within one game the same channels do work (globals at least)
             turn.say("SELFCHECK " + ", ".join(recall()))
