@@ -11,9 +11,10 @@ alike (the best slice of each mode is kept):
 
 Modes: ``trusted`` (plain compile, in-process: ``--trusted``), ``guarded``
 (compiled under the code policy, run in-process: layer 1 alone), ``sandboxed``
-(what ``arena play FILE`` runs: layer 1 in a hardened game process per game
-and seat) and ``unguarded`` (the same worker running the plainly compiled
-source: the test-only ``escaped_for_tests`` switch; used only to split the
+(layer 1 in a hardened game process per game and seat, as before issue 19),
+``streamed`` (what ``arena play FILE`` runs: the same, one game process per seat's
+file for the whole run, a fresh namespace and ``Bot`` per game) and ``unguarded``
+(the same worker running the plainly compiled source: the test-only ``escaped_for_tests`` switch; used only to split the
 time). Per move it reports wall time, the referee's CPU time and the bot
 processes' CPU time (each game process's CPU clock, read by the referee), and
 the split of a sandboxed move, from two extra timed slices (not counted in
@@ -67,7 +68,7 @@ except ImportError:  # pragma: no cover - imported from elsewhere
     from benchmarks.forkcost import measure as process_cost
 
 ROOT = Path(__file__).resolve().parent.parent
-MODES = ("trusted", "guarded", "sandboxed", "unguarded")
+MODES = ("trusted", "guarded", "sandboxed", "streamed", "unguarded")
 
 
 class GuardedFactory:
@@ -245,7 +246,25 @@ def make_factories(mode: str, files: list[BotSource]) -> list[Any]:
         return [load_trusted(s) for s in files]
     if mode == "guarded":
         return [GuardedFactory(s) for s in files]
+    if mode == "streamed":
+        return [StreamedFactory(SandboxFactory(s, Limits())) for s in files]
     return [SandboxFactory(s, Limits(), escaped_for_tests=mode == "unguarded") for s in files]
+
+
+class StreamedFactory:
+    """What ``arena play FILE`` runs since issue 19: one stream (one game process) per seat's file."""
+
+    def __init__(self, factory: SandboxFactory) -> None:
+        self.factory = factory
+        self.stream = factory.stream()
+        self.move_cpu = factory.move_cpu
+
+    def __call__(self, game_seed: Any, seat: int) -> Any:
+        return self.stream(game_seed, seat, deal=game_seed)
+
+    def close(self) -> None:
+        self.stream.close()
+        self.factory.close()
 
 
 def worker_cpu(factories: list[Any], clear: bool = False) -> tuple[float, int]:
@@ -348,7 +367,8 @@ def run(games: dict[str, int], rounds: int, modes: tuple[str, ...], process_game
     with tempfile.TemporaryDirectory() as tmp:
         for name, per_slice in games.items():
             files, rotate = scenario_files(name, Path(tmp))
-            startup = {m: template_cpu(files[0], m == "unguarded") for m in modes if m in ("sandboxed", "unguarded")}
+            forked = ("sandboxed", "streamed", "unguarded")
+            startup = {m: template_cpu(files[0], m == "unguarded") for m in modes if m in forked}
             factories = {m: make_factories(m, files) for m in modes}
             tallies = {m: Tally() for m in modes}
             try:
@@ -519,11 +539,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=None, help="games per slice of the heuristic scenario")
     parser.add_argument("--rounds", type=int, default=None, help="slices per mode, alternating")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    parser.add_argument("--modes", default=",".join(MODES), help="modes to run, comma-separated (default: all)")
     args = parser.parse_args(argv)
     heur = args.games or (4 if args.quick else 15)
     rounds = args.rounds or (2 if args.quick else 3)
     games = {"random": heur * 4, "heuristic": heur}
-    doc = run(games, rounds, MODES, 40 if args.quick else 150)
+    doc = run(games, rounds, tuple(m for m in MODES if m in args.modes.split(",")), 40 if args.quick else 150)
     if args.json:
         print(json.dumps(doc))
     else:
