@@ -243,3 +243,20 @@ def test_an_escaped_bot_in_a_stream_learns_nothing_of_the_current_deal(greedy: A
         assert hit > mean + 4 * math.sqrt(var), (hit, mean, var)
     finally:
         factory.close()
+
+
+def test_workers_with_a_human_seat_is_one_line_and_exit_2() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "arena", "play", "human", "greedy", "--workers", "2"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "arena: error: --workers plays bots against each other; it takes no human seat"
+    ]
