@@ -62,6 +62,41 @@ def sigterm_as_ctrl_c() -> Iterator[None]:
             signal.signal(signal.SIGTERM, old)
 
 
+_active: list[bool] = []  # an interruptible block is running (main thread)
+
+
+def _redeliver(signum: int) -> None:
+    """Deliver ``signum`` again through the handler in force now."""
+    handler = signal.getsignal(signum)
+    if callable(handler):
+        handler(signum, None)
+    elif signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    elif handler == signal.SIG_DFL:
+        signal.raise_signal(signum)
+
+
+@contextmanager
+def _holding(caught: list[int]) -> Iterator[bool]:
+    """Ctrl-C and SIGTERM appended to ``caught`` while the block runs (main thread only: yields
+    False elsewhere, where signals never arrive); the old handlers back at its end."""
+    if threading.current_thread() is not threading.main_thread():
+        yield False
+        return
+
+    def hold(signum: int, frame: Any) -> None:
+        caught.append(signum)
+
+    old_int = signal.signal(signal.SIGINT, hold)
+    old_term = signal.signal(signal.SIGTERM, hold) if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN else None
+    try:
+        yield True
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+
+
 @contextmanager
 def interrupts_deferred() -> Iterator[None]:
     """Hold Ctrl-C and SIGTERM while the block runs, then raise them at its end.
@@ -70,31 +105,48 @@ def interrupts_deferred() -> Iterator[None]:
     tallied): an interruption between them would leave a record the results lack.
     Main thread only (elsewhere a no-op, as signals reach only the main thread).
     """
-    if threading.current_thread() is not threading.main_thread():
+    caught: list[int] = []
+    with _holding(caught):
+        yield
+    if caught:  # re-deliver the first one through the handlers in force again
+        _redeliver(caught[0])
+
+
+#: Signals caught inside :func:`interruptible` blocks and not yet re-delivered.
+_requested: list[int] = []
+
+
+def requested() -> bool:
+    """True while an :func:`interruptible` block holds a Ctrl-C or SIGTERM: C code polling
+    this (SQLite's progress handler) stops at once."""
+    return bool(_requested)
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Make Ctrl-C and SIGTERM stop C code that polls :func:`requested` while the block runs.
+
+    Python runs a signal handler only between bytecodes, never while SQLite works, and an
+    exception raised in SQLite's progress handler is swallowed. So inside the block a
+    signal only sets the flag :func:`requested` reads (the progress handler then makes
+    SQLite stop), and it is re-delivered at the block's end, whether the block ended
+    normally or raised (SQLite's "interrupted"): ``KeyboardInterrupt`` or
+    :class:`Terminated` as anywhere else. Nested blocks share the outer one's; main
+    thread only (elsewhere a no-op, as signals reach only the main thread).
+    """
+    if _active or threading.current_thread() is not threading.main_thread():
         yield
         return
-    caught: list[int] = []
-
-    def hold(signum: int, frame: Any) -> None:
-        caught.append(signum)
-
-    old_int = signal.signal(signal.SIGINT, hold)
-    old_term = signal.signal(signal.SIGTERM, hold) if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN else None
+    _active.append(True)
     try:
-        yield
+        with _holding(_requested):
+            yield
     finally:
-        signal.signal(signal.SIGINT, old_int)
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
-    if caught:  # re-deliver the first one through the handlers in force again
-        signum = caught[0]
-        handler = signal.getsignal(signum)
-        if callable(handler):
-            handler(signum, None)
-        elif signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        elif handler == signal.SIG_DFL:
-            signal.raise_signal(signum)
+        _active.clear()
+        if _requested:
+            signum = _requested[0]
+            _requested.clear()
+            _redeliver(signum)
 
 
 def stdout_closed() -> bool:

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..loader import source_bytes
 from ..seeds import guessable
+from .dbguard import LATER_TABLES, SCHEMA, GuardedConnection, check_paths, guard
 from .dbread import (
     FORMAT,
     VERSION,
@@ -32,7 +33,6 @@ from .dbread import (
     GameRow,
     TournamentDBError,
     _check_format,
-    _sniff,
     has_table,
     open_readonly,
     read_authors,
@@ -45,65 +45,9 @@ from .dbread import (
 from .gamerunner import GameRecord
 from .schedule import GameKey, Schedule
 
-SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE bots (
-    bot INTEGER PRIMARY KEY,          -- index in the command line's order, from 0
-    label TEXT NOT NULL UNIQUE,       -- the name in standings
-    name TEXT NOT NULL,               -- Bot.name (or the file name)
-    path TEXT,                        -- bot file; NULL for registered bots
-    origin TEXT NOT NULL,             -- 'file' or 'registry'
-    sha256 TEXT NOT NULL              -- of the source
-);
-CREATE TABLE tables (
-    size INTEGER NOT NULL, tbl INTEGER NOT NULL,
-    bots TEXT NOT NULL,               -- JSON list of bot numbers
-    PRIMARY KEY (size, tbl)
-);
-CREATE TABLE games (
-    id INTEGER PRIMARY KEY,           -- 1 + the game's place in the schedule (key order)
-    game_key TEXT NOT NULL UNIQUE,    -- '4p-t12-d3-r1' = size, table, deal, rotation
-    size INTEGER NOT NULL, tbl INTEGER NOT NULL, deal INTEGER NOT NULL, rotation INTEGER NOT NULL,
-    seed INTEGER NOT NULL,            -- the game seed (same for every rotation of a deal)
-    rounds INTEGER NOT NULL, moves INTEGER NOT NULL,
-    faults INTEGER NOT NULL,          -- faults in the game, all seats
-    duration REAL NOT NULL,           -- seconds
-    finished TEXT NOT NULL,           -- UTC time the result was stored
-    UNIQUE (size, tbl, deal, rotation)
-);
-CREATE TABLE results (
-    game_id INTEGER NOT NULL REFERENCES games(id),
-    seat INTEGER NOT NULL,
-    bot INTEGER NOT NULL REFERENCES bots(bot),
-    place INTEGER NOT NULL,           -- 1 = best (R9.1)
-    score INTEGER NOT NULL,           -- final penalty score
-    loser INTEGER NOT NULL,           -- 1 when over the limit
-    faults INTEGER NOT NULL,
-    retired INTEGER NOT NULL,
-    PRIMARY KEY (game_id, seat)
-);
-CREATE TABLE faults (
-    game_id INTEGER NOT NULL REFERENCES games(id),
-    seat INTEGER NOT NULL, bot INTEGER NOT NULL REFERENCES bots(bot),
-    round INTEGER NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL
-);
-CREATE INDEX results_bot ON results (bot);
-CREATE INDEX faults_game ON faults (game_id);
-"""
-
-#: Tables added after version 1 came out: made in new databases and in old ones a run
-#: resumes, so a reader finds them in a database of any age or not at all.
-LATER_TABLES = (
-    # every bot's source, by the sha256 in ``bots``: a game can be re-played from its key
-    "sources (sha256 TEXT PRIMARY KEY, source BLOB NOT NULL)",  # the bytes as read (loader.source_bytes)
-    # per seat of a game: the bot's moves, their total and worst time in seconds
-    "seat_times (game_id INTEGER NOT NULL REFERENCES games(id), seat INTEGER NOT NULL, "
-    "moves INTEGER NOT NULL, seconds REAL NOT NULL, worst REAL NOT NULL, PRIMARY KEY (game_id, seat))",
-)
-
 
 def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(path), isolation_level=None, timeout=30)
+    conn = guard(sqlite3.connect(str(path), isolation_level=None, timeout=30, factory=GuardedConnection))
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
 
@@ -138,10 +82,10 @@ class TournamentDB:
             database of a tournament with other bots, settings or schedule.
         """
         p = Path(path)
-        if p.exists():
-            _sniff(p)
-        elif not p.parent.exists():
+        exists = os.path.lexists(p)
+        if not exists and not p.parent.exists():
             raise TournamentDBError(f"{p}: folder {p.parent} does not exist")
+        check_paths(p, exists=exists)  # a regular file, and no FIFO (or link...) where SQLite opens its side files
         _check_writable(p)
         try:
             conn = _connect(p)
@@ -150,7 +94,7 @@ class TournamentDB:
         lock_fd = -1
         try:
             lock_fd = _lock(p)
-            meta = _check_format(conn, p)
+            meta = _check_format(conn, p, exact=True)  # nothing runs on its own as games are stored
             if meta is None:
                 cls._create(conn, settings, bots, schedule, authors or {})
             else:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..safetext import escape
+from .dbguard import check_schema, connect_readonly
 from .dbrows import (
     MAX_META,
     BotRow,
@@ -59,25 +61,26 @@ __all__ = [  # the row types and checked readers of .dbrows, with this module's 
 
 FORMAT = "arena-tournament"
 VERSION = 1
-#: The longest text or blob SQLite hands a reader (bytes).
-MAX_VALUE = 4 << 20
 
 
-def _check_format(conn: sqlite3.Connection, path: Path) -> dict[str, str] | None:
-    """The ``meta`` table of a tournament database; None for an empty one.
+def _check_format(conn: sqlite3.Connection, path: Path, *, exact: bool = False) -> dict[str, str] | None:
+    """The ``meta`` table of a tournament database; None for an empty one. Its schema is
+    checked first (:func:`.dbguard.check_schema`; ``exact`` for a database a run writes to).
 
     :raises TournamentDBError: not SQLite, damaged, or another program's database.
     """
     try:
-        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        names = check_schema(conn, exact=exact)
         if not names:
             return None
         if "meta" not in names:
             raise TournamentDBError(
                 f"{path}: an SQLite database, but not a tournament database (tables: {', '.join(sorted(names))})"
             )
+    except DamagedDB as exc:
+        raise TournamentDBError(f"{path}: {exc}") from None
     except sqlite3.DatabaseError as exc:
-        raise TournamentDBError(f"{path}: not a tournament database ({exc})") from None
+        raise TournamentDBError(f"{path}: not a tournament database ({escape(exc, 200)})") from None
     try:
         meta = check_meta(fetch(conn, "meta", "SELECT key, value FROM meta", limit=MAX_META))
     except DamagedDB as exc:
@@ -91,56 +94,19 @@ def _check_format(conn: sqlite3.Connection, path: Path) -> dict[str, str] | None
     return meta
 
 
-def _sniff(path: Path) -> None:
-    """Refuse a file that is not SQLite before SQLite opens it (and maybe writes a journal)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except IsADirectoryError:
-        raise TournamentDBError(f"{path}: is a folder, not a database file") from None
-    except OSError as exc:
-        raise TournamentDBError(f"{path}: cannot read: {exc.strerror}") from None
-    if head and head != b"SQLite format 3\x00":
-        raise TournamentDBError(f"{path}: not an SQLite database")
-
-
 def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dict[str, str]]:
     """Open an existing tournament database for reading (``arena standings``), leaving no file behind.
 
-    A database with no ``-wal`` or ``-journal`` file beside it holds everything in its one
-    file: it is opened ``immutable``, so SQLite creates no ``-wal``/``-shm`` file and needs no
-    write access (read-only media work). With a ``-wal`` file (a run is writing, or was killed),
-    games may still be only in it: it is read through SQLite's read-only mode, which uses the
-    ``-wal`` and ``-shm`` files already there.
+    The files are checked before SQLite opens them, and the schema before any row is read
+    (:mod:`.dbguard`); how the database is opened so that SQLite creates no ``-wal`` or
+    ``-shm`` file (read-only media work) is :func:`.dbguard.connect_readonly`'s.
 
     Everything read through the connection is one snapshot: a read transaction begins before
     the first read and lasts until the connection is closed, so a game the writer commits
     meanwhile is either wholly in what is read (its row and its results) or not at all.
     """
     p = Path(path)
-    if not p.exists():
-        raise TournamentDBError(f"{p}: no such file")
-    _sniff(p)
-    live = any(Path(f"{p}{suffix}").exists() for suffix in ("-wal", "-journal"))
-    uri = p.resolve().as_uri() + ("?mode=ro" if live else "?immutable=1")
-    try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None)
-        conn.execute("PRAGMA query_only = ON")
-        conn.execute("BEGIN DEFERRED")  # one snapshot, from the first read on (WAL: writers go on)
-        # No value a reader needs is longer (sources: 256 KiB): a crafted one stops SQLite, not memory.
-        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE)
-    except sqlite3.Error as exc:
-        raise TournamentDBError(f"{p}: cannot open: {exc}") from None
-    if live and not Path(f"{p}-shm").exists():
-        try:
-            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        except sqlite3.OperationalError:
-            conn.close()
-            raise TournamentDBError(
-                f"{p}: its {p.name}-wal file (games of a run still writing, or killed) "
-                f"cannot be read without a {p.name}-shm file on read-only media; copy both "
-                "files to a writable folder and read them there"
-            ) from None
+    conn = connect_readonly(p)
     try:
         meta = _check_format(conn, p)
     except BaseException:

@@ -8,8 +8,9 @@ seat...) before any caller sees it, so a row of the wrong shape stops the
 command with one line, ``damaged tournament database: table T: ...``
 (:class:`DamagedDB`), never a traceback, a loop over a count the row made up,
 or text that reaches a page, a terminal or the sandbox unchecked. Row counts
-are bounded before rows are fetched, and every stored source is checked
-against its sha256 (:func:`bot_sources`) before any of it can run.
+and bytes are bounded as rows are fetched, and every stored source is checked
+against its sha256 (:func:`bot_sources`) before any of it can run. What SQLite does
+around the rows (schema, side files, work, signals) is :mod:`.dbguard`'s.
 """
 
 from __future__ import annotations
@@ -26,19 +27,15 @@ from typing import Any
 from ..loader import MAX_SOURCE_BYTES, source_bytes
 from ..rules import Rules
 from ..safetext import escape
+from .dbguard import DamagedDB as DamagedDB
+from .dbguard import SourceMismatch as SourceMismatch
+from .dbguard import TournamentDBError as TournamentDBError
+from .dbguard import damaged as damaged
+from .dbguard import read_rows, show
 from .schedule import MAX_DEALS, MAX_GAMES, MAX_SIZE, MAX_TABLES, MIN_SIZE, GameKey
 
-
-class TournamentDBError(Exception):
-    """The database cannot be used: not one, foreign, damaged, or for another tournament."""
-
-
-class DamagedDB(TournamentDBError):
-    """A row or setting of the wrong type, range or shape."""
-
-
-class SourceMismatch(TournamentDBError):
-    """A stored bot source whose bytes do not hash to the sha256 stored with it."""
+#: The rows of a read, bounded in rows, bytes and work (:func:`.dbguard.read_rows`).
+fetch = read_rows
 
 
 @dataclass(frozen=True)
@@ -101,41 +98,8 @@ _SHA = re.compile(r"[0-9a-f]{64}\Z")
 Seat = tuple[int, int, int, bool, int, bool]
 
 
-def damaged(table: str, what: str) -> DamagedDB:
-    return DamagedDB(f"damaged tournament database: table {table}: {what}")
-
-
-def show(value: object) -> str:
-    """A stored value in an error line: its type for blobs, else a short printable repr."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return f"a blob of {len(value)} bytes"
-    if isinstance(value, str) and len(value) > 40:
-        value = value[:40] + "..."
-    return escape(repr(value), 60)
-
-
 def has_table(conn: sqlite3.Connection, name: str) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
-
-
-def fetch(conn: sqlite3.Connection, table: str, sql: str, args: Sequence[Any] = (), *, limit: int) -> list[Any]:
-    """The rows of ``sql`` over ``table`` (a real table, at most ``limit`` rows, checked first).
-
-    :raises DamagedDB: no such table, a view in its place, too many rows, or SQLite cannot read it.
-    """
-    try:
-        kind = conn.execute("SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE", (table,)).fetchone()
-        if kind is None:
-            raise damaged(table, "missing")
-        if kind[0] != "table":
-            raise damaged(table, f"is a {show(kind[0])}, not a table")
-        (count,) = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
-        if count > limit:
-            raise damaged(table, f"{count} rows; a tournament has at most {limit}")
-        return conn.execute(sql, tuple(args)).fetchall()
-    except sqlite3.DatabaseError as exc:
-        reason = str(exc).split(" with text ")[0]  # SQLite's decoding errors quote the text: not shown
-        raise damaged(table, f"cannot read it ({escape(reason, 120)})") from None
 
 
 def whole(table: str, what: str, value: object, lo: int, hi: int) -> int:
