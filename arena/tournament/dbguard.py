@@ -38,6 +38,7 @@ import shutil
 import sqlite3
 import stat
 import tempfile
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
@@ -283,6 +284,9 @@ def connect_readonly(path: Path) -> GuardedConnection:
             copy = Path(private) / "db.sqlite"
             for suffix in ("", *(s for s in sides if s != "-shm")):
                 _copy(Path(f"{path}{suffix}"), Path(f"{copy}{suffix}"))
+        except OSError as exc:  # a full temporary folder...
+            shutil.rmtree(private, ignore_errors=True)
+            raise _refuse(path, f"cannot copy it to read it ({exc.strerror})") from None
         except BaseException:
             shutil.rmtree(private, ignore_errors=True)
             raise
@@ -295,7 +299,9 @@ def connect_readonly(path: Path) -> GuardedConnection:
         if private:
             shutil.rmtree(private, ignore_errors=True)
         raise _refuse(path, f"cannot open: {exc}") from None
-    conn.private = private
+    if private:
+        conn.private = private
+        weakref.finalize(conn, shutil.rmtree, private, True)  # also when a caller never closes it
     try:
         guard(conn)
         conn.execute("PRAGMA query_only = ON")
@@ -411,12 +417,15 @@ def read_rows(conn: sqlite3.Connection, table: str, sql: str, args: Sequence[Any
         if kind[0] != "table":
             raise damaged(table, f"is a {show(kind[0])}, not a table")
         out: list[Any] = []
+        append, most, sized = out.append, MAX_READ_BYTES, (str, bytes)
         with budget(conn, TICKS_BASE + TICKS_PER_ROW * (limit + 1)):
-            for row in conn.execute(sql, tuple(args)):
-                out.append(row)
-                read += sum(len(v) for v in row if isinstance(v, (str, bytes)))
-                if read > MAX_READ_BYTES:
-                    raise damaged(table, f"more than {MAX_READ_BYTES >> 20} MiB of text and blobs in the database")
+            for row in conn.execute(sql, tuple(args)):  # one row at a time: counted before the next
+                append(row)
+                for value in row:
+                    if type(value) in sized:
+                        read += len(value)
+                if read > most:
+                    raise damaged(table, f"more than {most >> 20} MiB of text and blobs in the database")
                 if len(out) > limit:
                     raise damaged(table, f"more than {limit} rows; a tournament has at most {limit}")
         if guarded:
