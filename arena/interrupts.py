@@ -66,13 +66,13 @@ _active: list[bool] = []  # an interruptible block is running (main thread)
 
 
 def _redeliver(signum: int) -> None:
-    """Deliver ``signum`` again through the handler in force now."""
+    """Deliver ``signum`` again through the handler in force now (an ignored one stays ignored)."""
     handler = signal.getsignal(signum)
     if callable(handler):
         handler(signum, None)
-    elif signum == signal.SIGINT:
-        raise KeyboardInterrupt
     elif handler == signal.SIG_DFL:
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
         signal.raise_signal(signum)
 
 
@@ -87,14 +87,14 @@ def _holding(caught: list[int]) -> Iterator[bool]:
     def hold(signum: int, frame: Any) -> None:
         caught.append(signum)
 
-    old_int = signal.signal(signal.SIGINT, hold)
-    old_term = signal.signal(signal.SIGTERM, hold) if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN else None
+    # A signal ignored when we start (``nohup``, a background job) stays ignored.
+    kept = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not signal.SIG_IGN]
+    old = {s: signal.signal(s, hold) for s in kept}
     try:
         yield True
     finally:
-        signal.signal(signal.SIGINT, old_int)
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
 
 
 @contextmanager

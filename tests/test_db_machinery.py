@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from arena.interrupts import Terminated, sigterm_as_ctrl_c
+from arena.interrupts import Terminated, interruptible, sigterm_as_ctrl_c
 from arena.tournament import dbguard
 from arena.tournament.dbguard import read_rows
 from arena.tournament.dbread import open_readonly
@@ -331,6 +331,20 @@ def test_a_signal_stops_sqlite_at_once(signum: int, honest: Path) -> None:
     finally:
         killer.cancel()
         conn.close()
+
+
+def test_an_ignored_signal_stays_ignored_and_a_held_one_is_raised_at_the_end() -> None:
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as under nohup, or a background job
+    try:
+        with interruptible():
+            signal.raise_signal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    done = []
+    with pytest.raises(KeyboardInterrupt), interruptible():
+        signal.raise_signal(signal.SIGINT)
+        done.append(True)  # held: the block goes on to its end
+    assert done
 
 
 def test_a_read_stops_when_its_work_budget_is_spent(honest: Path) -> None:
