@@ -24,8 +24,9 @@ import pytest
 from arena import play as play_match
 from arena.record import read_games
 from arena.safetext import escape
-from arena.tournament.dbread import BotRow
-from arena.tournament.rerun import StoredGame
+from arena.tournament.dbread import BotRow, Stored
+from arena.tournament.result import GameResult, SeatResult
+from arena.tournament.results import ResultSet
 from arena.tournament.schedule import GameKey
 from arena.web.charts import heat_map, interval_chart
 from arena.web.pages import bot_page, games_page, index_page
@@ -73,6 +74,7 @@ def standings_row(label: str, hostile: bool) -> dict[str, object]:
     if not hostile:
         return {
             "bot": label,
+            "kind": "file",
             "rank": 2,
             "games": 3,
             "wins": 1,
@@ -89,6 +91,7 @@ def standings_row(label: str, hostile: bool) -> dict[str, object]:
     fields = ("rank", "games", "wins", "losses", "avg_place", "score", "score_ci", "mu", "sigma", "ordinal")
     row: dict[str, object] = {f: payload(f) for f in fields}
     row.update(bot=label, faults=payload("faults"), retired=payload("retired"))
+    row.update(kind=payload("kind"), author=payload("author"))
     return row
 
 
@@ -105,7 +108,11 @@ def report_data() -> dict[str, object]:
             labels[1]: {labels[0]: {"above": 0.75, "games": payload("h2h-games")}},
         },
     }
-    doc = {"overall": scope, "by_size": {payload("size"): scope, "3": scope}}
+    pair = {"upper": labels[0], "lower": labels[1], "blocks": payload("blocks"), "diff": payload("diff")}
+    pair.update(diff_lo=payload("lo"), diff_hi=payload("hi"), p_value=payload("p"), verdict=payload("verdict"))
+    separation = {"method": payload("method"), "compares": payload("compares"), "confidence": payload("conf")}
+    separation["pairs"] = [pair]
+    doc = {"overall": scope, "by_size": {payload("size"): scope, "3": scope}, "separation": separation}
     bots = [
         BotRow(0, labels[0], payload("name0"), payload("path0"), payload("origin"), payload("sha0")),
         BotRow(1, labels[1], payload("name1"), None, payload("origin"), payload("sha1")),
@@ -126,17 +133,18 @@ def report_data() -> dict[str, object]:
         BotStats(bots[0], payload("author"), [game, plain], [fault] * 3, moves=payload("moves"), timed=True),
         BotStats(bots[1], None, [plain], [], moves=7, seconds=payload("seconds"), worst=0.5, timed=True),
     ]
+    hostile_seats = (SeatResult(0, payload("p0"), payload("s0"), False, 0, False), SeatResult(1, 1, 5, False, 0, False))
+    plain_seats = (SeatResult(1, 1, 0, False, 0, False), SeatResult(0, 2, 40, False, 0, False))
     stored = [
-        StoredGame(
-            key, payload("seed"), (0, 1), (payload("p0"), 1), (payload("s0"), 5), payload("rounds"), payload("m")
-        ),
-        StoredGame(GameKey(3, 0, 0, 0), 1, (1, 0), (1, 2), (0, 40), 6, 90),
+        GameResult(key, hostile_seats, payload("seed"), payload("rounds"), payload("m")),  # type: ignore[arg-type]
+        GameResult(GameKey(3, 0, 0, 0), plain_seats, 1, 6, 90),
     ]
+    settings = {"rules": {"name": payload("rules")}, "sizes": [payload("sizes"), 3], "games": payload("deals")}
+    results = ResultSet(Stored(settings, bots, {}, stored, {}), doc)
     context = {
-        "settings": {"rules": {"name": payload("rules")}, "sizes": [payload("sizes"), 3], "games": payload("deals")},
+        "settings": settings,
+        "results": results,
         "db": payload("db"),
-        "played": payload("played"),
-        "total": payload("total"),
         "created": payload("created"),
         "arena_version": payload("version"),
     }
@@ -254,7 +262,8 @@ def test_report_pages_show_every_hostile_field_as_text(browser, pages):
     expect = {
         "site/index.html": ["label0", "label1", "rank", "games", "wins", "losses", "avg_place", "score", "score_ci"]
         + ["mu", "sigma", "ordinal", "faults", "retired", "scope-games", "scope-blocks", "size", "rules", "sizes"]
-        + ["deals", "db", "played", "total", "created", "version"],
+        + ["deals", "db", "created", "version", "author", "kind", "method", "compares", "verdict", "blocks", "conf"]
+        + ["diff", "lo", "hi", "p"],
         "site/games.html": ["key-size", "key-table", "key-deal", "key-rot", "label0", "label1", "p0", "s0"]
         + ["rounds", "m", "note"],
         "site/bots/bot-0.html": ["label0", "author", "name0", "path0", "sha0", "rank", "score", "avg_place", "kind"]

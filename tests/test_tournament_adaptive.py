@@ -281,7 +281,7 @@ def test_adaptive_run_prints_and_stores_the_sandbox_layers(tmp_path: Path, capsy
 def _block(bot_scores: dict[int, float], size: int, table: int = 0) -> list[Any]:
     """One block's games in which each bot of ``bot_scores`` places so as to get that block score
     (scores of a 2-player table: 1, 0.5 or 0; one game per rotation)."""
-    from arena.tournament.db import GameRow
+    from arena.tournament.result import GameResult, SeatResult
     from arena.tournament.schedule import GameKey
 
     bots = sorted(bot_scores)
@@ -291,8 +291,8 @@ def _block(bot_scores: dict[int, float], size: int, table: int = 0) -> list[Any]
         for bot in bots:
             s = bot_scores[bot]
             place = 1 if s == 1 else size if s == 0 else (1 if r % 2 == 0 else size)
-            seats.append((bot, place, 0, False, 0, False))
-        games.append(GameRow(GameKey(size, table, 0, r), tuple(seats)))
+            seats.append(SeatResult(bot, place, 0, False, 0, False))
+        games.append(GameResult(GameKey(size, table, 0, r), tuple(seats)))
     return games
 
 

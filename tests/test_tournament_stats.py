@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from arena.tournament.db import GameRow
+from arena.tournament.result import GameResult, SeatResult
 from arena.tournament.schedule import GameKey
 from arena.tournament.stats import (
     ConfSeq,
@@ -155,8 +155,8 @@ def test_bootstrap_coverage_on_simulated_blocks() -> None:
 
 
 def test_paired_differences_within_shared_blocks() -> None:
-    def g(table: int, deal: int, rot: int, seats: tuple[tuple[int, int], ...]) -> GameRow:
-        return GameRow(GameKey(3, table, deal, rot), tuple((b, p, 0, False, 0, False) for b, p in seats))
+    def g(table: int, deal: int, rot: int, seats: tuple[tuple[int, int], ...]) -> GameResult:
+        return GameResult(GameKey(3, table, deal, rot), tuple(SeatResult(b, p, 0, False, 0, False) for b, p in seats))
 
     games = [
         g(0, 0, 0, ((0, 1), (1, 2), (2, 3))),

@@ -16,24 +16,17 @@ FORMATS = ("table", "markdown", "csv", "json")
 def show_standings(db_path: str, *, fmt: str = "table", h2h: bool | None = None) -> int:
     """Print a database's standings: ``table`` (terminal), ``markdown``, ``csv`` (one row per
     bot and scope) or ``json`` (with the settings and bots too)."""
-    from ..tournament.dbread import DamagedDB, TournamentDBError, load, open_readonly
-    from ..tournament.separation import separation_of
-    from ..tournament.standings import format_standings, kind_of, standings_csv, standings_doc
+    from ..tournament.dbread import DamagedDB, TournamentDBError
+    from ..tournament.results import load_results
+    from ..tournament.standings import format_standings, standings_csv
 
     try:
-        conn, meta = open_readonly(db_path)
-        try:
-            stored = load(conn, meta)  # every row type-checked: a damaged one is one line
-        finally:
-            conn.close()
+        results = load_results(db_path)  # every row type-checked: a damaged one is one line
     except TournamentDBError as exc:
         raise UsageError(f"{db_path}: {exc}" if isinstance(exc, DamagedDB) else str(exc)) from None
-    settings, bots, games, total, authors = stored.settings, stored.bots, stored.rows, stored.total, stored.authors
-    labels = [b.label for b in bots]
-    doc = standings_doc(labels, games, [kind_of(b.origin) for b in bots], authors)
-    doc["separation"] = separation_of(stored.tables, settings, labels, games, doc)
-    finished = doc["separation"].get("status") == "separated" if "adaptive" in settings else len(games) >= total
-    if not finished and "seed" in settings:
+    stored, doc = results.stored, results.doc
+    settings, bots, games, total, authors = stored.settings, stored.bots, stored.games, stored.total, stored.authors
+    if not results.finished and "seed" in settings:
         # Shown once all games are played: partial standings may be posted while bots still play.
         settings = dict(settings, seed="hidden until every game is played")
     if fmt == "json":
@@ -43,7 +36,7 @@ def show_standings(db_path: str, *, fmt: str = "table", h2h: bool | None = None)
             "bots": [{**vars(b), **({"author": authors.get(b.label)} if authors else {})} for b in bots],
             "games": len(games),
             "total": total,
-            **doc,
+            **{k: v for k, v in doc.items() if k != "rank_rule"},
         }
         try:
             text = to_json(out)

@@ -54,11 +54,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .db import GameRow
 from .dbrows import LEGACY_METHOD as LEGACY_METHOD
 from .dbrows import METHOD as METHOD
 from .dbrows import METHODS as METHODS
-from .gamerunner import GameRecord
+from .result import GameResult
 from .schedule import GameKey
 from .stats import MixtureTest, SignTest, pair_alpha
 
@@ -200,7 +199,7 @@ class State:
         return [GameKey(self.design.size, block[0], block[1], r) for r in range(self.design.size)]
 
     # -- absorbing results ------------------------------------------------------
-    def absorb(self, block: Block, games: Sequence[GameRow]) -> None:
+    def absorb(self, block: Block, games: Sequence[GameResult]) -> None:
         """One finished block's games (all rotations)."""
         k = self.design.size
         per: dict[int, list[float]] = {}
@@ -341,13 +340,13 @@ class AdaptivePlanner:
     def __init__(self, design: Design, budget: int | None = None) -> None:
         self.state = State(design)
         self.budget = design.default_budget() if budget is None else budget
-        self.games: dict[GameKey, GameRow] = {}
+        self.games: dict[GameKey, GameResult] = {}
 
-    def feed(self, games: Sequence[GameRow]) -> None:
+    def feed(self, games: Sequence[GameResult]) -> None:
         for g in games:
             self.games.setdefault(g.key, g)
 
-    def _complete(self, block: Block) -> list[GameRow] | None:
+    def _complete(self, block: Block) -> list[GameResult] | None:
         rows = [self.games.get(k) for k in self.state.keys(block)]
         return None if any(r is None for r in rows) else rows  # type: ignore[return-value]
 
@@ -382,17 +381,6 @@ class AdaptivePlanner:
         if not keys:
             s.status = "budget"
         return keys
-
-
-def row_of(record: GameRecord) -> GameRow:
-    """A finished game as the database gives it back (so fresh and stored games replay alike)."""
-    return GameRow(
-        record.key,
-        tuple(
-            (bot, record.places[s], record.scores[s], s in record.losers, record.faults[s], s in record.retired)
-            for s, bot in enumerate(record.seating)
-        ),
-    )
 
 
 def design_of(settings: dict[str, Any], bots: int, tables: Sequence[tuple[int, ...]]) -> Design:
@@ -470,7 +458,7 @@ def run(
                 try:
                     for batch in batches:
                         played += store_batch(db, batch, IdSchedule(), folder, db_path)
-                        replay.feed([row_of(r) for r in batch])
+                        replay.feed([r.result() for r in batch])
                 except KeyboardInterrupt:
                     stop.stopped = True
                 finally:

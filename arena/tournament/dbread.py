@@ -20,8 +20,6 @@ from .dbrows import (
     MAX_META,
     BotRow,
     DamagedDB,
-    GameData,
-    GameRow,
     Tables,
     TournamentDBError,
     bot_sources,
@@ -36,13 +34,13 @@ from .dbrows import (
     read_tables,
     text,
 )
+from .result import GameResult
 from .schedule import MAX_GAMES
 
 __all__ = [  # the row types and checked readers of .dbrows, with this module's own
     "BotRow",
     "DamagedDB",
-    "GameData",
-    "GameRow",
+    "GameResult",
     "Stored",
     "Tables",
     "TournamentDBError",
@@ -128,11 +126,11 @@ def read_sources(conn: sqlite3.Connection) -> dict[str, str]:
     return bot_sources(conn, [BotRow(i, sha, sha, None, "file", sha) for i, sha in enumerate(shas)])
 
 
-def read_games(conn: sqlite3.Connection) -> list[GameRow]:
+def read_games(conn: sqlite3.Connection) -> list[GameResult]:
     """Every finished game in key order (size, table, deal, rotation): the order ratings use;
     checked against the bots and tables. :raises DamagedDB:."""
     bots = read_bots(conn)
-    return [g.row for g in read_game_data(conn, len(bots), read_tables(conn, len(bots)))]
+    return read_game_data(conn, len(bots), read_tables(conn, len(bots)))
 
 
 def stored_seed(path: str | os.PathLike[str]) -> int | None:
@@ -174,16 +172,12 @@ class Stored:
     settings: dict[str, Any]
     bots: list[BotRow]
     tables: Tables
-    games: list[GameData]
+    games: list[GameResult]
     authors: dict[str, str]
 
     @property
     def labels(self) -> list[str]:
         return [b.label for b in self.bots]
-
-    @property
-    def rows(self) -> list[GameRow]:
-        return [g.row for g in self.games]
 
     @property
     def total(self) -> int:

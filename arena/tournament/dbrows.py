@@ -32,6 +32,7 @@ from .dbguard import SourceMismatch as SourceMismatch
 from .dbguard import TournamentDBError as TournamentDBError
 from .dbguard import damaged as damaged
 from .dbguard import read_rows, show
+from .result import GameResult, SeatResult
 from .schedule import MAX_DEALS, MAX_GAMES, MAX_SIZE, MAX_TABLES, MIN_SIZE, GameKey
 
 #: The rows of a read, bounded in rows, bytes and work (:func:`.dbguard.read_rows`).
@@ -46,30 +47,6 @@ class BotRow:
     path: str | None
     origin: str
     sha256: str
-
-
-@dataclass(frozen=True)
-class GameRow:
-    """A finished game as standings read it: per seat (bot, place, score, loser, faults, retired)."""
-
-    key: GameKey
-    seats: tuple[tuple[int, int, int, bool, int, bool], ...]
-
-
-@dataclass(frozen=True)
-class GameData:
-    """A stored game, checked: its row id, key, seed, length and per-seat results."""
-
-    id: int
-    key: GameKey
-    seed: int
-    rounds: int
-    moves: int
-    seats: tuple[tuple[int, int, int, bool, int, bool], ...]
-
-    @property
-    def row(self) -> GameRow:
-        return GameRow(self.key, self.seats)
 
 
 #: Bounds of what a database can hold: beyond them a row is damaged, whatever it says.
@@ -94,8 +71,6 @@ METHODS = (METHOD, LEGACY_METHOD)
 ADAPTIVE = {"method", "confidence", "top", "gauntlet", "first_deals", "round_blocks"}
 FAULT_KINDS = ("exception", "illegal-finish", "timeout", "crash", "retired")
 _SHA = re.compile(r"[0-9a-f]{64}\Z")
-
-Seat = tuple[int, int, int, bool, int, bool]
 
 
 def has_table(conn: sqlite3.Connection, name: str) -> bool:
@@ -297,7 +272,7 @@ def read_tables(conn: sqlite3.Connection, bots: int) -> Tables:
 
 def read_game_data(
     conn: sqlite3.Connection, bots: int, tables: Tables, settings: dict[str, Any] | None = None
-) -> list[GameData]:
+) -> list[GameResult]:
     """Every finished game, checked against the bots, the tables and (when given) the settings;
     in key order (size, table, deal, rotation): the order ratings use. :raises DamagedDB:."""
     rules = settings["rules"] if settings else None
@@ -327,7 +302,7 @@ def read_game_data(
         seed = whole("games", f"{where}: seed", seed, 0, 2**63 - 1)
         rounds = whole("games", f"{where}: rounds", rounds, 0, max_rounds)
         games[gid] = (key, seed, rounds, whole("games", f"{where}: moves", moves, 0, max_moves))
-    seats: dict[int, list[Seat]] = {gid: [] for gid in games}
+    seats: dict[int, list[SeatResult]] = {gid: [] for gid in games}
     sql = "SELECT game_id, seat, bot, place, score, loser, faults, retired FROM results ORDER BY game_id, seat"
     for gid, seat, bot, place, score, loser, faults, retired in fetch(conn, "results", sql, limit=MAX_SIZE * MAX_GAMES):
         if type(gid) is not int or gid not in games:
@@ -360,7 +335,7 @@ def read_game_data(
                 whole("results", f"{where} faults", faults, 0, MAX_COUNT),
                 flag("results", f"{where} retired", retired),
             )
-        got.append((row[0], row[1], row[2], bool(row[3]), row[4], bool(row[5])))
+        got.append(SeatResult(row[0], row[1], row[2], bool(row[3]), row[4], bool(row[5])))
     out = []
     for gid, (key, seed, rounds, moves) in games.items():
         got = seats[gid]
@@ -368,11 +343,13 @@ def read_game_data(
             raise damaged("results", f"game {key} has {len(got)} seats, not {key.size}")
         if sorted(s[0] for s in got) != sorted(tables[key.size][key.table]):
             raise damaged("results", f"game {key}: its seats are not the bots of its table")
-        out.append(GameData(gid, key, seed, rounds, moves, tuple(got)))
+        out.append(GameResult(key, tuple(got), seed, rounds, moves, gid))
     return sorted(out, key=lambda g: g.key)
 
 
-def read_faults(conn: sqlite3.Connection, games: Sequence[GameData]) -> list[tuple[GameData, int, int, int, str, str]]:
+def read_faults(
+    conn: sqlite3.Connection, games: Sequence[GameResult]
+) -> list[tuple[GameResult, int, int, int, str, str]]:
     """Every stored fault: (game, seat, bot, round, kind, detail), in stored order. :raises DamagedDB:."""
     by_id = {g.id: g for g in games}
     sql = "SELECT game_id, seat, bot, round, kind, detail FROM faults ORDER BY game_id, rowid"
@@ -394,7 +371,7 @@ def read_faults(conn: sqlite3.Connection, games: Sequence[GameData]) -> list[tup
 
 
 def read_seat_times(
-    conn: sqlite3.Connection, games: Sequence[GameData]
+    conn: sqlite3.Connection, games: Sequence[GameResult]
 ) -> dict[tuple[int, int], tuple[int, float, float]]:
     """(game id, seat) -> (moves, seconds, worst move's seconds); {} for databases made before
     times were stored. :raises DamagedDB:."""

@@ -24,6 +24,7 @@ from ..players import make_factory
 from ..referee import BotFault, Referee
 from ..rules import Rules
 from ..safetext import storable
+from .result import GameResult, SeatResult
 from .schedule import GameKey, Schedule
 
 
@@ -45,7 +46,8 @@ class Job:
 
 @dataclass
 class GameRecord:
-    """One finished game: what the database and the replays keep."""
+    """One finished game as a worker sends it back: its :meth:`result` and what only the
+    writer keeps (fault details, move times, the record's events for ``--replays``)."""
 
     key: GameKey
     seed: int
@@ -62,6 +64,14 @@ class GameRecord:
     log: list[dict[str, Any]] | None = None
     #: per seat: (moves, total seconds, worst seconds) of the bot's own moves
     seat_times: tuple[tuple[int, float, float], ...] = ()
+
+    def result(self) -> GameResult:
+        """The game's result, as the database gives it back (so fresh and stored games are judged alike)."""
+        seats = tuple(
+            SeatResult(bot, self.places[s], self.scores[s], s in self.losers, self.faults[s], s in self.retired)
+            for s, bot in enumerate(self.seating)
+        )
+        return GameResult(self.key, seats, self.seed, self.rounds, self.moves)
 
 
 class CrashedPlayer:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..loader import BotSource, source_bytes
@@ -22,25 +21,13 @@ from .db import LEGACY_SETTINGS, TournamentDBError
 from .dbread import Stored, load
 from .dbrows import BotRow, bot_sources
 from .gamerunner import GameRecord, GameRunner
+from .result import GameResult, differences
 from .runner import Entrant, Plan
 from .schedule import GameKey, Schedule, SizeSchedule
 
 
 class RerunError(Exception):
     """A game cannot be re-played (no such game, sources not stored...)."""
-
-
-@dataclass(frozen=True)
-class StoredGame:
-    """A game's result as the database holds it."""
-
-    key: GameKey
-    seed: int
-    seating: tuple[int, ...]
-    places: tuple[int, ...]
-    scores: tuple[int, ...]
-    rounds: int
-    moves: int
 
 
 def registered_source(name: str) -> BotSource | None:
@@ -102,40 +89,9 @@ def plan_of(conn: sqlite3.Connection, stored: Stored, *, trusted: bool = False) 
     return Plan(people, Rules.from_dict(settings["rules"]), schedule, trusted, move_time=move, game_time=game)
 
 
-def stored_games(stored: Stored, key: GameKey | None = None) -> list[StoredGame]:
+def stored_games(stored: Stored, key: GameKey | None = None) -> list[GameResult]:
     """Stored results (of one game, or all in key order)."""
-    return [
-        StoredGame(
-            g.key,
-            g.seed,
-            tuple(s[0] for s in g.seats),
-            tuple(s[1] for s in g.seats),
-            tuple(s[2] for s in g.seats),
-            g.rounds,
-            g.moves,
-        )
-        for g in stored.games
-        if key is None or g.key == key
-    ]
-
-
-def differences(stored: StoredGame, record: GameRecord) -> list[str]:
-    """How a re-played game differs from its stored result (empty when it is the same game)."""
-    out = []
-    for what, a, b in (
-        ("seed", stored.seed, record.seed),
-        ("seating", stored.seating, tuple(record.seating)),
-        ("places", stored.places, tuple(record.places)),
-        ("scores", stored.scores, tuple(record.scores)),
-        ("rounds", stored.rounds, record.rounds),
-        ("moves", stored.moves, record.moves),
-    ):
-        if a != b:
-            out.append(
-                f"{what} {list(a) if isinstance(a, tuple) else a} stored, "
-                f"{list(b) if isinstance(b, tuple) else b} re-played"
-            )
-    return out
+    return [g for g in stored.games if key is None or g.key == key]
 
 
 def in_schedule(schedule: Schedule, key: GameKey) -> bool:
@@ -186,7 +142,7 @@ def rerun_one(
         record = runner.play(key)
     finally:
         runner.close()
-    return record, differences(stored[0], record)
+    return record, differences(stored[0], record.result())
 
 
 def rerun_many(

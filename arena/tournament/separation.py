@@ -16,7 +16,7 @@ from typing import Any
 
 from ..safetext import render_table, safe_line
 from .adaptive import METHOD
-from .db import GameRow
+from .result import GameResult
 from .stats import block_scores, bootstrap_interval, paired_differences
 
 
@@ -26,7 +26,7 @@ def _r(x: float | None) -> float | None:
 
 def fixed_doc(
     labels: Sequence[str],
-    games: Sequence[GameRow],
+    games: Sequence[GameResult],
     order: Sequence[str],
     confidence: float = 0.95,
     gauntlet: bool = False,
@@ -74,7 +74,7 @@ def _pair(up: str, low: str, values: Sequence[float], confidence: float, either:
     }
 
 
-def adaptive_doc(labels: Sequence[str], games: Sequence[GameRow], state: Any) -> dict[str, Any]:
+def adaptive_doc(labels: Sequence[str], games: Sequence[GameResult], state: Any) -> dict[str, Any]:
     """The comparisons of an adaptive tournament's replayed :class:`~.adaptive.State`."""
     d = state.design
     diffs = paired_differences(block_scores(games))
@@ -143,7 +143,7 @@ def separation_of(
     tables: dict[int, tuple[tuple[int, ...], ...]],
     settings: dict[str, Any],
     labels: Sequence[str],
-    games: Sequence[GameRow],
+    games: Sequence[GameResult],
     doc: dict[str, Any],
 ) -> dict[str, Any]:
     """The separation section of the standings: an adaptive tournament's sequential verdicts

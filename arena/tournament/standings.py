@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..safetext import render_table, safe_line, to_csv
-from .db import GameRow
+from .result import GameResult
 from .stats import bootstrap_interval
 
 # two-sided 95% quantiles of Student's t for 1..30 degrees of freedom
@@ -101,7 +101,7 @@ class _Tally:
     blocks: dict[tuple[int, int, int], list[float]] = field(default_factory=dict)
 
 
-def compute(labels: Sequence[str], games: Sequence[GameRow], kinds: Sequence[str] | None = None) -> dict[str, Any]:
+def compute(labels: Sequence[str], games: Sequence[GameResult], kinds: Sequence[str] | None = None) -> dict[str, Any]:
     """Standings of one scope (the games given) as plain data; ``kinds`` says per bot
     whether it is ``built-in`` or a ``file`` (a column of its own in the tables)."""
     from openskill.models import PlackettLuce
@@ -188,7 +188,7 @@ def _r(x: float | None) -> float | None:
 
 def standings_doc(
     labels: Sequence[str],
-    games: Sequence[GameRow],
+    games: Sequence[GameResult],
     kinds: Sequence[str] | None = None,
     authors: dict[str, str] | None = None,
 ) -> dict[str, Any]:
@@ -238,6 +238,13 @@ RANK_NOTE = (
     "Ranked by score (mean normalised placement over duplicate blocks, 1 = always first); the "
     "95% interval is a bootstrap over blocks. The rating (OpenSkill, updated game by game) weighs "
     "whom each game was against and may order close bots differently; it does not rank."
+)
+
+#: Printed under a gauntlet's standings instead of the usual rank note.
+GAUNTLET_NOTE = (
+    "A gauntlet: the field is ranked by score; the new bot's place is one plus the number of field "
+    "bots it did not beat on the deals they shared (the paired verdict, or the sign of the paired "
+    "difference while not separated): the field's scores come from different opponents."
 )
 
 
@@ -361,7 +368,8 @@ def format_standings(doc: dict[str, Any], *, h2h: bool | None = None, fmt: str =
 
     md = fmt == "markdown"
     title = (lambda t: f"## {t}") if md else (lambda t: t)
-    parts = [format_scope(doc["overall"], title("Overall"), fmt) + "\n" + ("\n" if md else "") + RANK_NOTE]
+    note = GAUNTLET_NOTE if doc.get("rank_rule") == "gauntlet" else RANK_NOTE
+    parts = [format_scope(doc["overall"], title("Overall"), fmt) + "\n" + ("\n" if md else "") + note]
     if doc.get("separation"):
         parts.append(format_separation(doc["separation"], fmt))
     bots = len(doc["overall"]["standings"])

@@ -30,12 +30,12 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import Self
 
-from .db import GameRow
+from .result import GameResult
 
 Block = tuple[int, int, int]  # (size, table, deal)
 
 
-def block_scores(games: Iterable[GameRow]) -> dict[Block, dict[int, float]]:
+def block_scores(games: Iterable[GameResult]) -> dict[Block, dict[int, float]]:
     """Per block, each bot's mean normalised placement ``(K - place) / (K - 1)`` over the
     block's games (1 first, 0 last), blocks in key order."""
     sums: dict[Block, dict[int, list[float]]] = {}

@@ -15,11 +15,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from ..tournament.standings import GAUNTLET_NOTE, RANK_NOTE
 from .charts import heat_map, interval_chart
 from .render import real, render
 
 if TYPE_CHECKING:
-    from ..tournament.rerun import StoredGame
+    from ..tournament.result import GameResult
+    from ..tournament.results import ResultSet
     from .report import BotStats
 
 #: The most places a table-size row counts (the game seats far fewer): bounds the work a bad size can ask.
@@ -48,6 +50,7 @@ def _scope(title: str, scope: dict[str, Any], index: dict[str, int], size: Any, 
     """Standings, score and rating charts and the head-to-head heat map of one scope."""
     rows = [dict(r, href=f"bots/bot-{index.get(r['bot'], '')}.html") for r in scope["standings"]]
     out = {"title": title, "size": size, "games": scope["games"], "blocks": scope["blocks"], "rows": rows}
+    out["authors"] = any(r.get("author") for r in rows)  # a column only when a manifest named one
     out["charts"] = None
     if not charts:
         return out
@@ -86,37 +89,61 @@ def _scope(title: str, scope: dict[str, Any], index: dict[str, int], size: Any, 
     return out
 
 
+def header(results: ResultSet, bots: int) -> list[str]:
+    """The facts above the standings: bots, games played of those planned, the schedule, the rules."""
+    settings = results.stored.settings
+    sizes = ", ".join(str(k) for k in settings.get("sizes", []))
+    facts = [f"{bots} bots"]
+    labels = results.stored.labels
+    if results.gauntlet and labels:
+        facts.append(f"a gauntlet of {labels[0]} against a field of {len(labels) - 1}")
+    if results.planned is None:  # adaptive: no fixed size, the run says why it stopped
+        why = {
+            "separated": "stopped when every comparison was separated",
+            "budget": "stopped at its budget of games",
+        }.get(results.status, "not finished")
+        facts.append(
+            f"{results.played} games played in an adaptive run (a first round of {results.first_round} games, "
+            f"then rounds of duplicate deals where the order was unsettled; {why})"
+        )
+        facts.append(f"tables of {sizes} players")
+    else:
+        done = f"{results.played} of {results.planned} games played" + ("" if results.finished else " (not finished)")
+        facts.append(done)
+        facts.append(f"tables of {sizes} players")
+        facts.append(f"{settings.get('games', '?')} deals per table, each played once per seat rotation")
+    facts.append(f"rules {settings.get('rules', {}).get('name', 'contest')}")
+    return facts
+
+
 def index_page(doc: dict[str, Any], stats: Sequence[BotStats], context: dict[str, Any]) -> str:
-    """``index.html``: overall standings, then standings per table size."""
+    """``index.html``: overall standings, the separation verdicts, then standings per table size."""
     index = {s.bot.label: s.bot.bot for s in stats}
-    settings = context["settings"]
-    played, total = real(context["played"]), real(context["total"])
+    results: ResultSet = context["results"]
     scopes = [_scope("Standings: all games", doc["overall"], index, "all", True)]
     for size, scope in doc["by_size"].items():
         title = f"Standings at {size}-player tables"
         if len(doc["by_size"]) == 1:
             title += " (all games)"
         scopes.append(_scope(title, scope, index, size, len(doc["by_size"]) > 1))
+    sep = doc.get("separation") or {}
     return render(
         "report_index.html.j2",
         title="Yard bridge tournament",
         up="",
-        bots=len(stats),
-        played=context["played"],
-        total=context["total"],
-        finished=played is not None and total is not None and played >= total,
-        sizes=", ".join(str(k) for k in settings.get("sizes", [])),
-        deals=settings.get("games", "?"),
-        rules=str(settings.get("rules", {}).get("name", "contest")),
+        facts=header(results, len(stats)),
         db=context["db"],
         created=context["created"],
         version=context["arena_version"],
         scopes=scopes,
+        separation=sep,
+        anytime=bool(sep.get("pairs")) and "p_value" in sep["pairs"][0],
+        note=GAUNTLET_NOTE if doc.get("rank_rule") == "gauntlet" else RANK_NOTE,
     )
 
 
 def games_page(
-    stored: Sequence[StoredGame], labels: Sequence[str], found: set[Any], notes: dict[Any, str], context: dict[str, Any]
+    stored: Sequence[GameResult], labels: Sequence[str], found: set[Any], notes: dict[Any, str], context: dict[str, Any]
 ) -> str:
     """``games.html``: every stored game, linked to the viewer."""
     games = [

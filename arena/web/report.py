@@ -24,10 +24,11 @@ from ..record import RecordError
 from ..record import read_games as read_record
 from ..tournament.dbread import Stored, load
 from ..tournament.dbrows import BotRow, has_table, read_faults, read_seat_times
-from ..tournament.rerun import RerunError, StoredGame, differences, plan_of, rerun_many, stored_games
+from ..tournament.rerun import RerunError, plan_of, rerun_many, stored_games
+from ..tournament.result import GameResult, differences
+from ..tournament.results import results_of
 from ..tournament.runner import Plan
 from ..tournament.schedule import GameKey
-from ..tournament.standings import standings_doc
 from .pages import bot_page, games_page, index_page
 from .view import game_script, render_viewer, viewer_game
 from .view import write_page as _write_page
@@ -112,7 +113,7 @@ def gather(conn: sqlite3.Connection, stored: Stored) -> list[BotStats]:
     return stats
 
 
-def kept_record(folder: Path, stored: StoredGame) -> list[dict[str, Any]] | None:
+def kept_record(folder: Path, stored: GameResult) -> list[dict[str, Any]] | None:
     """The game's record from a ``--replays`` folder, when it is there and ends as stored."""
     path = folder / f"{stored.key}.jsonl"
     if not path.is_file():
@@ -135,7 +136,7 @@ def kept_record(folder: Path, stored: StoredGame) -> list[dict[str, Any]] | None
 
 def records(
     plan: Plan | RerunError,
-    stored: list[StoredGame],
+    stored: list[GameResult],
     replays: str | None,
     workers: int,
     on_replayed: Callable[[int, int], None] | None,
@@ -168,7 +169,7 @@ def records(
         on_replayed(0, len(todo))
     count = 0
     for record in rerun_many(plan, [g.key for g in todo], workers=min(workers, max(1, len(todo) // 8))):
-        diffs = differences(by_key[record.key], record)
+        diffs = differences(by_key[record.key], record.result())
         if diffs:
             notes[record.key] = "; ".join(diffs)
             warnings.append(f"game {record.key} re-played otherwise than stored ({notes[record.key]})")
@@ -209,8 +210,8 @@ def build_report(
     warnings: list[str] = []
     try:
         everything = load(conn, meta)
-        settings, bots, rows, total = everything.settings, everything.bots, everything.rows, everything.total
-        doc = standings_doc([b.label for b in bots], rows)
+        results = results_of(everything)  # the same standings, verdicts and counts as `arena standings`
+        settings, bots, doc = everything.settings, everything.bots, results.doc
         stats = gather(conn, everything)
         stored = stored_games(everything)
         plan: Plan | RerunError
@@ -243,8 +244,7 @@ def build_report(
     context = {
         "db": os.path.basename(db),
         "settings": settings,
-        "total": total,
-        "played": len(rows),
+        "results": results,
         "created": meta.get("created", ""),
         "arena_version": meta.get("arena_version", ""),
     }
