@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,14 +129,6 @@ class Design:
 def game_id(key: GameKey) -> int:
     """The database row id of an adaptive tournament's game (one table size)."""
     return (key.table * DEAL_CAP + key.deal) * key.size + key.rotation
-
-
-class IdSchedule:
-    """What :meth:`TournamentDB.add` needs of a schedule: the game's id less 1."""
-
-    @staticmethod
-    def index(key: GameKey) -> int:
-        return game_id(key)
 
 
 Block = tuple[int, int]  # (table, deal)
@@ -335,12 +326,35 @@ class State:
 
 class AdaptivePlanner:
     """Feeds stored games to a :class:`State` and advances it round by round; what a
-    run plays next and what ``standings`` reports both come from here."""
+    run plays next (the :class:`~.loop.Planner` of an adaptive run) and what ``standings``
+    reports both come from here."""
 
-    def __init__(self, design: Design, budget: int | None = None) -> None:
+    rounds = True
+
+    def __init__(
+        self, design: Design, budget: int | None = None, on_round: Callable[[State, int], None] | None = None
+    ) -> None:
         self.state = State(design)
         self.budget = design.default_budget() if budget is None else budget
         self.games: dict[GameKey, GameResult] = {}
+        self.on_round = on_round
+
+    @staticmethod
+    def index(key: GameKey) -> int:
+        return game_id(key)
+
+    def resume(self, db: Any) -> int:
+        from .db import read_games
+
+        stored = read_games(db.conn)
+        self.feed(stored)
+        return len(stored)
+
+    def more(self) -> list[GameKey]:
+        nxt = self.advance()
+        if self.on_round:
+            self.on_round(self.state, len(self.games))
+        return nxt
 
     def feed(self, games: Sequence[GameResult]) -> None:
         for g in games:
@@ -425,49 +439,22 @@ def run(
     on_round: Callable[[State, int], None] | None = None,
     sandbox: dict[str, Any] | None = None,
 ) -> AdaptiveResult:
-    """Play ``p`` (a :class:`~.runner.Plan` of one table size) adaptively into ``db_path``.
+    """Play ``p`` (a :class:`~.runner.Plan` of one table size) adaptively into ``db_path``: the
+    tournament loop (:func:`.loop.play`) fed by an :class:`AdaptivePlanner`.
 
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.
     """
-    from .db import read_games
-    from .runner import StopFlag, open_tournament, store_batch
+    from .loop import play
+
+    planner = AdaptivePlanner(design, budget, on_round)
+
+    def started() -> None:
+        if on_start:
+            on_start(len(planner.games))
 
     settings = {**p.settings, "adaptive": design.settings()}
-    db, folder = open_tournament(p, db_path, replays=replays, force=force, settings=settings)
-    try:
-        if sandbox is not None:  # the hardening layers this run's bot files play under, as a fixed run notes them
-            db.note("sandbox", sandbox)
-        replay = AdaptivePlanner(design, budget)
-        stored = read_games(db.conn)
-        replay.feed(stored)
-        if on_start:
-            on_start(len(stored))
-        keys = replay.advance()
-        played = 0
-        started = time.perf_counter()
-
-        def more() -> list[GameKey]:
-            nxt = replay.advance()
-            if on_round:
-                on_round(replay.state, len(replay.games))
-            return nxt
-
-        with StopFlag() as stop:
-            if keys:
-                batches = backend(p.job(keep_logs=folder is not None), keys, stop, more)
-                try:
-                    for batch in batches:
-                        played += store_batch(db, batch, IdSchedule(), folder, db_path)
-                        replay.feed([r.result() for r in batch])
-                except KeyboardInterrupt:
-                    stop.stopped = True
-                finally:
-                    batches.close()
-            if not stop.stopped:
-                replay.advance()
-        status = "interrupted" if stop.stopped and replay.state.status == "playing" else replay.state.status
-        return AdaptiveResult(
-            played, len(replay.games), time.perf_counter() - started, status, replay.state, stop.signum
-        )
-    finally:
-        db.close()
+    out = play(
+        p, db_path, backend, planner, settings=settings, replays=replays, force=force, sandbox=sandbox, on_start=started
+    )
+    status = "interrupted" if out.stopped and planner.state.status == "playing" else planner.state.status
+    return AdaptiveResult(out.played, len(planner.games), out.elapsed, status, planner.state, out.signum)

@@ -8,13 +8,9 @@ game as it comes back; the parent process is the only database writer.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
-import sqlite3
-import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,15 +23,12 @@ from ..rules import Rules
 from ..safetext import clean_name, escape, storable
 from ..seeds import guessable
 from ..untrusted import NotRegularFile
-from . import records_folder
-from .db import BotRow, TournamentDB, canonical
-from .gamerunner import GameRecord, Job
-from .local import Batches, HarnessError
+from .db import BotRow, canonical
+from .gamerunner import Job
+from .local import Batches
+from .loop import FixedPlanner, play
+from .loop import SetupError as SetupError
 from .schedule import DEFAULT_MAX_TABLES, MAX_GAMES, GameKey, Schedule, default_sizes
-
-
-class SetupError(ValueError):
-    """The tournament cannot start as asked (too few bots, impossible table size...)."""
 
 
 @dataclass(frozen=True)
@@ -298,118 +291,6 @@ def ray_backend(workers: int, address: str | None) -> Backend:
     return run
 
 
-class StopFlag:
-    """Ctrl-C or SIGTERM sets the flag (the run stops after storing what has finished); a second
-    one raises ``KeyboardInterrupt`` at once. ``signum`` says which signal stopped the run."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self) -> None:
-        self.stopped = False
-        self.signum = int(signal.SIGINT)
-        self._old: dict[int, Any] = {}
-
-    def __call__(self) -> bool:
-        return self.stopped
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        if self.stopped:
-            raise KeyboardInterrupt
-        self.stopped = True
-        self.signum = signum
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    def __enter__(self) -> StopFlag:
-        if threading.current_thread() is threading.main_thread():
-            for sig in self.SIGNALS:
-                if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup, background jobs
-                    self._old[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        for sig, old in self._old.items():
-            signal.signal(sig, old)
-        self._old.clear()
-
-
-def write_replay(folder: Path, record: GameRecord) -> None:
-    """``FOLDER/<game key>.jsonl``, written whole or not at all."""
-    path = folder / f"{record.key}.jsonl"
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in record.log or ()))
-    os.replace(tmp, path)
-
-
-def store_batch(db: TournamentDB, batch: Sequence[GameRecord], schedule: Any, folder: Path | None, db_path: Any) -> int:
-    """Write a batch's replays (when kept), then commit its games; returns the games added.
-
-    The records go to disk first, so a stored game always has its record file.
-    """
-    if folder:
-        for record in batch:
-            try:
-                write_replay(folder, record)
-            except OSError as exc:
-                raise HarnessError(f"cannot write a replay to {folder}: {exc.strerror or exc}") from None
-    try:
-        return db.add(batch, schedule)
-    except sqlite3.Error as exc:
-        raise HarnessError(f"cannot store games in {db_path}: {exc}") from None
-
-
-def open_tournament(
-    p: Plan,
-    db_path: str | os.PathLike[str],
-    *,
-    replays: str | None,
-    force: bool,
-    settings: dict[str, Any] | None = None,
-) -> tuple[TournamentDB, Path | None]:
-    """Check the replays folder, open (or make) the database with ``settings`` (default the
-    plan's), then claim the folder; the database and the folder (None without ``replays``).
-
-    :raises SetupError:, :raises TournamentDBError:.
-    """
-    folder = Path(replays) if replays else None
-    if folder:
-        try:
-            records_folder.check(folder, db_path, force=force)
-        except records_folder.RecordsFolderError as exc:
-            raise SetupError(str(exc)) from None
-        try:
-            folder.parent.mkdir(parents=True, exist_ok=True)  # the folder itself is made once the database is
-        except OSError as exc:
-            raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
-        # Refused now, not once the database is made: read-only media, a folder not ours to write.
-        where = folder if folder.exists() else folder.parent
-        if not os.access(where, os.W_OK | os.X_OK):
-            why = "read-only file system" if _read_only(where) else "permission denied"
-            raise SetupError(f"{folder}: cannot make the replays folder: {why}")
-    db = TournamentDB.open(
-        db_path,
-        p.settings if settings is None else settings,
-        [e.row(i) for i, e in enumerate(p.entrants)],
-        p.schedule,
-        sources={e.src.sha256: e.src.source for e in p.entrants},
-        authors=p.authors,
-    )
-    if folder:
-        try:
-            records_folder.claim(folder, db.meta(), db_path)
-        except OSError as exc:
-            db.close()
-            raise SetupError(f"{folder}: cannot make the replays folder: {exc.strerror or exc}") from None
-    return db, folder
-
-
-def _read_only(path: Path) -> bool:
-    try:
-        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
-
-
 def run(
     p: Plan,
     db_path: str | os.PathLike[str],
@@ -421,40 +302,34 @@ def run(
     force: bool = False,
     sandbox: dict[str, Any] | None = None,
 ) -> RunResult:
-    """Play every game of ``p`` not yet in the database at ``db_path``, storing each as it ends.
+    """Play every game of ``p`` not yet in the database at ``db_path``, storing each as it ends:
+    the tournament loop (:func:`.loop.play`) fed by the one-round plan of a fixed schedule.
 
     ``replays`` is a folder for the records, refused when it holds files this tournament did not
-    write (see :mod:`.replays`) unless ``force``.
+    write (see :mod:`.records_folder`) unless ``force``.
 
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.
     """
-    db, folder = open_tournament(p, db_path, replays=replays, force=force)
-    try:
-        if sandbox is not None:  # the hardening layers this run's bot files play under
-            db.note("sandbox", sandbox)
-        finished = db.finished()
-        keys = [k for k in p.schedule.keys() if k not in finished]
-        total = p.schedule.total_games
+    planner = FixedPlanner(p.schedule)
+    total = p.schedule.total_games
+
+    def started() -> None:
         if on_start:
-            on_start(total - len(keys), total)
-        played = 0
-        started = time.perf_counter()
-        with StopFlag() as stop:
-            batches = backend(p.job(keep_logs=folder is not None), keys, stop)
-            try:
-                for batch in batches:
-                    played += store_batch(db, batch, p.schedule, folder, db_path)
-                    if on_played is not None:
-                        on_played(len(batch))
-            except KeyboardInterrupt:
-                stop.stopped = True
-            finally:
-                batches.close()  # stops the workers
-        elapsed = time.perf_counter() - started
-        done = len(db.finished())
-        return RunResult(total, done, played, elapsed, interrupted=stop.stopped and done < total, signum=stop.signum)
-    finally:
-        db.close()
+            on_start(len(planner.done), total)
+
+    out = play(
+        p,
+        db_path,
+        backend,
+        planner,
+        replays=replays,
+        force=force,
+        sandbox=sandbox,
+        on_start=started,
+        on_played=on_played,
+    )
+    done = len(planner.done)
+    return RunResult(total, done, out.played, out.elapsed, interrupted=out.stopped and done < total, signum=out.signum)
 
 
 def gauntlet_plan(p: Any, max_tables: int) -> Any:
