@@ -156,12 +156,12 @@ def test_tournament_stores_the_limits_and_refuses_to_resume_with_others(
     db = tmp_path / "t.sqlite"
     assert run_tournament(db, "--move-time", "2", "--game-time", "40") == 0
     settings = json.loads(meta(db)["settings"])
-    assert settings["move_time"] == 2.0 and settings["game_time"] == 40.0
+    assert settings["move_seconds"] == 2.0 and settings["game_seconds"] == 40.0
     capsys.readouterr()
     before = db.read_bytes()
     assert run_tournament(db, "--move-time", "1") == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "move_time" in err and "other settings" in err
+    assert err.count("\n") == 1 and "move_seconds" in err and "other settings" in err
     assert run_tournament(db, "--move-time", "2", "--game-time", "40") == 0  # the same limits resume
     assert json.loads(meta(db)["settings"]) == settings
     assert before  # nothing was lost on the refused run: the resume above found every game
@@ -171,11 +171,40 @@ def test_a_database_from_before_the_limits_resumes_under_the_old_defaults(tmp_pa
     db = tmp_path / "old.sqlite"
     assert run_tournament(db) == 0
     settings = json.loads(meta(db)["settings"])
-    del settings["move_time"], settings["game_time"]
+    del settings["move_seconds"], settings["game_seconds"]
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE meta SET value = ? WHERE key = 'settings'", (json.dumps(settings),))
     assert run_tournament(db) == 0
     assert run_tournament(db, "--move-time", "3") == 2
+
+
+def test_a_database_that_names_the_limits_move_time_resumes_and_reads_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Databases made before the rename store ``move_time``/``game_time``: read through the
+    mapping, they resume, refuse other limits, and report the limits under the one name."""
+    db = tmp_path / "old.sqlite"
+    assert run_tournament(db, "--move-time", "2", "--game-time", "40") == 0
+    settings = json.loads(meta(db)["settings"])
+    old = {
+        ("move_time" if k == "move_seconds" else "game_time" if k == "game_seconds" else k): v
+        for k, v in settings.items()
+    }
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'settings'", (json.dumps(old),))
+    capsys.readouterr()
+    assert run_tournament(db, "--move-time", "2", "--game-time", "40") == 0
+    assert run_tournament(db, "--move-time", "3", "--game-time", "40") == 2
+    assert "move_seconds was 2.0, now 3.0" in capsys.readouterr().err
+    assert main(["standings", str(db), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["settings"]
+    assert shown["move_seconds"] == 2.0 and shown["game_seconds"] == 40.0 and "move_time" not in shown
+    # the attack: both names, so that one reader obeys one and another the other
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'settings'", (json.dumps({**old, "move_seconds": 9.0}),))
+    assert main(["standings", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "both move_time and move_seconds" in err, err
 
 
 def test_tournament_prints_and_records_the_layers_in_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

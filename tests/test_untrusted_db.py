@@ -229,9 +229,9 @@ def test_settings_are_checked_and_unknown_ones_neither_obeyed_nor_shown(honest: 
     db = edit_settings(honest, tmp_path / "a.sqlite", games=10**12)  # a schedule of 3 * 10^12 games
     code, _, err = run("standings", str(db))
     assert one_line_error(code, err) and "table meta: settings: games 1000000000000 is not" in err, err
-    db = edit_settings(honest, tmp_path / "b.sqlite", move_time=float("nan"))
+    db = edit_settings(honest, tmp_path / "b.sqlite", move_seconds=float("nan"))
     code, _, err = run("replay", "--db", str(db), "--game", KEY)
-    assert one_line_error(code, err) and "move_time nan" in err, err
+    assert one_line_error(code, err) and "move_seconds nan" in err, err
     db = edit_settings(honest, tmp_path / "c.sqlite", **{"\x1b]52;c;cm0gLXJm\x07": "\x1b[2J", "owner": "<b>x</b>"})
     code, out, err = run("standings", str(db), "--format", "json")
     assert code == 0 and "52;c" not in out and "owner" not in out and "\\u001b" not in out, err
@@ -249,7 +249,7 @@ SETTING_VALUES: list[Any] = [
     {"limit": -5}, {"hand_size": 9}, {"points": []}, {"points": {"z": 1}}, {"name": "\u202e"},
     {"method": "x", "confidence": 2, "first_deals": 10**9}, {"3": "knockout"},
 ]  # fmt: skip
-SETTING_KEYS = ["seed", "sizes", "games", "rules", "schedule", "trusted", "move_time", "game_time", "adaptive"]
+SETTING_KEYS = ["seed", "sizes", "games", "rules", "schedule", "trusted", "move_seconds", "game_seconds", "adaptive"]
 TABLES = ["meta", "bots", "tables", "games", "results", "faults", "seat_times", "sources"]
 
 

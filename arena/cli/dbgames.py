@@ -42,7 +42,7 @@ def sandbox_check(allow_weak: bool) -> Callable[[Any], None]:
     requires (every layer, unless ``--allow-weak-sandbox``), whenever a bot is sandboxed."""
 
     def approve(plan: Any) -> None:
-        limits = Limits(move_seconds=plan.move_time, game_seconds=plan.game_time)
+        limits = Limits(move_seconds=plan.move_seconds, game_seconds=plan.game_seconds)
         found = check_sandbox(plan, limits, allow_weak=allow_weak, quiet=True)
         if found and found["missing"]:
             print(

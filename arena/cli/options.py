@@ -114,6 +114,7 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
     """``--move-time`` and ``--game-time``: the CPU-time limits of sandboxed bots."""
     p.add_argument(
         "--move-time",
+        dest="move_seconds",
         type=seconds,
         default=None,
         metavar="SECONDS",
@@ -121,6 +122,7 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--game-time",
+        dest="game_seconds",
         type=seconds,
         default=None,
         metavar="SECONDS",
@@ -131,10 +133,9 @@ def add_limit_options(p: argparse.ArgumentParser) -> None:
 def limits_from_args(args: argparse.Namespace) -> Limits:
     """The sandbox :class:`~arena.sandbox.limits.Limits` the options ask for (the defaults when none)."""
     changes = {}
-    if getattr(args, "move_time", None) is not None:
-        changes["move_seconds"] = args.move_time
-    if getattr(args, "game_time", None) is not None:
-        changes["game_seconds"] = args.game_time
+    for name in ("move_seconds", "game_seconds"):  # Limits' own names (--move-time, --game-time)
+        if getattr(args, name, None) is not None:
+            changes[name] = getattr(args, name)
     limits = Limits(**changes)
     if limits.move_seconds > limits.game_seconds:
         raise UsageError(f"--move-time {limits.move_seconds:g} is more than the game's {limits.game_seconds:g} s")

@@ -42,6 +42,7 @@ from .dbread import (
     read_tables,
     stored_seed,
 )
+from .dbrows import renamed_settings
 from .gamerunner import GameRecord
 from .schedule import GameKey, Schedule
 
@@ -53,7 +54,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 #: Settings added after the first databases were made, with the value those databases played under.
-LEGACY_SETTINGS: dict[str, Any] = {"move_time": 1.0, "game_time": 30.0}
+LEGACY_SETTINGS: dict[str, Any] = {"move_seconds": 1.0, "game_seconds": 30.0}
 
 
 class TournamentDB:
@@ -184,6 +185,7 @@ class TournamentDB:
             raise TournamentDBError(f"{path}: damaged settings in table meta") from None
         if not isinstance(old_settings, dict):
             raise TournamentDBError(f"{path}: damaged settings in table meta")
+        old_settings = renamed_settings(old_settings)  # move_time, game_time of older databases
         for key, value in LEGACY_SETTINGS.items():  # settings older databases did not store
             if key not in old_settings and key in settings:
                 old_settings[key] = value

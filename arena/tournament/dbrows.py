@@ -61,7 +61,9 @@ MAX_SCORE = 2**53  # a score's magnitude (exact in JSON readers)
 MAX_SEED_BITS = 1024
 DEAL_CAP = 1_000_000  # deals per table of an adaptive tournament (adaptive.DEAL_CAP)
 KINDS = ("round-robin", "balanced", "gauntlet")
-SETTINGS = {"seed", "sizes", "games", "schedule", "rules", "trusted", "move_time", "game_time", "adaptive"}
+SETTINGS = {"seed", "sizes", "games", "schedule", "rules", "trusted", "move_seconds", "game_seconds", "adaptive"}
+#: Settings stored under another name by databases made before the rename (old name -> name).
+RENAMED_SETTINGS = {"move_time": "move_seconds", "game_time": "game_seconds"}
 #: The sequential methods an adaptive tournament's design may name (:mod:`.adaptive` uses them):
 #: mixture betting with Holm's step-down (new tournaments), and the online-Newton sign test with
 #: Bonferroni of databases made before it.
@@ -141,6 +143,7 @@ def read_settings(meta: dict[str, str]) -> dict[str, Any]:
     s = parse_json("meta", "settings", meta["settings"])
     if type(s) is not dict:
         raise damaged("meta", "settings are not a JSON object")
+    s = renamed_settings(s)
     s = {k: v for k, v in s.items() if k in SETTINGS}
     seed = s.get("seed")
     if type(seed) is not int or seed.bit_length() > MAX_SEED_BITS:
@@ -170,14 +173,26 @@ def read_settings(meta: dict[str, str]) -> dict[str, Any]:
         raise damaged("meta", f"settings: schedule {show(schedule)} is not a kind of schedule per table size")
     if type(s.get("trusted", False)) is not bool:
         raise damaged("meta", "settings: trusted is not true or false")
-    for key in ("move_time", "game_time"):
+    for key in ("move_seconds", "game_seconds"):
         if key in s:
             number("meta", f"settings: {key}", s[key], 1e-9, 86400)
-    if s.get("move_time", 1.0) > s.get("game_time", 30.0):
-        raise damaged("meta", "settings: move_time is more than game_time")
+    if s.get("move_seconds", 1.0) > s.get("game_seconds", 30.0):
+        raise damaged("meta", "settings: move_seconds is more than game_seconds")
     if "adaptive" in s:
         _check_adaptive(s["adaptive"], sizes)
     return s
+
+
+def renamed_settings(s: dict[str, Any]) -> dict[str, Any]:
+    """``s`` with the keys of :data:`RENAMED_SETTINGS` under their names (a database made before
+    the rename still opens and resumes). :raises DamagedDB: both names given."""
+    out = dict(s)
+    for old, new in RENAMED_SETTINGS.items():
+        if old in out:
+            if new in out:
+                raise damaged("meta", f"settings: both {old} and {new} (one setting under two names)")
+            out[new] = out.pop(old)
+    return out
 
 
 def _check_adaptive(a: object, sizes: list[int]) -> None:

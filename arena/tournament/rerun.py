@@ -85,8 +85,8 @@ def plan_of(conn: sqlite3.Connection, stored: Stored, *, trusted: bool = False) 
         for size, tables in sorted(stored.tables.items())
     )
     schedule = Schedule(len(stored.bots), settings["seed"], settings["games"], sizes)
-    move, game = (float(settings.get(k, LEGACY_SETTINGS[k])) for k in ("move_time", "game_time"))
-    return Plan(people, Rules.from_dict(settings["rules"]), schedule, trusted, move_time=move, game_time=game)
+    move, game = (float(settings.get(k, LEGACY_SETTINGS[k])) for k in ("move_seconds", "game_seconds"))
+    return Plan(people, Rules.from_dict(settings["rules"]), schedule, trusted, move_seconds=move, game_seconds=game)
 
 
 def stored_games(stored: Stored, key: GameKey | None = None) -> list[GameResult]:

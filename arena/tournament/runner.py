@@ -106,8 +106,8 @@ class Plan:
     #: Bot files of submissions folders played without matching their manifests (--allow-unverified).
     unverified: tuple[str, ...] = ()
     #: The sandbox's time limits (CPU seconds per move and per game).
-    move_time: float = 1.0
-    game_time: float = 30.0
+    move_seconds: float = 1.0
+    game_seconds: float = 30.0
 
     @property
     def untrusted(self) -> bool:
@@ -134,8 +134,8 @@ class Plan:
             "schedule": {str(x.size): x.kind for x in s.sizes},
             "rules": self.rules.to_dict(),
             "trusted": self.trusted,
-            "move_time": self.move_time,
-            "game_time": self.game_time,
+            "move_seconds": self.move_seconds,
+            "game_seconds": self.game_seconds,
         }
 
     def job(self, keep_logs: bool = False) -> Job:
@@ -148,7 +148,7 @@ class Plan:
             self.schedule,
             keep_logs,
             ident,
-            {"move_seconds": self.move_time, "game_seconds": self.game_time},
+            {"move_seconds": self.move_seconds, "game_seconds": self.game_seconds},
         )
 
     def describe(self) -> list[str]:
@@ -209,7 +209,7 @@ def plan(
             "tournament (fewer --games, --players or --max-tables)"
         )
     schedule = Schedule.build(n, sizes, deals=deals, seed=seed, max_tables=max_tables)
-    times = {} if limits is None else {"move_time": limits.move_seconds, "game_time": limits.game_seconds}
+    times = {} if limits is None else {"move_seconds": limits.move_seconds, "game_seconds": limits.game_seconds}
     return Plan(tuple(people), rules, schedule, trusted, tuple(check.refused), **times)
 
 
