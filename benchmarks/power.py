@@ -45,6 +45,7 @@ about a minute on a quiet core.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import math
 import random
@@ -62,7 +63,7 @@ from ladder import EPSILONS, ladder_files  # noqa: E402
 
 from arena.rules import CONTEST  # noqa: E402
 from arena.tournament.adaptive import LEGACY_METHOD, METHOD, Design, State  # noqa: E402
-from arena.tournament.db import GameRow, TournamentDBError, open_readonly, read_games  # noqa: E402
+from arena.tournament.db import TournamentDBError, open_readonly, read_games  # noqa: E402
 from arena.tournament.runner import local_backend, plan, run  # noqa: E402
 from arena.tournament.schedule import GameKey  # noqa: E402
 from arena.tournament.standings import t975  # noqa: E402
@@ -108,7 +109,9 @@ def draw(pool: Pool, t: int, rng: random.Random, kind: str, null: bool) -> list:
     rows = rng.choice(pool[t])[kind]
     if null and rng.random() < 0.5:
         swap = {1: 2, 2: 1}
-        rows = [GameRow(g.key, tuple((swap.get(b, b), *rest) for b, *rest in g.seats)) for g in rows]
+        rows = [
+            dataclasses.replace(g, seats=tuple(s._replace(bot=swap.get(s.bot, s.bot)) for s in g.seats)) for g in rows
+        ]
     return rows
 
 
