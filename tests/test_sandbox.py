@@ -19,7 +19,10 @@ from arena.sandbox.harden import LAYERS
 from arena.verify import check_lines
 
 ROOT = Path(__file__).resolve().parents[1]
-BOT_FILES = sorted(p for p in (ROOT / "bots").glob("*.py") if p.name != "__init__.py") + sorted(
+#: Every shipped bot file but search.py: at its default budget (160 playouts a move) four full
+#: games take minutes of CPU; tests/test_forward_sandbox.py plays it sandboxed and in-process
+#: with a small budget and compares the records the same way.
+BOT_FILES = sorted(p for p in (ROOT / "bots").glob("*.py") if p.name not in ("__init__.py", "search.py")) + sorted(
     (ROOT / "examples").glob("*.py")
 )
 LIMITS = Limits(move_seconds=0.5, game_seconds=10.0, load_seconds=2.0)
