@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import sqlite3
+import struct
 import threading
 import tracemalloc
 from collections.abc import Callable, Iterator
@@ -280,8 +281,19 @@ def test_a_wal_without_its_shm_is_read_from_a_private_copy(db: Path, tmp_path: P
     assert listing(media) == before  # no -shm made, nothing checkpointed
 
 
-def test_a_hot_journal_is_rolled_back_in_a_private_copy(db: Path, tmp_path: Path) -> None:
-    expected = run("standings", str(db))
+def super_journal(db: Path, named: Path) -> None:
+    """A hot rollback journal beside ``db`` whose super-journal pointer names ``named``: SQLite's
+    rollback of it opens that path and then deletes it (red team, round 2: any file the
+    organiser may delete, from the read-only ``standings``)."""
+    name = str(named).encode()
+    magic = bytes([0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7])
+    check = sum(b if b < 128 else b - 256 for b in name) & 0xFFFFFFFF
+    body = b"X" * 4 + struct.pack(">I", 0) + name + struct.pack(">II", len(name), check) + magic
+    Path(f"{db}-journal").write_bytes(body)
+
+
+def test_a_rollback_journal_is_refused_never_rolled_back(db: Path, tmp_path: Path) -> None:
+    # A write cut off in rollback mode (never this arena's: it writes in WAL mode): its journal.
     conn = sqlite3.connect(db, isolation_level=None)
     conn.execute("PRAGMA journal_mode = DELETE")
     conn.execute("PRAGMA cache_size = 1")
@@ -295,10 +307,38 @@ def test_a_hot_journal_is_rolled_back_in_a_private_copy(db: Path, tmp_path: Path
     conn.rollback()
     conn.close()
     before = listing(media)
-    assert b"EVIL" in before["t.sqlite"]  # the cut-off write is in the file
-    code, out, err = run("standings", str(media / "t.sqlite"))
-    assert (code, out, err) == expected  # the database as it was before the cut-off write
+    for argv in readers(media / "t.sqlite", tmp_path):
+        code, out, err = run(*argv)
+        assert code == 2 and out == "" and err.count("\n") == 1 and "rollback journal" in err, (argv, err)
     assert listing(media) == before
+
+
+def test_a_journal_naming_a_victim_or_a_fifo_deletes_and_blocks_nothing(db: Path, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the organiser's file\n")
+    super_journal(db, victim)
+    for argv in readers(db, tmp_path):
+        code, out, err = run(*argv)
+        assert code == 2 and err.count("\n") == 1 and "rollback journal" in err, (argv, err)
+        assert victim.read_text() == "the organiser's file\n"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    super_journal(db, fifo)
+    done: list[tuple[int, str, str]] = []
+    worker = threading.Thread(target=lambda: done.append(run("standings", str(db))), daemon=True)
+    worker.start()
+    worker.join(60)  # generous: it must not wait on the FIFO at all
+    assert done and done[0][0] == 2 and "rollback journal" in done[0][2]
+
+
+def test_a_hard_link_where_sqlite_writes_its_side_files_is_refused(db: Path, tmp_path: Path) -> None:
+    other = tmp_path / "someone-elses.bin"
+    other.write_bytes(b"\0" * 32768)
+    os.link(other, f"{db}-shm")
+    Path(f"{db}-wal").write_bytes(b"")
+    code, out, err = run("standings", str(db))
+    assert code == 2 and err.count("\n") == 1 and "hard link" in err, err
+    assert other.read_bytes() == b"\0" * 32768
 
 
 # -- work, signals and memory ---------------------------------------------------------------

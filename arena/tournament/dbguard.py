@@ -245,6 +245,17 @@ def check_paths(path: Path, *, exists: bool = True) -> dict[str, int]:
             raise _refuse(
                 side, f"{kind_of(info.st_mode)} where SQLite keeps the {suffix[1:]} file of {path.name}; remove it"
             )
+        if info.st_nlink > 1:  # SQLite writes -shm (and -wal) in place: never into another name's file
+            raise _refuse(side, f"a hard link where SQLite keeps the {suffix[1:]} file of {path.name}; remove it")
+        if suffix == "-journal" and info.st_size > 0:
+            # A rollback journal is never this arena's (it keeps its databases in WAL mode), and
+            # rolling one back is not reading: it rewrites pages, opens the files the journal
+            # names (a FIFO there blocks) and deletes its "super-journal", any path it names.
+            raise _refuse(
+                side,
+                f"a rollback journal beside {path.name}: a write by another program was cut off; "
+                "this arena does not roll it back (move the journal away to read the database as it is)",
+            )
         sides[suffix] = info.st_size
     return sides
 
