@@ -23,6 +23,7 @@ from ..interrupts import SIGPIPE_STATUS, exit_status, quiet_stdout, signal_word,
 from ..safetext import escape
 from . import check, new, play, replay, report, rules, standings, submit, tournament, verify, view
 from .options import ArgumentParser
+from .terminal import safe_output
 
 #: The sub-commands, in the order ``arena --help`` lists them.
 COMMANDS: tuple[ModuleType, ...] = (
@@ -73,6 +74,11 @@ def _safe_streams() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _safe_streams()
+    with safe_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
