@@ -52,6 +52,11 @@ def run(args: argparse.Namespace) -> int:
         if seed is None:
             seed = fresh_seed()
     fmt = "json" if args.json else args.format
+    if not args.bots and not args.team:
+        raise UsageError("give the bots to play (registered names, bot files or folders), or --team NAME=BOT1,BOT2")
+    if rules.teams and (args.gauntlet or args.until_separated):
+        what = "--gauntlet" if args.gauntlet else "--until-separated"
+        raise UsageError(f"{what} does not go with the teams variant (teams play a fixed schedule)")
     adaptive_opts = adaptive_settings(args, fmt)
     deals = args.games if args.games is not None else 1 if args.until_separated else 10
     try:
@@ -65,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             max_tables=args.max_tables,
             allow_unverified=args.allow_unverified,
             limits=limits,
+            teams=args.team or (),
         )
         if args.gauntlet:
             p = gauntlet_plan(p, args.max_tables)
@@ -156,7 +162,17 @@ def register(sub: Any) -> None:
         "database as it ends, and print standings. Running the same command again resumes.",
     )
     p.add_argument(
-        "bots", nargs="+", metavar="BOT", help="registered bot name, bot file, or folder of bot files (its *.py)"
+        "bots",
+        nargs="*",
+        metavar="BOT",
+        help="registered bot name, bot file, or folder of bot files (its *.py); with the teams variant each "
+        "is a team of that bot in both partner seats",
+    )
+    p.add_argument(
+        "--team",
+        action="append",
+        metavar="NAME=BOT1,BOT2",
+        help="with the teams variant (--variant teams): a team of two bots that sit opposite (repeatable)",
     )
     p.add_argument(
         "--players",

@@ -36,6 +36,7 @@ from .dbrows import (
 )
 from .result import GameResult
 from .schedule import MAX_GAMES
+from .teams import Team, check_layout, read_teams
 
 __all__ = [  # the row types and checked readers of .dbrows, with this module's own
     "BotRow",
@@ -180,6 +181,11 @@ class Stored:
         return [b.label for b in self.bots]
 
     @property
+    def teams(self) -> tuple[Team, ...]:
+        """The teams of a teams tournament (checked by :func:`load`); () otherwise."""
+        return read_teams(self.settings["teams"]) if "teams" in self.settings else ()
+
+    @property
     def total(self) -> int:
         """Games in the whole schedule (an adaptive schedule has no fixed size: those stored)."""
         if "adaptive" in self.settings:
@@ -208,4 +214,6 @@ def load(conn: sqlite3.Connection, meta: dict[str, str]) -> Stored:
     if planned > MAX_GAMES:
         raise damaged("tables", f"a schedule of {planned} games; a tournament has at most {MAX_GAMES}")
     games = read_game_data(conn, len(bots), tables, settings)
+    if "teams" in settings:  # every bot in one team, tables of whole teams, partners opposite
+        check_layout(read_teams(settings["teams"], len(bots)), tables, games)
     return Stored(settings, bots, tables, games, read_authors(meta, [b.label for b in bots]))

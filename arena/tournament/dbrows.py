@@ -34,6 +34,7 @@ from .dbguard import damaged as damaged
 from .dbguard import read_rows, show
 from .result import GameResult, SeatResult
 from .schedule import MAX_DEALS, MAX_GAMES, MAX_SIZE, MAX_TABLES, MIN_SIZE, GameKey
+from .teams import read_teams
 
 #: The rows of a read, bounded in rows, bytes and work (:func:`.dbguard.read_rows`).
 fetch = read_rows
@@ -61,7 +62,18 @@ MAX_SCORE = 2**53  # a score's magnitude (exact in JSON readers)
 MAX_SEED_BITS = 1024
 DEAL_CAP = 1_000_000  # deals per table of an adaptive tournament (adaptive.DEAL_CAP)
 KINDS = ("round-robin", "balanced", "gauntlet")
-SETTINGS = {"seed", "sizes", "games", "schedule", "rules", "trusted", "move_seconds", "game_seconds", "adaptive"}
+SETTINGS = {
+    "seed",
+    "sizes",
+    "games",
+    "schedule",
+    "rules",
+    "trusted",
+    "move_seconds",
+    "game_seconds",
+    "adaptive",
+    "teams",
+}
 #: Settings stored under another name by databases made before the rename (old name -> name).
 RENAMED_SETTINGS = {"move_time": "move_seconds", "game_time": "game_seconds"}
 #: The sequential methods an adaptive tournament's design may name (:mod:`.adaptive` uses them):
@@ -180,6 +192,17 @@ def read_settings(meta: dict[str, str]) -> dict[str, Any]:
         raise damaged("meta", "settings: move_seconds is more than game_seconds")
     if "adaptive" in s:
         _check_adaptive(s["adaptive"], sizes)
+    if "teams" in s:
+        read_teams(s["teams"])
+        if (
+            not s["rules"]["teams"]
+            or any(k not in (4, 6) for k in sizes)
+            or "adaptive" in s
+            or "gauntlet" in schedule.values()
+        ):
+            raise damaged(
+                "meta", "settings: teams, but not a fixed schedule of tables of 4 or 6 under the teams variant"
+            )
     return s
 
 

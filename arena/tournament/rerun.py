@@ -84,9 +84,11 @@ def plan_of(conn: sqlite3.Connection, stored: Stored, *, trusted: bool = False) 
         SizeSchedule(size, str(kinds.get(str(size), "round-robin")), tables)
         for size, tables in sorted(stored.tables.items())
     )
-    schedule = Schedule(len(stored.bots), settings["seed"], settings["games"], sizes)
+    teams = stored.teams
+    schedule = Schedule(len(stored.bots), settings["seed"], settings["games"], sizes, tuple(t.members for t in teams))
     move, game = (float(settings.get(k, LEGACY_SETTINGS[k])) for k in ("move_seconds", "game_seconds"))
-    return Plan(people, Rules.from_dict(settings["rules"]), schedule, trusted, move_seconds=move, game_seconds=game)
+    rules = Rules.from_dict(settings["rules"])
+    return Plan(people, rules, schedule, trusted, move_seconds=move, game_seconds=game, teams=teams)
 
 
 def stored_games(stored: Stored, key: GameKey | None = None) -> list[GameResult]:

@@ -7,6 +7,8 @@ the separation verdicts, and how many games the schedule plans. So the
 terminal table and the published report never disagree on an order, a
 column or a count.
 
+A teams tournament ranks teams, not bots (:func:`teams_doc`).
+
 A gauntlet is ranked by its paired verdicts (docs/RULINGS.md, ruling 68):
 the new bot plays every field bot on the same deals, while the field bots
 meet different opponents, so raw scores do not compare them. The field keeps
@@ -24,6 +26,7 @@ from typing import Any
 from .dbread import Stored, load, open_readonly
 from .separation import separation_of
 from .standings import kind_of, standings_doc
+from .teams import add_members, team_games
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ class ResultSet:
 
 def results_of(stored: Stored) -> ResultSet:
     """The standings of a loaded database: kinds, authors, separation, the gauntlet's rank rule."""
+    if stored.teams:
+        return ResultSet(stored, teams_doc(stored))
     labels = stored.labels
     doc = standings_doc(labels, stored.games, [kind_of(b.origin) for b in stored.bots], stored.authors)
     doc["separation"] = separation_of(stored.tables, stored.settings, labels, stored.games, doc)
@@ -83,6 +88,19 @@ def results_of(stored: Stored) -> ResultSet:
     if results.gauntlet and labels:
         rank_gauntlet(doc, labels[0])
     return results
+
+
+def teams_doc(stored: Stored) -> dict[str, Any]:
+    """A teams tournament's standings: teams ranked from their results (:mod:`.teams`, ruling 76),
+    each row naming its members; the separation verdicts compare teams."""
+    teams = stored.teams
+    names = [t.name for t in teams]
+    games = team_games(teams, stored.games)
+    doc = standings_doc(names, games, ["team"] * len(teams))
+    add_members(doc, teams, stored.labels, stored.authors)
+    doc["separation"] = separation_of(stored.tables, stored.settings, names, games, doc)
+    doc["teams"] = True
+    return doc
 
 
 def load_results(path: str | os.PathLike[str]) -> ResultSet:

@@ -29,6 +29,7 @@ from .local import Batches
 from .loop import FixedPlanner, play
 from .loop import SetupError as SetupError
 from .schedule import DEFAULT_MAX_TABLES, MAX_GAMES, GameKey, Schedule, default_sizes
+from .teams import Team, parse_team, to_settings
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,11 @@ def entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entrant]:
     """Entrants in command-line order; a file's label is its file name without ``.py``
     (cleaned; ``NAME (file)`` when it is a reserved name, see :func:`~arena.match.entrant_labels`),
     a registered bot's its name; repeats get ``#2``, ``#3``..."""
-    sources = collect(specs)
+    return entrants_of(collect(specs), trusted=trusted)
+
+
+def entrants_of(sources: Sequence[BotSource], *, trusted: bool = False) -> list[Entrant]:
+    """:func:`entrants` of resolved bots."""
     labels = entrant_labels(
         [s.name if s.origin == "registry" else clean_name(Path(s.path or s.name).stem) for s in sources],
         [s.origin for s in sources],
@@ -108,6 +113,8 @@ class Plan:
     #: The sandbox's time limits (CPU seconds per move and per game).
     move_seconds: float = 1.0
     game_seconds: float = 30.0
+    #: The teams variant: the partnerships, each of two entrants (see :mod:`.teams`).
+    teams: tuple[Team, ...] = ()
 
     @property
     def untrusted(self) -> bool:
@@ -136,7 +143,7 @@ class Plan:
             "trusted": self.trusted,
             "move_seconds": self.move_seconds,
             "game_seconds": self.game_seconds,
-        }
+        } | ({"teams": to_settings(self.teams)} if self.teams else {})
 
     def job(self, keep_logs: bool = False) -> Job:
         ident = canonical([self.settings, [e.src.sha256 for e in self.entrants]])
@@ -156,15 +163,19 @@ class Plan:
         n = len(self.entrants)
         s = self.schedule
         seed = f"seed {s.seed}" if guessable(s.seed) else "a secret seed (shown after the run)"
+        who = f"{len(self.teams)} teams of two ({n} bots)" if self.teams else f"{n} bots"
         lines = [
-            f"tournament: {n} bots, {seed}, rules {self.rules.name}"
+            f"tournament: {who}, {seed}, rules {self.rules.name}"
             + (f" ({', '.join(f'{k}={v}' for k, v in self.rules.changed().items())})" if self.rules.changed() else "")
         ]
         for x in s.sizes:
             games = len(x.tables) * s.deals * x.size
-            lines.append(
-                f"  {x.describe(n)}; x {s.deals} deal{'s' if s.deals > 1 else ''} x {x.size} seatings = {games} games"
+            what = (
+                f"{x.size} players: {x.kind}, {len(x.tables)} tables of {x.size // 2} teams"
+                if self.teams
+                else x.describe(n)
             )
+            lines.append(f"  {what}; x {s.deals} deal{'s' if s.deals > 1 else ''} x {x.size} seatings = {games} games")
         return lines
 
 
@@ -179,11 +190,20 @@ def plan(
     max_tables: int = DEFAULT_MAX_TABLES,
     allow_unverified: bool = False,
     limits: Any = None,
+    teams: Sequence[str] = (),
 ) -> Plan:
     """Resolve bots, verify the files of submissions folders against their manifests, and build
     the schedule. :raises SetupError:, :raises BotLoadError:. ``limits``: the sandbox's
-    :class:`~arena.sandbox.Limits` (its move and game times are settings)."""
-    people = entrants(specs, trusted=trusted)
+    :class:`~arena.sandbox.Limits` (its move and game times are settings). With the rules'
+    ``teams`` on, each of ``specs`` is a team of that bot twice and each of ``teams``
+    (``NAME=BOT1,BOT2``) a named pair (:func:`team_entrants`)."""
+    partners: tuple[Team, ...] = ()
+    if rules.teams:
+        people, partners = team_entrants(specs, teams, trusted=trusted)
+    elif teams:
+        raise SetupError("--team goes with the teams variant (--variant teams or --rule teams=true)")
+    else:
+        people = entrants(specs, trusted=trusted)
     try:
         check = submissions.verify([(e.src.path if e.src.origin == "file" else None, e.src.sha256) for e in people])
     except NotRegularFile as exc:  # a manifest put in place after the entrants were read
@@ -191,26 +211,60 @@ def plan(
     if check.refused and not allow_unverified:
         raise SetupError(submissions.refusal(check.refused))
     people = [replace(e, author=author) for e, author in zip(people, check.authors, strict=True)]
-    n = len(people)
+    n = len(partners) if partners else len(people)
+    what, per = ("teams", 2) if partners else ("bots", 1)
     if n < 2:
-        raise SetupError(f"a tournament needs at least 2 bots; {n} given")
-    sizes = tuple(sizes) if sizes else default_sizes(n)
+        raise SetupError(f"a tournament needs at least 2 {what}; {n} given")
+    sizes = tuple(sizes) if sizes else default_sizes(per * n)
     for k in sizes:
-        if k > n:
-            raise SetupError(f"a table of {k} needs at least {k} bots; {n} given")
+        if k > per * n:
+            raise SetupError(f"a table of {k} needs at least {k // per} {what}; {n} given")
         try:
             rules.check_players(k)
         except ValueError as exc:
             raise SetupError(str(exc)) from None
-    games = sum(min(math.comb(n, k), max_tables) * deals * k for k in set(sizes))
+    games = sum(min(math.comb(n, k // per), max_tables) * deals * k for k in set(sizes))
     if games > MAX_GAMES:
         raise SetupError(
             f"this schedule would be about {games:,} games; at most {MAX_GAMES:,} are played in one "
             "tournament (fewer --games, --players or --max-tables)"
         )
-    schedule = Schedule.build(n, sizes, deals=deals, seed=seed, max_tables=max_tables)
+    pairs = [t.members for t in partners]
+    schedule = Schedule.build(len(people), sizes, deals=deals, seed=seed, max_tables=max_tables, teams=pairs)
     times = {} if limits is None else {"move_seconds": limits.move_seconds, "game_seconds": limits.game_seconds}
-    return Plan(tuple(people), rules, schedule, trusted, tuple(check.refused), **times)
+    return Plan(tuple(people), rules, schedule, trusted, tuple(check.refused), **times, teams=partners)
+
+
+def team_entrants(
+    specs: Sequence[str], named: Sequence[str], *, trusted: bool = False
+) -> tuple[list[Entrant], tuple[Team, ...]]:
+    """The entrants and teams of a teams tournament: each bot of ``specs`` (names, files,
+    folders) a team of itself twice, named after it; then each ``NAME=BOT1,BOT2`` of ``named``.
+    Members are entrants like any bot (labels made distinct: ``greedy``, ``greedy#2``...).
+
+    :raises SetupError: a bad ``--team``, a team name twice, a folder as a member.
+    """
+    alone = collect(specs)
+    sources: list[BotSource] = []
+    for src in alone:
+        sources += [src, src]
+    team_names = [e.label for e in entrants_of(alone)]
+    for text in named:
+        try:
+            name, first, second = parse_team(text)
+        except ValueError as exc:
+            raise SetupError(str(exc)) from None
+        if name.casefold() in {t.casefold() for t in team_names}:
+            raise SetupError(f"--team {escape(text, 100)}: a team named {escape(name)} is already entered")
+        for spec in (first, second):
+            if Path(spec).is_dir():
+                raise SetupError(
+                    f"--team {escape(text, 100)}: {escape(spec, 100)} is a folder; a team member is one bot"
+                )
+            sources += collect([spec])
+        team_names.append(name)
+    people = entrants_of(sources, trusted=trusted)
+    return people, tuple(Team(name, (2 * i, 2 * i + 1)) for i, name in enumerate(team_names))
 
 
 def preflight(p: Plan) -> list[str]:

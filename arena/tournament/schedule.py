@@ -256,11 +256,29 @@ class Schedule:
     seed: int
     deals: int
     sizes: tuple[SizeSchedule, ...]
+    #: The teams variant: each team's two entrants (see :mod:`.teams`); () when bots play alone.
+    teams: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def build(
-        cls, bots: int, sizes: Sequence[int], *, deals: int, seed: int, max_tables: int = DEFAULT_MAX_TABLES
+        cls,
+        bots: int,
+        sizes: Sequence[int],
+        *,
+        deals: int,
+        seed: int,
+        max_tables: int = DEFAULT_MAX_TABLES,
+        teams: Sequence[tuple[int, int]] = (),
     ) -> Schedule:
+        """``teams``: tables of ``K`` seats are ``K/2`` whole teams, scheduled as entrants."""
+        if teams:
+            return cls(
+                bots,
+                seed,
+                deals,
+                tuple(team_schedule(teams, k, max_tables=max_tables, seed=seed) for k in sorted(set(sizes))),
+                tuple(teams),
+            )
         return cls(
             bots,
             seed,
@@ -308,15 +326,33 @@ class Schedule:
         """The table's bots in the cyclic order used for this deal (shuffled per deal,
         so who sits after whom varies too)."""
         table = list(self.by_size(key.size).tables[key.table])
-        random.Random(derive_seed(self.seed, "order", key.size, key.table, key.deal)).shuffle(table)
+        rng = random.Random(derive_seed(self.seed, "order", key.size, key.table, key.deal))
+        if self.teams:  # the teams in shuffled order, first members then second members: partners K/2 apart
+            pairs = [t for t in self.teams if t[0] in table]
+            rng.shuffle(pairs)
+            return tuple(a for a, _ in pairs) + tuple(b for _, b in pairs)
+        rng.shuffle(table)
         return tuple(table)
 
     def seating(self, key: GameKey) -> tuple[int, ...]:
         """Bot index at each seat: seat ``s`` holds ``order[(s + rotation) % K]``, so over
-        the ``K`` rotations every bot sits at every seat (and gets its cards) once."""
+        the ``K`` rotations every bot sits at every seat (and gets its cards) once. With
+        teams, ``order`` puts partners ``K/2`` apart, so they sit opposite in every rotation
+        and each team's first member sits at every seat once (docs/RULINGS.md, ruling 76)."""
         order = self.deal_order(key)
         k = key.size
         return tuple(order[(s + key.rotation) % k] for s in range(k))
+
+
+def team_schedule(
+    teams: Sequence[tuple[int, int]], size: int, *, max_tables: int = DEFAULT_MAX_TABLES, seed: int = 0
+) -> SizeSchedule:
+    """The tables of ``size`` seats of a teams tournament: the schedule of ``size/2`` of the
+    teams (round robin or balanced, teams as entrants), each table as its members' entrants."""
+    of_teams = size_schedule(len(teams), size // 2, max_tables=max_tables, seed=seed)
+    return SizeSchedule(
+        size, of_teams.kind, tuple(tuple(sorted(m for t in table for m in teams[t])) for table in of_teams.tables)
+    )
 
 
 def gauntlet_schedule(field_size: int, size: int, max_tables: int, seed: int) -> tuple[tuple[int, ...], ...]:

@@ -233,6 +233,9 @@ COLUMNS = (
     "faults",
 )
 
+#: A teams tournament's first columns (instead of rank, bot, kind): a team and its members.
+TEAM_COLUMNS = ("rank", "team", "members")
+
 #: Printed under each standings table: which column ranks, and why the rating may disagree.
 RANK_NOTE = (
     "Ranked by score (mean normalised placement over duplicate blocks, 1 = always first); the "
@@ -258,7 +261,7 @@ def standings_rows(scope: dict[str, Any]) -> list[list[Any]]:
             [
                 r["rank"],
                 r["bot"],
-                r.get("kind", ""),
+                " + ".join(r["members"]) if "members" in r else r.get("kind", ""),
                 *([r.get("author") or "-"] if by else []),
                 r["games"],
                 r["wins"],
@@ -281,6 +284,8 @@ TERMINAL_COLUMNS = {
     "rank": "rank",
     "bot": "bot",
     "kind": "kind",
+    "team": "team",
+    "members": "members",
     "author": "author",
     "games": "games",
     "wins": "wins",
@@ -302,7 +307,8 @@ def format_scope(scope: dict[str, Any], title: str, fmt: str = "table") -> str:
     :data:`TERMINAL_WIDTH` when the names allow."""
     head = f"{title}: {safe_line(scope['games'], fmt)} games in {safe_line(scope['blocks'], fmt)} duplicate deals"
     by = any(r.get("author") for r in scope["standings"])
-    headers = COLUMNS[:3] + (("author",) if by else ()) + COLUMNS[3:]
+    first = TEAM_COLUMNS if any("members" in r for r in scope["standings"]) else COLUMNS[:3]
+    headers = first + (("author",) if by else ()) + COLUMNS[3:]
     align = ("right", "left", "left") + ("left",) * by + ("right",) * (len(COLUMNS) - 3)
     rows = standings_rows(scope)
     if fmt != "table":
@@ -328,6 +334,8 @@ def format_scope(scope: dict[str, Any], title: str, fmt: str = "table") -> str:
     for dropped in DROPPED_FIRST:
         if width(table) <= TERMINAL_WIDTH:
             break
+        if dropped not in names:
+            continue
         names.remove(dropped)
         table = draw(names)
     return head + "\n" + table
@@ -418,9 +426,21 @@ def standings_csv(doc: dict[str, Any]) -> str:
     scopes = [("overall", doc["overall"])]
     if len(doc["by_size"]) > 1:
         scopes += list(doc["by_size"].items())
+    fields: tuple[str, ...] = CSV_FIELDS
+    teams = any("members" in r for _, scope in scopes for r in scope["standings"])
+    if teams:  # a team and its members where a bot and its kind go
+        fields = tuple({"bot": "team", "kind": "members"}.get(f, f) for f in CSV_FIELDS)
     rows = [
-        [{**r, "author": r.get("author") or "", "scope": name}.get(f) for f in CSV_FIELDS]
+        [
+            {
+                **r,
+                "author": r.get("author") or "",
+                "scope": name,
+                **({"team": r["bot"], "members": " + ".join(r["members"])} if teams else {}),
+            }.get(f)
+            for f in fields
+        ]
         for name, scope in scopes
         for r in scope["standings"]
     ]
-    return to_csv(CSV_FIELDS, rows)
+    return to_csv(fields, rows)
