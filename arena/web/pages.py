@@ -48,8 +48,15 @@ def _mean(values: Sequence[Any]) -> float | None:
 
 def _scope(title: str, scope: dict[str, Any], index: dict[str, int], size: Any, charts: bool) -> dict[str, Any]:
     """Standings, score and rating charts and the head-to-head heat map of one scope."""
-    rows = [dict(r, href=f"bots/bot-{index.get(r['bot'], '')}.html") for r in scope["standings"]]
+    teams = any("members" in r for r in scope["standings"])
+    if teams:  # a team's row names its members, each linked to its bot's page
+        rows = [
+            dict(r, links=[(m, f"bots/bot-{index.get(m, '')}.html") for m in r["members"]]) for r in scope["standings"]
+        ]
+    else:
+        rows = [dict(r, href=f"bots/bot-{index.get(r['bot'], '')}.html") for r in scope["standings"]]
     out = {"title": title, "size": size, "games": scope["games"], "blocks": scope["blocks"], "rows": rows}
+    out["teams"] = teams
     out["authors"] = any(r.get("author") for r in rows)  # a column only when a manifest named one
     out["charts"] = None
     if not charts:
@@ -93,7 +100,8 @@ def header(results: ResultSet, bots: int) -> list[str]:
     """The facts above the standings: bots, games played of those planned, the schedule, the rules."""
     settings = results.stored.settings
     sizes = ", ".join(str(k) for k in settings.get("sizes", []))
-    facts = [f"{bots} bots"]
+    teams = results.stored.teams
+    facts = [f"{len(teams)} teams of two ({bots} bots), partners opposite" if teams else f"{bots} bots"]
     labels = results.stored.labels
     if results.gauntlet and labels:
         facts.append(f"a gauntlet of {labels[0]} against a field of {len(labels) - 1}")
