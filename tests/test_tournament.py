@@ -356,7 +356,8 @@ def test_replays_replay_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     [
         (["tournament", "greedy"], "at least 2 bots"),
         (["tournament", "greedy", "random", "--players", "3"], "a table of 3 needs at least 3 bots"),
-        (["tournament", "greedy", "random", "--variant", "teams"], "teams variant: 4 or 6 players"),
+        (["tournament", "greedy", "random", "--variant", "teams", "-k", "2"], "teams variant: 4 or 6 players"),
+        (["tournament", "greedy", "--variant", "teams"], "at least 2 teams; 1 given"),
         (["tournament", "greedy", "random", "--ray-address", "x:1"], "--ray-address goes with --backend ray"),
         (["tournament", "greedy", "nosuchbot"], "no bot named 'nosuchbot'"),
         (["standings", "--db", "/nonexistent/t.sqlite"], "no such file"),

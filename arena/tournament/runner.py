@@ -217,12 +217,14 @@ def plan(
         raise SetupError(f"a tournament needs at least 2 {what}; {n} given")
     sizes = tuple(sizes) if sizes else default_sizes(per * n)
     for k in sizes:
-        if k > per * n:
-            raise SetupError(f"a table of {k} needs at least {k // per} {what}; {n} given")
+        if k > per * n and not partners:
+            raise SetupError(f"a table of {k} needs at least {k} bots; {n} given")
         try:
-            rules.check_players(k)
+            rules.check_players(k)  # with teams first: 4 or 6 seats, so k // 2 teams
         except ValueError as exc:
             raise SetupError(str(exc)) from None
+        if k > per * n:
+            raise SetupError(f"a table of {k} needs at least {k // per} {what}; {n} given")
     games = sum(min(math.comb(n, k // per), max_tables) * deals * k for k in set(sizes))
     if games > MAX_GAMES:
         raise SetupError(
