@@ -216,6 +216,7 @@ def test_the_report_shows_teams(reference: Path, tmp_path: Path, capsys: pytest.
     out = tmp_path / "site"
     code, _, err = cli(capsys, "report", "--db", str(reference), "--out", str(out), "-q")
     assert code == 0, err
+    assert "otherwise than stored" not in err  # every game re-plays from the stored teams' seating
     page = (out / "index.html").read_text()
     assert "4 teams of two (8 bots), partners opposite" in page
     section = page.split('<section class="scope"')[1]
