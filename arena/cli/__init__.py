@@ -21,7 +21,7 @@ from .. import __version__
 from ..errors import BotLoadError, UsageError
 from ..interrupts import SIGPIPE_STATUS, exit_status, quiet_stdout, signal_word, sigterm_as_ctrl_c, stdout_closed
 from ..safetext import escape
-from . import check, new, play, replay, report, rules, standings, submit, tournament, verify, view
+from . import check, contest, new, play, replay, report, rules, serve, standings, submit, tournament, verify, view
 from .options import ArgumentParser
 from .terminal import safe_output
 
@@ -38,6 +38,8 @@ COMMANDS: tuple[ModuleType, ...] = (
     view,
     report,
     verify,
+    contest,
+    serve,
 )
 
 #: Exit status of an internal error (a bug in arena, not bad input): EX_SOFTWARE.

@@ -30,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
     are the bytes hashed and stored, whatever happens to the file meanwhile."""
     from ..loader import bot_source, read_bot_bytes
 
+    if (args.to is None) == (args.server is None):
+        raise UsageError("give --to DIR (a submissions folder) or --server URL (a contest server), one of them")
     path = Path(args.bot)
     try:
         regular(path)
@@ -39,6 +41,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{path}: no such file") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if args.server is not None:
+        from .upload import upload
+
+        try:
+            data = read_bot_bytes(path)
+        except BotLoadError as exc:
+            return refuse(str(exc))
+        return upload(args, path, data)
     folder = Path(args.to)
     if os.path.lexists(folder) and not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
@@ -151,7 +161,18 @@ def register(sub: Any) -> None:
         "DIR/<name>.json (name, author, description, sha256, check report, date).",
     )
     p.add_argument("bot", metavar="BOT.py", help="the bot file")
-    p.add_argument("--to", required=True, metavar="DIR", help="the submissions folder (created if missing)")
+    p.add_argument("--to", metavar="DIR", help="the submissions folder (created if missing)")
+    p.add_argument(
+        "--server", metavar="URL", help="upload to a contest server (`arena serve`) instead; the server checks it"
+    )
+    p.add_argument("--token", help="your author token for --server (default: the ARENA_TOKEN environment variable)")
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="with --server: seconds to wait for the check report (default 600)",
+    )
     p.add_argument(
         "--author", help="your name, for the manifest (with --replace: kept from the earlier version when not given)"
     )

@@ -1,0 +1,72 @@
+"""``arena serve DIR``: the contest's site, API and ladder, under uvicorn. Ctrl-C stops it cleanly."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..server import store
+    from ..server.app import create_app
+    from ..server.common import ServerSettings
+
+    for name in ("ladder_workers", "check_workers"):
+        if not 0 <= getattr(args, name) <= 64:
+            raise UsageError(f"--{name.replace('_', '-')} takes 0 to 64")
+    if not 1 <= args.port <= 65535:
+        raise UsageError("--port takes 1 to 65535")
+    settings = ServerSettings(
+        folder=Path(args.dir),
+        open_registration=args.open_registration,
+        ladder_workers=args.ladder_workers,
+        check_workers=args.check_workers,
+        check_games=args.check_games,
+    )
+    try:
+        app = create_app(settings)
+    except store.ContestError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"arena: serving {args.dir} on http://{args.host}:{args.port}/ (Ctrl-C stops)", file=sys.stderr, flush=True)
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        ws="websockets-sansio",
+        proxy_headers=False,
+        server_header=False,
+    )
+    server = uvicorn.Server(config)
+    server.run()
+    if not server.started:
+        raise UsageError(f"cannot serve on {args.host}:{args.port} (in use, or not an address of this machine)")
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "serve",
+        help="run a contest's site, API and ladder",
+        description="Serve the contest folder DIR: upload pages and API, check queue, ladder.",
+    )
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--ladder-workers", type=int, default=1, metavar="N", help="ladder processes (default 1)")
+    p.add_argument("--check-workers", type=int, default=1, metavar="N", help="check processes (default 1)")
+    p.add_argument(
+        "--check-games",
+        type=int,
+        default=2,
+        metavar="N",
+        help="smoke games per table size in each upload's check (default 2, as arena check)",
+    )
+    p.add_argument("--open-registration", action="store_true", help="authors may register themselves")
+    p.set_defaults(func=run)

@@ -1,0 +1,82 @@
+"""``arena submit BOT --server URL``: upload to a contest server, wait for its check, print the report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..safetext import escape
+
+
+def upload(args: argparse.Namespace, path: Path, data: bytes) -> int:
+    import httpx
+
+    from .submit import refuse
+
+    token = args.token or os.environ.get("ARENA_TOKEN", "")
+    if not token:
+        raise UsageError("--server needs your author token: --token T or the ARENA_TOKEN environment variable")
+    url = args.server.rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"--server {escape(url, 100)}: give a URL like http://127.0.0.1:8000")
+    headers = {"Authorization": f"Bearer {token}"}
+    try:
+        with httpx.Client(base_url=url, headers=headers, timeout=30.0) as client:
+            sent = client.post("/api/submissions", files={"bot": (path.name, data, "text/x-python")})
+            answer = _json(sent)
+            if sent.status_code != 202:
+                return refuse(f"the server answered {sent.status_code}: {answer.get('error', '')}")
+            sid = answer.get("id")
+            print(f"uploaded {escape(path)} as submission {sid}; waiting for its check")
+            deadline = time.monotonic() + args.wait
+            while True:
+                got = client.get(f"/api/submissions/{sid}")
+                view = _json(got)
+                if got.status_code != 200:
+                    return refuse(f"the server answered {got.status_code}: {view.get('error', '')}")
+                if view.get("status") in ("clean", "failed"):
+                    break
+                if time.monotonic() > deadline:
+                    return refuse(f"no check report after {args.wait:g} s (submission {sid} is {view.get('status')})")
+                time.sleep(0.5)
+    except httpx.HTTPError as exc:
+        raise UsageError(f"{escape(url, 100)}: {escape(exc, 200) or type(exc).__name__}") from None
+    report(view)
+    if view["status"] == "failed":
+        return refuse(str(view.get("error") or "the check failed"))
+    return 0
+
+
+def _json(response: Any) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        return {"error": "not a JSON answer (is this an arena server?)"}
+    return data if isinstance(data, dict) else {}
+
+
+def report(view: dict[str, Any]) -> None:
+    """The check report as the server sent it, for a terminal (every text escaped)."""
+    rep = view.get("report") or {}
+    print(f"{escape(view.get('bot'), 60)} v{view.get('version')}: check {escape(view.get('status'), 20)}")
+    for t in rep.get("tables", []):
+        print(
+            f"  {t.get('players')} players: {t.get('games')} games; places "
+            f"{', '.join(str(p) for p in t.get('places', []))}; {t.get('faults')} faults"
+        )
+    for f in rep.get("faults", []):
+        print(f"  FAULT {escape(f.get('kind'), 40)}: {escape(f.get('detail'), 400)} (game {escape(f.get('game'), 20)})")
+    for w in rep.get("warnings", []):
+        print(f"  warning: {escape(w, 400)}")
+    timing = rep.get("move_time") or {}
+    if timing.get("moves"):
+        print(
+            f"  time per move: median {timing.get('median_ms')} ms, worst {timing.get('worst_ms')} ms "
+            f"over {timing.get('moves')} moves"
+        )
+    if view.get("status") == "clean":
+        print(f"{escape(view.get('bot'), 60)}: clean{'; active on the ladder' if view.get('active') else ''}")

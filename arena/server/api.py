@@ -1,0 +1,153 @@
+"""The JSON API: uploads, their checks, the leaderboard, the active version, registration.
+
+Every answer is JSON; every refusal a 4xx with ``{"error": "..."}`` (:mod:`.app`)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any
+
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from . import store
+from .auth import bearer, client_of
+from .common import FORM_OVERHEAD, SMALL_BODY, ServerSettings, bot_name, db_call, read_body, submission_view
+
+
+async def token_who(request: Request) -> tuple[str, int]:
+    """The caller of an API route, by bearer token. :raises HTTPException: 401 (or 429: too many failures)."""
+    failures = request.app.state.failures
+    client = client_of(request)
+    failures.check(client)
+    token = bearer(request)
+    found = await db_call(request, store.who, token) if token else None
+    if found is None:
+        failures.add(client)
+        raise HTTPException(401, "a valid token is needed: Authorization: Bearer TOKEN", {"WWW-Authenticate": "Bearer"})
+    return found
+
+
+async def upload_bytes(request: Request, limit: int) -> tuple[bytes, str | None, dict[str, Any]]:
+    """The uploaded file (multipart field ``bot``, or the raw body), its file name and the form's other fields."""
+    body = await read_body(request, limit + FORM_OVERHEAD)
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        form = await request.form(max_files=1, max_fields=8)
+        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        part = form.get("bot")
+        if not isinstance(part, UploadFile):
+            raise HTTPException(400, "the form has no file field named 'bot'")
+        data = await part.read(limit + 1)
+        filename = part.filename
+    else:
+        data, filename, fields = body, request.query_params.get("name"), {}
+    if len(data) > limit:
+        raise HTTPException(413, f"the bot file is larger than {limit} bytes")
+    if not data.strip():
+        raise HTTPException(400, "the upload is empty")
+    return data, filename, fields
+
+
+async def accept_upload(request: Request, author: int, data: bytes, filename: str | None) -> int:
+    """Store an upload for its check; the rate limit and the bot name's owner are checked first."""
+    settings: ServerSettings = request.app.state.settings
+    recent = await db_call(request, store.uploads_since, author, time.time() - 60)
+    if recent >= settings.uploads_per_minute:
+        raise HTTPException(
+            429, f"at most {settings.uploads_per_minute} uploads a minute; wait a little", {"Retry-After": "60"}
+        )
+    name = bot_name(data, filename)
+    try:
+        return await db_call(request, store.add_submission, author, name, data)
+    except store.ContestError as exc:
+        raise HTTPException(409, str(exc)) from None
+
+
+async def post_submission(request: Request) -> JSONResponse:
+    role, author = await token_who(request)
+    if role != "author":
+        raise HTTPException(403, "only an author uploads bots")
+    data, filename, _ = await upload_bytes(request, request.app.state.settings.max_upload)
+    sid = await accept_upload(request, author, data, filename)
+    return JSONResponse({"id": sid, "status": "queued", "url": f"/api/submissions/{sid}"}, status_code=202)
+
+
+def visible_submission(db: sqlite3.Connection, sid: int, role: str, author: int) -> dict[str, Any] | None:
+    row = store.submission(db, sid)
+    if row is None or (role != "organiser" and int(row["author"]) != author):
+        return None
+    active = db.execute("SELECT 1 FROM bots WHERE name = ? AND active = ?", (row["bot"], sid)).fetchone()
+    return submission_view(row, active is not None)
+
+
+def path_int(request: Request, name: str) -> int:
+    text = request.path_params.get(name, "")
+    if not (isinstance(text, str) and text.isdigit() and len(text) < 12):
+        raise HTTPException(404, f"no such {name}")
+    return int(text)
+
+
+async def get_submission(request: Request) -> JSONResponse:
+    role, author = await token_who(request)
+    view = await db_call(request, visible_submission, path_int(request, "id"), role, author)
+    if view is None:  # someone else's upload is as absent as a missing one
+        raise HTTPException(404, "no such submission of yours")
+    return JSONResponse(view)
+
+
+async def get_leaderboard(request: Request) -> JSONResponse:
+    return JSONResponse(await db_call(request, store.leaderboard))
+
+
+async def post_active(request: Request) -> JSONResponse:
+    """``{"submission": ID}``: the author's choice of the version that plays."""
+    role, author = await token_who(request)
+    body = await read_body(request, SMALL_BODY)
+    try:
+        sid = json.loads(body or b"{}").get("submission")
+    except (ValueError, AttributeError):
+        sid = None
+    if not isinstance(sid, int) or isinstance(sid, bool):
+        raise HTTPException(400, 'send {"submission": ID} as JSON')
+    await choose_active(request, role, author, request.path_params["name"], sid)
+    return JSONResponse({"bot": request.path_params["name"], "active": sid})
+
+
+async def choose_active(request: Request, role: str, author: int, bot: str, sid: int) -> None:
+    owner = await db_call(request, lambda db: db.execute("SELECT author FROM bots WHERE name = ?", (bot,)).fetchone())
+    if owner is None or (role != "organiser" and int(owner[0]) != author):
+        raise HTTPException(404, "no such bot of yours")
+    try:
+        await db_call(request, store.set_active, bot, sid)
+    except store.ContestError as exc:
+        raise HTTPException(409, str(exc)) from None
+
+
+async def post_register(request: Request) -> JSONResponse:
+    """``{"name": NAME}`` -> a new author's token, when the server runs with ``--open-registration``."""
+    if not request.app.state.settings.open_registration:
+        raise HTTPException(403, "registration is by invitation only on this server")
+    request.app.state.failures.check(client_of(request))
+    body = await read_body(request, SMALL_BODY)
+    try:
+        name = json.loads(body or b"{}").get("name")
+    except (ValueError, AttributeError):
+        name = None
+    token = await register(request, name)
+    return JSONResponse({"name": name, "token": token}, status_code=201)
+
+
+async def register(request: Request, name: Any) -> str:
+    from ..author import NAME_PATTERN
+
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise HTTPException(400, "an author name is letters, digits, - or _, from a letter, at most 40")
+    request.app.state.failures.add(client_of(request))  # registrations count against the address too
+    try:
+        return await db_call(request, store.invite, name)
+    except store.ContestError as exc:
+        raise HTTPException(409, str(exc)) from None

@@ -1,0 +1,91 @@
+"""Who is asking: bearer tokens for the API, signed sessions for the pages, CSRF tokens for forms,
+and the limits on how often (failed sign-ins per client, uploads per author).
+
+Tokens are checked by :func:`.store.who` (hashes compared in constant time). Sessions are
+cookies signed by Starlette's ``SessionMiddleware`` (itsdangerous) with the contest's secret
+key; every form carries the session's CSRF token, compared in constant time.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import time
+from collections import deque
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import HTTPConnection, Request
+
+#: Failed sign-ins (bad tokens) a client may make per minute before it is told to wait (429).
+FAILURES_PER_MINUTE = 30
+
+
+class Failures:
+    """Failed sign-ins per client address over the last minute (in memory: a restart forgives)."""
+
+    def __init__(self, limit: int = FAILURES_PER_MINUTE) -> None:
+        self.limit = limit
+        self.seen: dict[str, deque[float]] = {}
+
+    def _recent(self, client: str) -> deque[float]:
+        now = time.monotonic()
+        q = self.seen.setdefault(client, deque())
+        while q and q[0] < now - 60:
+            q.popleft()
+        if not q:
+            self.seen.pop(client, None)
+            q = self.seen.setdefault(client, deque())
+        return q
+
+    def check(self, client: str) -> None:
+        if len(self._recent(client)) >= self.limit:
+            raise HTTPException(
+                429, "too many failed sign-ins from this address; wait a minute", headers={"Retry-After": "60"}
+            )
+
+    def add(self, client: str) -> None:
+        self._recent(client).append(time.monotonic())
+        if len(self.seen) > 10000:  # bounded memory whatever the number of addresses
+            self.seen.pop(next(iter(self.seen)))
+
+
+def client_of(conn: HTTPConnection) -> str:
+    return conn.client.host if conn.client else "?"
+
+
+def bearer(request: Request) -> str | None:
+    """The token of an ``Authorization: Bearer T`` header, or None."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()[:200]
+
+
+def session_who(conn: HTTPConnection) -> tuple[str, int] | None:
+    """The signed-in role of a page request (the session cookie is signed: not forgeable)."""
+    data: Any = conn.session.get("who")
+    if isinstance(data, list) and len(data) == 2 and data[0] in ("author", "organiser") and isinstance(data[1], int):
+        return (data[0], data[1])
+    return None
+
+
+def csrf_token(conn: HTTPConnection) -> str:
+    """The session's CSRF token (made on first use); every form carries it."""
+    token = conn.session.get("csrf")
+    if not isinstance(token, str) or len(token) < 20:
+        token = secrets.token_urlsafe(32)
+        conn.session["csrf"] = token
+    return token
+
+
+def check_csrf(conn: HTTPConnection, given: Any) -> None:
+    """:raises HTTPException: 403 when the form's token is missing or is not the session's."""
+    expected = conn.session.get("csrf")
+    if (
+        not isinstance(given, str)
+        or not isinstance(expected, str)
+        or not hmac.compare_digest(given.encode(), expected.encode())
+    ):
+        raise HTTPException(403, "the form's CSRF token is missing or wrong; reload the page and try again")

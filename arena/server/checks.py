@@ -1,0 +1,55 @@
+"""The check every upload gets: ``arena check`` as a library call (:func:`arena.author.run_check`),
+sandboxed, on exactly the stored bytes; its outcome as a report and, when not clean, one line."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from ..author import CheckSettings, run_check
+from ..errors import BotLoadError, UsageError
+from ..events import FaultKind
+from ..safetext import escape
+from . import store
+
+
+def failure_line(report: dict[str, Any]) -> str | None:
+    """The one line saying why a check report is not clean; None when it is."""
+    if report.get("clean"):
+        return None
+    reasons = [
+        f"{p.get('path')}" + (f":{p['line']}" if p.get("line") else "") + f": {p.get('message')}"
+        for p in report.get("problems", [])
+    ]
+    counts: dict[str, int] = {}
+    for f in report.get("faults", []):
+        if f.get("kind") != FaultKind.RETIRED:
+            key = f"{f.get('kind')}: {f.get('detail')}"
+            counts[key] = counts.get(key, 0) + 1
+    reasons += [f"{n}x {key}" if n > 1 else key for key, n in counts.items()]
+    if not reasons:
+        reasons.append("no smoke game could be played")
+    more = f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""
+    return escape("the check failed: " + "; ".join(reasons[:3]) + more, 600)
+
+
+def check_one(row: sqlite3.Row, settings: CheckSettings) -> tuple[dict[str, Any], str | None]:
+    """Check one stored upload (its bytes, never a file that could change): (report, error line)."""
+    name = f"{row['bot']}.py"
+    try:
+        report = run_check(name, settings, data=bytes(row["source"])).to_dict()
+    except (UsageError, BotLoadError) as exc:
+        return {"clean": False, "problems": [{"path": name, "line": None, "message": str(exc)}]}, escape(
+            f"the check failed: {exc}", 600
+        )
+    return report, failure_line(report)
+
+
+def run_queue(db: sqlite3.Connection, settings: CheckSettings, worker: int) -> bool:
+    """Check the oldest queued upload, if any; returns whether one was checked."""
+    row = store.claim_check(db, worker)
+    if row is None:
+        return False
+    report, error = check_one(row, settings)
+    store.finish_check(db, int(row["id"]), report, error)
+    return True

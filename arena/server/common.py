@@ -1,0 +1,110 @@
+"""What every route shares: the server's settings, database access off the event loop, bounded
+request bodies, and the upload's bot name."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+
+from ..author import NAME_PATTERN, RESERVED_NAMES
+from ..loader import MAX_SOURCE_BYTES, describe
+from . import store
+
+T = TypeVar("T")
+
+#: Bytes a multipart upload may add around the file (boundaries, headers, the CSRF field).
+FORM_OVERHEAD = 16 * 1024
+#: Largest body of any other request (sign-in, review forms, JSON).
+SMALL_BODY = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """How ``arena serve`` runs a contest folder."""
+
+    folder: Path
+    max_upload: int = MAX_SOURCE_BYTES
+    uploads_per_minute: int = 10
+    open_registration: bool = False
+    check_workers: int = 1
+    ladder_workers: int = 1
+    check_games: int = 2
+    #: Seconds between the live leaderboard's looks at the database.
+    live_seconds: float = 0.5
+    #: Start the background workers with the app (tests of the routes alone set False).
+    workers: bool = True
+
+
+async def db_call(request: Request, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(db, *args)`` on a connection of its own, in a worker thread (never blocking the loop)."""
+    folder: Path = request.app.state.settings.folder
+
+    def call() -> T:
+        db = store.open_db(folder)
+        try:
+            return fn(db, *args)
+        finally:
+            db.close()
+
+    return await run_in_threadpool(call)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, refused with 413 past ``limit`` bytes (declared or sent)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, f"the request is larger than {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(413, f"the request is larger than {limit} bytes")
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    request._body = body  # the form parser reads these bytes, never the stream again
+    return body
+
+
+def bot_name(source: bytes, filename: str | None) -> str:
+    """The name an upload is stored under: its ``Bot.name``, else its file name's stem.
+
+    :raises HTTPException: 400, no usable name.
+    """
+    declared, _ = describe(source.decode("utf-8", "replace"))
+    name = declared or (Path(filename).stem if filename else "")
+    if not NAME_PATTERN.fullmatch(name) or name.lower() in RESERVED_NAMES:
+        raise HTTPException(
+            400,
+            f"bot name {name[:60]!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
+            "(starting with a letter, at most 40)",
+        )
+    return name
+
+
+def submission_view(row: sqlite3.Row, active: bool) -> dict[str, Any]:
+    """A submission as its author (and the organiser) sees it."""
+    import json
+
+    try:
+        report = json.loads(row["report"]) if row["report"] else None
+    except ValueError:
+        report = None
+    return {
+        "id": row["id"],
+        "bot": row["bot"],
+        "version": row["version"],
+        "sha256": row["sha256"],
+        "status": row["status"],
+        "error": row["error"],
+        "review": row["review"],
+        "comment": row["comment"],
+        "active": active,
+        "report": report,
+    }

@@ -1,0 +1,128 @@
+"""The ladder: a matchmaker that chooses tables, and a player of duplicate blocks.
+
+The matchmaker (as Halite's seeded matchmaking does) picks a *focus* version, weighted
+towards the new (few games) and the uncertain (high sigma), then seats beside it the
+versions nearest to it in rating, with some noise, at a table of 2 to 6. A table plays a
+*duplicate block*: one deal per seat rotation, so each version plays every seat's cards.
+Each finished game is stored and rated in one transaction under its key
+``b{block}-r{rotation}`` (:func:`.store.record_game`); a worker killed mid-block leaves the
+block's finished games and no other.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import BotLoadError
+from ..loader import bot_source
+from ..players import make_factory
+from ..referee import Referee
+from ..rules import CONTEST
+from ..safetext import storable
+from ..seeds import derive_seed
+from ..tournament.gamerunner import CrashedPlayer
+from . import store
+
+MIN_TABLE, MAX_TABLE = 2, 6
+
+
+@dataclass(frozen=True)
+class Entrant:
+    submission: int
+    bot: str
+    mu: float
+    sigma: float
+    games: int
+
+
+def pick_table(entrants: Sequence[Entrant], rng: random.Random, largest: int = MAX_TABLE) -> list[int]:
+    """The submissions of the next table: a focus weighted to the new and uncertain, and its nearest rivals."""
+    if len(entrants) < MIN_TABLE:
+        return []
+    weights = [e.sigma * (1.0 + 4.0 / (1 + e.games)) for e in entrants]
+    focus = rng.choices(list(entrants), weights=weights)[0]
+    size = rng.randint(MIN_TABLE, min(largest, MAX_TABLE, len(entrants)))
+    spread = max(focus.sigma, 1.0)
+    others = sorted(
+        (e for e in entrants if e.submission != focus.submission),
+        key=lambda e: abs(e.mu - focus.mu) + abs(rng.gauss(0.0, spread)),
+    )
+    table = [focus.submission] + [e.submission for e in others[: size - 1]]
+    rng.shuffle(table)
+    return table
+
+
+class LadderPlayer:
+    """Plays blocks for one worker process; keeps each version's sandboxed factory for the next game."""
+
+    def __init__(self, db: sqlite3.Connection, limits: Any = None, keep: int = 12) -> None:
+        self.db = db
+        self.limits = limits
+        self.keep = keep
+        self.seed = int(store.setting(db, "seed") or 0)
+        self.referee = Referee(CONTEST)
+        self._factories: OrderedDict[int, Any] = OrderedDict()
+
+    def _factory(self, sid: int, bot: str, source: bytes) -> Any:
+        if sid in self._factories:
+            self._factories.move_to_end(sid)
+            return self._factories[sid]
+        try:  # uploaded code: always sandboxed, never trusted
+            factory: Any = make_factory(bot_source(source, f"{bot}.py"), trusted=False, limits=self.limits)
+        except BotLoadError as exc:
+            factory = exc
+        self._factories[sid] = factory
+        while len(self._factories) > self.keep:
+            old = self._factories.popitem(last=False)[1]
+            if callable(getattr(old, "close", None)):
+                old.close()
+        return factory
+
+    def close(self) -> None:
+        factories, self._factories = self._factories, OrderedDict()
+        for f in factories.values():
+            if callable(getattr(f, "close", None)):
+                f.close()
+
+    def play_block(self, rng: random.Random) -> int:
+        """Choose a table and play its block; returns the games stored (0: nothing to play)."""
+        rows = {int(r["id"]): r for r in store.entrants(self.db)}
+        entrants = [Entrant(sid, r["bot"], r["mu"], r["sigma"], r["games"]) for sid, r in rows.items()]
+        table = pick_table(entrants, rng)
+        if not table:
+            return 0
+        block = store.new_block(self.db, table)
+        n = len(table)
+        deal = derive_seed(self.seed, "ladder-deal", block)
+        bot_key = derive_seed(self.seed, "ladder-bots", block)
+        stored = 0
+        for rotation in range(n):
+            seating = [table[(s + rotation) % n] for s in range(n)]
+            labels = [f"{rows[sid]['bot']}#v{sid}" for sid in seating]
+            players = []
+            try:
+                for seat, sid in enumerate(seating):
+                    f = self._factory(sid, rows[sid]["bot"], bytes(rows[sid]["source"]))
+                    try:
+                        p = CrashedPlayer(labels[seat], str(f)) if isinstance(f, BotLoadError) else f(bot_key, seat)
+                    except BotLoadError as exc:
+                        p = CrashedPlayer(labels[seat], str(exc))
+                    p.name = labels[seat]
+                    players.append(p)
+                key = f"b{block}-r{rotation}"
+                outcome = self.referee.play(players, seed=deal, game_id=key, bots=labels)
+            finally:
+                for p in players:
+                    p.close()
+            faults = [(f.seat, f.kind.value, storable(f.detail), f.round) for f in outcome.faults]
+            result = outcome.result
+            if store.record_game(
+                self.db, key, block, rotation, seating, list(result.places), list(result.scores), faults, outcome.log
+            ):
+                stored += 1
+        return stored

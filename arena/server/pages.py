@@ -1,0 +1,236 @@
+"""The site's pages (templates in arena/web/templates/, server_*.html.j2) and the live leaderboard.
+
+A page shows a game or a fault as R10 allows its reader (:mod:`arena.visibility`): the
+public view to everyone, a seat's own view (its cards, its faults' details, its printed
+output) to the author of the bot in that seat, the whole record to the organiser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from ..visibility import PUBLIC, game_seen_by
+from ..web.render import render
+from ..web.view import render_viewer, viewer_game
+from . import store
+from .api import accept_upload, choose_active, path_int, register, upload_bytes, visible_submission
+from .auth import check_csrf, client_of, csrf_token, session_who
+from .common import SMALL_BODY, db_call, read_body
+
+
+def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    me = session_who(request)
+    html = render(template, me=me, csrf=csrf_token(request), contest=request.app.state.contest, **context)
+    return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def signed_in(request: Request, role: str | None = None) -> tuple[str, int]:
+    me = session_who(request)
+    if me is None or (role is not None and me[0] != role):
+        raise HTTPException(401 if me is None else 403, f"sign in{' as the ' + role if role else ''} first (/login)")
+    return me
+
+
+async def form_fields(request: Request) -> dict[str, str]:
+    await read_body(request, SMALL_BODY)
+    form = await request.form(max_files=0, max_fields=8)
+    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    check_csrf(request, fields.get("csrf"))
+    return fields
+
+
+async def leaderboard_page(request: Request) -> HTMLResponse:
+    return page(request, "server_leaderboard.html.j2", board=await db_call(request, store.leaderboard))
+
+
+async def live_leaderboard(ws: WebSocket) -> None:
+    """Sends the leaderboard now and again whenever a game or an upload changes it."""
+    await ws.accept()
+    folder = ws.app.state.settings.folder
+    every = ws.app.state.settings.live_seconds
+    last = None
+
+    def current() -> dict[str, Any]:
+        db = store.open_db(folder)
+        try:
+            return store.leaderboard(db)
+        finally:
+            db.close()
+
+    try:
+        while True:
+            board = await asyncio.to_thread(current)
+            if board != last:
+                await ws.send_text(json.dumps(board))
+                last = board
+            await asyncio.sleep(every)
+    except (WebSocketDisconnect, RuntimeError, OSError):
+        return
+
+
+def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> dict[str, Any] | None:
+    bot = db.execute(
+        "SELECT b.name, b.author, b.active, a.name AS who FROM bots b JOIN authors a ON a.id = b.author "
+        "WHERE b.name = ?",
+        (name,),
+    ).fetchone()
+    if bot is None:
+        return None
+    own = me is not None and (me[0] == "organiser" or (me[0] == "author" and me[1] == bot["author"]))
+    versions = [
+        {
+            "id": r["id"],
+            "version": r["version"],
+            "status": r["status"],
+            "review": r["review"],
+            "active": r["id"] == bot["active"],
+            "error": r["error"] if own else None,
+            "comment": r["comment"] if own else "",
+        }
+        for r in db.execute("SELECT * FROM submissions WHERE bot = ? ORDER BY version DESC", (name,))
+    ]
+    ids = [v["id"] for v in versions]
+    marks = ",".join("?" * len(ids))
+    seats = db.execute(
+        f"SELECT s.game, s.seat, s.submission, s.place, s.mu, s.sigma, g.seating, g.faults, g.finished FROM seats s "
+        f"JOIN games g ON g.key = s.game WHERE s.submission IN ({marks}) ORDER BY g.finished, s.game",
+        ids,
+    ).fetchall()
+    history = [{"game": r["game"], "ordinal": round(r["mu"] - 3 * r["sigma"], 3)} for r in seats]
+    games: list[dict[str, Any]] = []
+    faults: list[dict[str, Any]] = []
+    for r in reversed(seats):
+        seating = json.loads(r["seating"])
+        if len(games) < 50:
+            games.append({"key": r["game"], "players": len(seating), "place": r["place"], "seat": r["seat"]})
+        for seat, kind, detail, rnd in json.loads(r["faults"]):
+            if seat == r["seat"] and kind != "retired" and len(faults) < 50:
+                faults.append({"game": r["game"], "kind": kind, "round": rnd, "detail": detail if own else None})
+    return {
+        "name": bot["name"],
+        "author": bot["who"],
+        "own": own,
+        "versions": versions,
+        "games": games,
+        "faults": faults,
+        "chart": chart(history),
+    }
+
+
+def chart(history: list[dict[str, Any]], width: int = 600, height: int = 160) -> dict[str, Any]:
+    """The rating history as an SVG polyline's points (numbers only)."""
+    values = [h["ordinal"] for h in history]
+    if len(values) < 2:
+        return {"points": "", "width": width, "height": height, "low": None, "high": None}
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    step = width / (len(values) - 1)
+    points = " ".join(
+        f"{i * step:.1f},{height - (v - low) / span * (height - 10) - 5:.1f}" for i, v in enumerate(values)
+    )
+    return {"points": points, "width": width, "height": height, "low": low, "high": high}
+
+
+async def bot_page(request: Request) -> HTMLResponse:
+    data = await db_call(request, bot_data, request.path_params["name"], session_who(request))
+    if data is None:
+        raise HTTPException(404, "no such bot")
+    return page(request, "server_bot.html.j2", bot=data)
+
+
+def game_data(db: sqlite3.Connection, key: str, me: tuple[str, int] | None) -> dict[str, Any] | None:
+    row = db.execute("SELECT seating, log FROM games WHERE key = ?", (key,)).fetchone()
+    if row is None:
+        return None
+    events = store.unpack(row["log"])
+    if not events:
+        return None
+    if me is not None and me[0] == "organiser":
+        return viewer_game(events)
+    if me is not None:
+        seating = json.loads(row["seating"])
+        owners = [db.execute("SELECT author FROM submissions WHERE id = ?", (s,)).fetchone() for s in seating]
+        mine = [s for s, o in enumerate(owners) if o is not None and int(o[0]) == me[1]]
+        if mine:
+            return viewer_game(events, seat=mine[0])
+    return viewer_game(game_seen_by(events, PUBLIC))
+
+
+async def game_page(request: Request) -> HTMLResponse:
+    game = await db_call(request, game_data, request.path_params["key"], session_who(request))
+    if game is None:
+        raise HTTPException(404, "no such game")
+    html = render_viewer([game], title=f"Game {game['id']}", back=("/", "Leaderboard"))
+    return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+
+async def login_page(request: Request) -> HTMLResponse:
+    return page(request, "server_login.html.j2", registration=request.app.state.settings.open_registration)
+
+
+async def login(request: Request) -> Response:
+    failures = request.app.state.failures
+    failures.check(client_of(request))
+    fields = await form_fields(request)
+    found = await db_call(request, store.who, fields.get("token", "").strip()[:200])
+    if found is None:
+        failures.add(client_of(request))
+        raise HTTPException(401, "that token is not valid here")
+    request.session.clear()
+    request.session["who"] = list(found)
+    csrf_token(request)  # a fresh CSRF token with the new session
+    return RedirectResponse("/desk" if found[0] == "organiser" else "/upload", status_code=303)
+
+
+async def logout(request: Request) -> Response:
+    await form_fields(request)
+    request.session.clear()
+    return RedirectResponse("/", status_code=303)
+
+
+async def register_form(request: Request) -> HTMLResponse:
+    if not request.app.state.settings.open_registration:
+        raise HTTPException(403, "registration is by invitation only on this server")
+    request.app.state.failures.check(client_of(request))
+    fields = await form_fields(request)
+    token = await register(request, fields.get("name"))
+    return page(request, "server_token.html.j2", name=fields.get("name"), token=token)
+
+
+async def upload_page(request: Request) -> HTMLResponse:
+    signed_in(request, "author")
+    return page(request, "server_upload.html.j2")
+
+
+async def upload_form(request: Request) -> Response:
+    _, author = signed_in(request, "author")
+    data, filename, fields = await upload_bytes(request, request.app.state.settings.max_upload)
+    check_csrf(request, fields.get("csrf"))
+    sid = await accept_upload(request, author, data, filename)
+    return RedirectResponse(f"/submissions/{sid}", status_code=303)
+
+
+async def submission_page(request: Request) -> HTMLResponse:
+    role, author = signed_in(request)
+    view = await db_call(request, visible_submission, path_int(request, "id"), role, author)
+    if view is None:
+        raise HTTPException(404, "no such submission of yours")
+    return page(request, "server_submission.html.j2", sub=view)
+
+
+async def active_form(request: Request) -> Response:
+    role, author = signed_in(request)
+    fields = await form_fields(request)
+    sid = fields.get("submission", "")
+    if not sid.isdigit() or len(sid) > 11:
+        raise HTTPException(400, "choose a submission")
+    await choose_active(request, role, author, request.path_params["name"], int(sid))
+    return RedirectResponse(f"/bots/{request.path_params['name']}", status_code=303)

@@ -1,0 +1,86 @@
+"""The server's background processes: the check queue and the ladder, one process each.
+
+``python -m arena.server.worker check|ladder DIR [--check-games N]`` is what
+:class:`~arena.server.supervisor.Supervisor` starts. A worker works until SIGTERM, or until
+its parent (the server) is gone, so a ``kill -9`` of the server leaves no worker writing on.
+Each unit of work ends in one transaction (:mod:`.store`), so killing a worker at any
+instant loses no finished check or game: a claimed check is put back in the queue by
+whoever notices the worker's death (the supervisor, or the next ``arena serve``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import sys
+import time
+from collections.abc import Sequence
+
+#: Seconds a worker with nothing to do waits before it looks again.
+IDLE_SECONDS = 0.3
+
+
+class Stop(Exception):
+    """SIGTERM, or the parent is gone: stop after cleaning up."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise Stop
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="arena.server.worker")
+    parser.add_argument("kind", choices=("check", "ladder"))
+    parser.add_argument("folder")
+    parser.add_argument("--check-games", type=int, default=2)
+    parser.add_argument("--parent", type=int, default=0)
+    opts = parser.parse_args(argv)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
+    signal.signal(signal.SIGTERM, _stop)
+    parent = opts.parent or os.getppid()
+    from . import store
+
+    db = store.open_db(opts.folder)
+    try:
+        if opts.kind == "check":
+            run_checks(db, parent, opts.check_games)
+        else:
+            run_ladder(db, parent)
+    except Stop:
+        pass
+    finally:
+        db.close()
+    return 0
+
+
+def alive(parent: int) -> bool:
+    return os.getppid() == parent
+
+
+def run_checks(db: object, parent: int, games: int) -> None:
+    from ..author import CheckSettings
+    from .checks import run_queue
+
+    settings = CheckSettings(games=games, seed=random.SystemRandom().randrange(2**63))
+    while alive(parent):
+        if not run_queue(db, settings, os.getpid()):  # type: ignore[arg-type]
+            time.sleep(IDLE_SECONDS)
+
+
+def run_ladder(db: object, parent: int) -> None:
+    from .ladder import LadderPlayer
+
+    rng = random.Random(random.SystemRandom().randrange(2**63))
+    player = LadderPlayer(db)  # type: ignore[arg-type]
+    try:
+        while alive(parent):
+            if not player.play_block(rng):
+                time.sleep(IDLE_SECONDS)
+    finally:
+        player.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
