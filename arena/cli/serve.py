@@ -20,6 +20,10 @@ def run(args: argparse.Namespace) -> int:
     for name in ("ladder_workers", "check_workers"):
         if not 0 <= getattr(args, name) <= 64:
             raise UsageError(f"--{name.replace('_', '-')} takes 0 to 64")
+    if not 1 <= args.uploads_per_minute <= 10_000:
+        raise UsageError("--uploads-per-minute takes 1 to 10000")
+    if not 1 <= args.check_games <= 100:
+        raise UsageError("--check-games takes 1 to 100")
     if not 1 <= args.port <= 65535:
         raise UsageError("--port takes 1 to 65535")
     settings = ServerSettings(
@@ -28,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
         ladder_workers=args.ladder_workers,
         check_workers=args.check_workers,
         check_games=args.check_games,
+        uploads_per_minute=args.uploads_per_minute,
     )
     try:
         app = create_app(settings)
@@ -67,6 +72,13 @@ def register(sub: Any) -> None:
         default=2,
         metavar="N",
         help="smoke games per table size in each upload's check (default 2, as arena check)",
+    )
+    p.add_argument(
+        "--uploads-per-minute",
+        type=int,
+        default=10,
+        metavar="N",
+        help="uploads an author may make a minute before the server answers 429 (default 10)",
     )
     p.add_argument("--open-registration", action="store_true", help="authors may register themselves")
     p.set_defaults(func=run)

@@ -45,10 +45,10 @@ def run(args: argparse.Namespace) -> int:
         from .upload import upload
 
         try:
-            data = read_bot_bytes(path)
+            upload_data = read_bot_bytes(path)
         except BotLoadError as exc:
             return refuse(str(exc))
-        return upload(args, path, data)
+        return upload(args, path, upload_data)
     folder = Path(args.to)
     if os.path.lexists(folder) and not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
