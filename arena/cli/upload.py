@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,6 @@ from ..safetext import escape
 
 def upload(args: argparse.Namespace, path: Path, data: bytes) -> int:
     import httpx
-
-    from .submit import refuse
 
     token = args.token or os.environ.get("ARENA_TOKEN", "")
     if not token:
@@ -49,6 +48,12 @@ def upload(args: argparse.Namespace, path: Path, data: bytes) -> int:
     if view["status"] == "failed":
         return refuse(str(view.get("error") or "the check failed"))
     return 0
+
+
+def refuse(message: str) -> int:
+    """As ``arena submit --to`` refuses: one line, exit status 1."""
+    print(f"arena: error: submission refused: {escape(message, 600)}", file=sys.stderr)
+    return 1
 
 
 def _json(response: Any) -> dict[str, Any]:

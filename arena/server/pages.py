@@ -71,7 +71,12 @@ async def live_leaderboard(ws: WebSocket) -> None:
             if board != last:
                 await ws.send_text(json.dumps(board))
                 last = board
-            await asyncio.sleep(every)
+            try:  # the client's close (or the server's shutdown) ends the loop at once
+                message = await asyncio.wait_for(ws.receive(), timeout=every)
+            except TimeoutError:
+                continue
+            if message.get("type") == "websocket.disconnect":
+                return
     except (WebSocketDisconnect, RuntimeError, OSError):
         return
 
