@@ -26,6 +26,26 @@ def arena(*args: str, env: dict[str, str] | None = None, timeout: float = 180) -
     )
 
 
+def arena_all(*runs: tuple[list[str], dict[str, str]]) -> list[subprocess.CompletedProcess[str]]:
+    """Several ``arena`` commands at once (as several authors would run them): their results in order."""
+    procs = [
+        subprocess.Popen(
+            [*ARENA, *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, **env},
+        )
+        for argv, env in runs
+    ]
+    done = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=180)
+        done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    return done
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

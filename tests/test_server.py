@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.server_helpers import Server, arena, bot_file, token_of, wait_for
+from tests.server_helpers import Server, arena, arena_all, bot_file, token_of, wait_for
 
 pytestmark = pytest.mark.long
 
@@ -29,15 +28,20 @@ def contest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, obje
     server = Server(folder, "--uploads-per-minute", "4")
     server.start()
     try:
-        for author, bot in (("ann", "annbot"), ("ben", "benbot")):
-            done = arena(
-                "submit", str(bot_file(base, bot)), "--server", server.url, env={"ARENA_TOKEN": tokens[author]}
-            )
+        pairs = (("ann", "annbot"), ("ben", "benbot"))
+        runs = [
+            (["submit", str(bot_file(base, bot)), "--server", server.url], {"ARENA_TOKEN": tokens[author]})
+            for author, bot in pairs
+        ]
+        for (_, bot), done in zip(pairs, arena_all(*runs), strict=True):
             assert done.returncode == 0, done.stderr
             assert f"{bot}: clean; active on the ladder" in done.stdout and "time per move" in done.stdout
         yield {"server": server, "folder": folder, "base": base, "tokens": tokens, "organiser": organiser}
     finally:
-        server.stop()
+        err = server.stop()
+    # Ctrl-C stops it as it stops every arena command: one line, status 130, workers gone, no traceback
+    assert server.proc is not None and server.proc.returncode == 130 and "Traceback" not in err, err
+    assert server.workers() == []
 
 
 def board(server: Server) -> dict[str, dict[str, object]]:
@@ -97,9 +101,6 @@ def test_a_broken_bot_gets_its_one_line_error_and_never_plays(contest: dict[str,
     assert isinstance(server, Server) and isinstance(tokens, dict) and isinstance(base, Path)
     broken = base / "broken.py"
     broken.write_text('class Bot:\n    name = "broken"\n    def move(self, turn)\n        return None\n')
-    done = arena("submit", str(broken), "--server", server.url, "--token", tokens["cat"])
-    assert done.returncode == 1
-    assert done.stderr.count("\n") == 1 and "the check failed: broken.py:3" in done.stderr, done.stderr
     # a bot that tries to write a file when loaded: checked (and played) only in the sandbox
     planted = base / "planted.txt"
     sneaky = base / "sneaky.py"
@@ -107,9 +108,13 @@ def test_a_broken_bot_gets_its_one_line_error_and_never_plays(contest: dict[str,
         f'open({str(planted)!r}, "w").write("x")\nclass Bot:\n    name = "sneaky"\n'
         "    def move(self, turn):\n        return turn.legal[0]\n"
     )
-    done = arena("submit", str(sneaky), "--server", server.url, "--token", tokens["cat"])
-    assert done.returncode == 1 and "the check failed" in done.stderr
-    time.sleep(1.0)
+    both = arena_all(
+        *[(["submit", str(f), "--server", server.url, "--token", tokens["cat"]], {}) for f in (broken, sneaky)]
+    )
+    done = both[0]
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "the check failed: broken.py:3" in done.stderr, done.stderr
+    assert both[1].returncode == 1 and "the check failed" in both[1].stderr
     assert "broken" not in board(server) and "sneaky" not in board(server)
     assert not planted.exists()
     db = sqlite3.connect(f"file:{contest['folder']}/contest.db?mode=ro", uri=True)

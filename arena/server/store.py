@@ -145,8 +145,7 @@ def open_db(folder: str | os.PathLike[str]) -> sqlite3.Connection:
     except OSError as exc:
         raise ContestError(f"{path}: cannot open: {exc.strerror or exc}") from None
     try:
-        db = _connect(path)
-        db.execute("PRAGMA journal_mode = WAL")
+        db = _connect(path)  # WAL was set when the contest was made; it stays with the file
         row = db.execute("SELECT value FROM contest WHERE key = 'schema'").fetchone()
     except sqlite3.Error as exc:
         raise ContestError(f"{path}: not a contest database ({exc})") from None

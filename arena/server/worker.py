@@ -39,17 +39,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     opts = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     signal.signal(signal.SIGTERM, _stop)
-    parent = opts.parent or os.getppid()
+    try:
+        return work(opts.kind, opts.folder, opts.parent or os.getppid(), opts.check_games)
+    except Stop:  # asked to stop (even while starting up): nothing half-written, nothing to say
+        return 0
+
+
+def work(kind: str, folder: str, parent: int, check_games: int) -> int:
     from . import store
 
-    db = store.open_db(opts.folder)
     try:
-        if opts.kind == "check":
-            run_checks(db, parent, opts.check_games)
+        db = store.open_db(folder)
+    except store.ContestError as exc:
+        sys.stderr.write(f"arena worker: {exc}\n")
+        return 2
+    try:
+        if kind == "check":
+            run_checks(db, parent, check_games)
         else:
             run_ladder(db, parent)
-    except Stop:
-        pass
     finally:
         db.close()
     return 0
