@@ -175,3 +175,33 @@ def test_a_hostile_contest_folder_is_refused_in_one_line(tmp_path: Path) -> None
     assert (tmp_path / "elsewhere.db").read_bytes() == b""
     made = arena("contest", "init", str(link))
     assert made.returncode == 2 and "exists" in made.stderr
+
+
+def test_a_poison_upload_cannot_stop_the_check_queue(tmp_path: Path) -> None:
+    # An upload whose check kills its worker every time (the worker dies, its claim goes back in the
+    # queue) is failed after a few tries, and the uploads behind it are checked.
+    store.init_contest(tmp_path / "c", "Cup")
+    db = store.open_db(tmp_path / "c")
+    author = int(store.invite(db, "ann").split(".")[0][1:])
+    poison = store.add_submission(db, author, "poison", b"x = 1\n")
+    after = store.add_submission(db, author, "after", b"x = 2\n")
+    for _ in range(store.MAX_ATTEMPTS):
+        row = store.claim_check(db, 4242)
+        assert row is not None and row["id"] == poison
+        assert store.requeue(db, 4242) == 1  # the supervisor saw worker 4242 die
+    row = store.claim_check(db, 4243)
+    assert row is not None and row["id"] == after
+    failed = store.submission(db, poison)
+    assert failed is not None and failed["status"] == "failed" and "died 3 times" in failed["error"]
+    db.close()
+
+
+def test_live_leaderboard_connections_are_bounded(site: dict[str, Any]) -> None:
+    from starlette.websockets import WebSocketDisconnect
+
+    app = create_app(ServerSettings(site["folder"], workers=False, max_live=1))
+    with TestClient(app) as client, client.websocket_connect("/ws/leaderboard") as first:
+        assert first.receive_json()["contest"] == "Cup"
+        with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws/leaderboard") as second:
+            second.receive_json()
+        assert refused.value.code == 1013

@@ -119,6 +119,7 @@ def create_app(settings: ServerSettings) -> Starlette:
     app.state.settings = settings
     app.state.contest = name
     app.state.failures = Failures()
+    app.state.live = 0
     return app
 
 

@@ -42,6 +42,9 @@ def check_one(row: sqlite3.Row, settings: CheckSettings) -> tuple[dict[str, Any]
         return {"clean": False, "problems": [{"path": name, "line": None, "message": str(exc)}]}, escape(
             f"the check failed: {exc}", 600
         )
+    except Exception as exc:  # a bug the upload provoked: the upload fails, the queue goes on
+        message = f"the check could not run ({type(exc).__name__}: {exc}); report it to the organiser"
+        return {"clean": False, "problems": [{"path": name, "line": None, "message": message}]}, escape(message, 600)
     return report, failure_line(report)
 
 

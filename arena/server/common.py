@@ -38,6 +38,8 @@ class ServerSettings:
     check_games: int = 2
     #: Seconds between the live leaderboard's looks at the database.
     live_seconds: float = 0.5
+    #: Live leaderboard connections at once; more are closed at once (1013, try again later).
+    max_live: int = 500
     #: Start the background workers with the app (tests of the routes alone set False).
     workers: bool = True
 

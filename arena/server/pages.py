@@ -53,7 +53,19 @@ async def leaderboard_page(request: Request) -> HTMLResponse:
 
 async def live_leaderboard(ws: WebSocket) -> None:
     """Sends the leaderboard now and again whenever a game or an upload changes it."""
-    await ws.accept()
+    state = ws.app.state
+    if state.live >= state.settings.max_live:  # each socket costs a database look twice a second: bounded
+        await ws.close(code=1013)
+        return
+    state.live += 1
+    try:
+        await ws.accept()
+        await follow(ws)
+    finally:
+        state.live -= 1
+
+
+async def follow(ws: WebSocket) -> None:
     folder = ws.app.state.settings.folder
     every = ws.app.state.settings.live_seconds
     last = None

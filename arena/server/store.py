@@ -42,7 +42,7 @@ CREATE TABLE submissions (
     id INTEGER PRIMARY KEY, author INTEGER NOT NULL REFERENCES authors(id), bot TEXT NOT NULL,
     version INTEGER NOT NULL, sha256 TEXT NOT NULL, source BLOB NOT NULL, created REAL NOT NULL,
     status TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ('queued', 'checking', 'clean', 'failed')),
-    claimed_by INTEGER, error TEXT, report TEXT, checked REAL,
+    claimed_by INTEGER, attempts INTEGER NOT NULL DEFAULT 0, error TEXT, report TEXT, checked REAL,
     review TEXT NOT NULL DEFAULT 'pending' CHECK (review IN ('pending', 'approved', 'rejected')),
     comment TEXT NOT NULL DEFAULT '', UNIQUE (bot, version));
 CREATE INDEX submissions_status ON submissions (status, id);
@@ -245,12 +245,32 @@ def uploads_since(db: sqlite3.Connection, author: int, since: float) -> int:
     return int(row[0])
 
 
+#: Checks of one upload that may die with their worker before the upload is failed (a poison upload).
+MAX_ATTEMPTS = 3
+
+
 def claim_check(db: sqlite3.Connection, worker: int) -> sqlite3.Row | None:
-    """The oldest queued upload, now marked as being checked by ``worker`` (a process id)."""
+    """The oldest queued upload, now marked as being checked by ``worker`` (a process id). An
+    upload whose check has killed its worker :data:`MAX_ATTEMPTS` times is failed instead, so
+    one upload cannot stop the queue."""
     with writing(db):
-        row = db.execute("SELECT * FROM submissions WHERE status = 'queued' ORDER BY id LIMIT 1").fetchone()
+        while True:
+            row = db.execute("SELECT * FROM submissions WHERE status = 'queued' ORDER BY id LIMIT 1").fetchone()
+            if row is None or row["attempts"] < MAX_ATTEMPTS:
+                break
+            db.execute(
+                "UPDATE submissions SET status = 'failed', error = ?, checked = ? WHERE id = ?",
+                (
+                    f"the check failed: its worker died {MAX_ATTEMPTS} times checking this upload",
+                    time.time(),
+                    row["id"],
+                ),
+            )
         if row is not None:
-            db.execute("UPDATE submissions SET status = 'checking', claimed_by = ? WHERE id = ?", (worker, row["id"]))
+            db.execute(
+                "UPDATE submissions SET status = 'checking', claimed_by = ?, attempts = attempts + 1 WHERE id = ?",
+                (worker, row["id"]),
+            )
     return row if isinstance(row, sqlite3.Row) else None
 
 
