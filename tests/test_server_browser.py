@@ -94,12 +94,26 @@ def test_upload_by_form_live_leaderboard_and_the_desk(browser: Any, tmp_path: Pa
         org.screenshot(path=str(shots / "server-review-1280.png"), full_page=True)
         org.set_viewport_size({"width": 390, "height": 844})
         org.screenshot(path=str(shots / "server-review-390.png"), full_page=True)
+        org.set_viewport_size({"width": 1280, "height": 800})
         # the rejected version leaves the ladder, live on the author's open page
         page.goto(server.url + "/")
         page.locator("tr[data-bot=annbot]").wait_for(state="detached", timeout=30_000)
         wait_for(lambda: set(b["bot"] for b in server.get("/api/leaderboard")[1]["bots"]) == {"benbot"}, "the reject")
         page.goto(server.url + "/bots/annbot")
         assert "obscure code: please explain the <script> trick" in page.text_content("main")
+        # approved after all, then frozen: the final runs by the tournament engine and is published
+        org.goto(server.url + "/desk/2")
+        org.fill("#comment", "explained: fine")
+        org.click("button[value=approved]")
+        org.wait_for_selector("#review:text('approved')")
+        org.goto(server.url + "/desk")
+        assert "freeze submissions first" in (org.text_content("#final") or "")  # not while uploads are open
+        org.click("text=Freeze submissions")
+        org.click("#run-final")
+        wait_for(lambda: "published" in (org.reload() and org.text_content("#final")), "the final to be published")
+        org.screenshot(path=str(shots / "server-desk-1280.png"), full_page=True)
+        org.click("text=the published results")
+        assert "annbot" in org.text_content("body") and "benbot" in org.text_content("body")
         assert errors == []
     finally:
         server.stop()

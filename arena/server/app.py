@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -48,8 +49,13 @@ async def internal_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
-def routes() -> list[Any]:
+def routes(settings: ServerSettings) -> list[Any]:
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    site = StaticFiles(directory=Path(settings.folder) / "final" / "site", html=True, check_dir=False)
     return [
+        Mount("/final", site, name="final"),
         Route("/", pages.leaderboard_page),
         Route("/api/leaderboard", api.get_leaderboard),
         Route("/api/submissions", api.post_submission, methods=["POST"]),
@@ -69,6 +75,7 @@ def routes() -> list[Any]:
         Route("/submissions/{id}", pages.submission_page),
         Route("/desk", desk.desk_page),
         Route("/desk/freeze", desk.freeze_form, methods=["POST"]),
+        Route("/desk/final", desk.final_form, methods=["POST"]),
         Route("/desk/{id}", desk.review_page),
         Route("/desk/{id}/review", desk.review_form, methods=["POST"]),
     ]
@@ -101,7 +108,7 @@ def create_app(settings: ServerSettings) -> Starlette:
                 supervisor.stop()
 
     app = Starlette(
-        routes=routes(),
+        routes=routes(settings),
         middleware=[
             Middleware(SecurityHeaders),
             Middleware(

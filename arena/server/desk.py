@@ -56,7 +56,15 @@ def queue(db: sqlite3.Connection) -> dict[str, Any]:
         "SELECT s.id, s.bot, s.version, s.status, s.review, s.error, a.name AS author FROM submissions s "
         "JOIN authors a ON a.id = s.author ORDER BY (s.review = 'pending') DESC, s.id DESC LIMIT 500"
     ).fetchall()
-    return {"rows": [dict(r) for r in rows], "frozen": store.setting(db, "frozen") == "1"}
+    from .final import can_start, field, state
+
+    return {
+        "rows": [dict(r) for r in rows],
+        "frozen": store.setting(db, "frozen") == "1",
+        "final": state(db),
+        "final_field": [r["bot"] for r in field(db)],
+        "final_blocked": can_start(db),
+    }
 
 
 def review_data(db: sqlite3.Connection, sid: int) -> dict[str, Any] | None:
@@ -109,4 +117,25 @@ async def freeze_form(request: Request) -> Response:
     signed_in(request, "organiser")
     fields = await form_fields(request)
     await db_call(request, store.set_setting, "frozen", "1" if fields.get("frozen") == "1" else "0")
+    return RedirectResponse("/desk", status_code=303)
+
+
+async def final_form(request: Request) -> Response:
+    """Start the round-one final (frozen, approved versions), published at ``/final/``."""
+    from .final import can_start, start
+
+    signed_in(request, "organiser")
+    await form_fields(request)
+
+    def begin(db: sqlite3.Connection) -> str | None:
+        with store.writing(db):  # checked and marked in one transaction: one final at a time
+            why = can_start(db)
+            if why is None:
+                db.execute("INSERT OR REPLACE INTO contest VALUES ('final', ?)", ('{"state": "running"}',))
+        return why
+
+    why = await db_call(request, begin)
+    if why is not None:
+        raise HTTPException(409, why)
+    start(request.app.state.settings.folder)
     return RedirectResponse("/desk", status_code=303)

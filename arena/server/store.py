@@ -336,6 +336,12 @@ def review(db: sqlite3.Connection, sid: int, verdict: str, comment: str) -> None
         if row is None:
             raise ContestError(f"no submission {sid}")
         db.execute("UPDATE submissions SET review = ?, comment = ? WHERE id = ?", (verdict, comment, sid))
+        if verdict == "approved":  # a bot left without a version plays its approved one again
+            db.execute(
+                "UPDATE bots SET active = ? WHERE name = ? AND active IS NULL AND "
+                "(SELECT status FROM submissions WHERE id = ?) = 'clean'",
+                (sid, row["bot"], sid),
+            )
         if verdict == "rejected":
             other = db.execute(
                 "SELECT id FROM submissions WHERE bot = ? AND status = 'clean' AND review != 'rejected' "

@@ -50,6 +50,9 @@ class Supervisor:
         db = store.open_db(self.folder)
         try:
             store.requeue(db)  # checks claimed by workers of an earlier run that died
+            from .final import interrupted
+
+            interrupted(db)
         finally:
             db.close()
         for i in range(self.checkers):

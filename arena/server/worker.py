@@ -32,7 +32,7 @@ def _stop(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="arena.server.worker")
-    parser.add_argument("kind", choices=("check", "ladder"))
+    parser.add_argument("kind", choices=("check", "ladder", "final"))
     parser.add_argument("folder")
     parser.add_argument("--check-games", type=int, default=2)
     parser.add_argument("--parent", type=int, default=0)
@@ -54,7 +54,13 @@ def work(kind: str, folder: str, parent: int, check_games: int) -> int:
         sys.stderr.write(f"arena worker: {exc}\n")
         return 2
     try:
-        if kind == "check":
+        if kind == "final":
+            from pathlib import Path
+
+            from .final import run
+
+            run(db, Path(folder))
+        elif kind == "check":
             run_checks(db, parent, check_games)
         else:
             run_ladder(db, parent)

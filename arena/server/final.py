@@ -1,0 +1,133 @@
+"""The round-one final from the desk: the frozen, approved active versions played by the existing
+tournament engine (``arena tournament``, sandboxed) and published as its static site (``arena report``).
+
+Everything is written under ``DIR/final/`` (made by this module: the bots' files, the tournament
+database, the records and the site). The run is a separate process; if it dies, running it again
+resumes the same tournament (its database keeps the schedule and the seed), and the site is
+written again. Its state is kept in the contest database (``final``: JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import store
+
+#: Deals per table of the final (each played once per seat rotation).
+FINAL_GAMES = 2
+
+
+def state(db: sqlite3.Connection) -> dict[str, Any]:
+    try:
+        data = json.loads(store.setting(db, "final") or "{}")
+    except ValueError:
+        data = {}
+    return data if isinstance(data, dict) else {}
+
+
+def set_state(db: sqlite3.Connection, **data: Any) -> None:
+    store.set_setting(db, "final", json.dumps(data))
+
+
+def field(db: sqlite3.Connection) -> list[sqlite3.Row]:
+    """The final's entrants: each bot's active version, clean and approved."""
+    return list(
+        db.execute(
+            "SELECT s.id, s.bot, s.source FROM bots b JOIN submissions s ON s.id = b.active "
+            "WHERE s.status = 'clean' AND s.review = 'approved' ORDER BY s.bot"
+        )
+    )
+
+
+def can_start(db: sqlite3.Connection) -> str | None:
+    """Why the final cannot start now; None when it can."""
+    if store.setting(db, "frozen") != "1":
+        return "freeze submissions first: the final plays the frozen versions"
+    if state(db).get("state") == "running":
+        return "the final is running"
+    if len(field(db)) < 2:
+        return "the final needs at least two approved active versions"
+    return None
+
+
+def start(folder: Path) -> None:
+    """Start the final's process (``python -m arena.server.worker final DIR``)."""
+    subprocess.Popen(
+        [sys.executable, "-m", "arena.server.worker", "final", str(folder), "--parent", str(os.getpid())],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def run(db: sqlite3.Connection, folder: Path, games: int = FINAL_GAMES) -> None:
+    """Play and publish the final; its state says how it went (one line when it failed)."""
+    entrants = field(db)
+    home = folder / "final"
+    bots = home / "bots"
+    set_state(db, state="running", bots=[r["bot"] for r in entrants])
+    try:
+        bots.mkdir(parents=True, exist_ok=True)
+        for r in entrants:  # the stored, checked bytes; the same file again when resumed
+            target = bots / f"{r['bot']}.py"
+            data = bytes(r["source"])
+            if not (target.is_file() and not target.is_symlink() and target.read_bytes() == data):
+                from ..submissions import write_atomic
+
+                write_atomic(target, data)
+        size = str(min(4, len(entrants)))
+        tournament = [
+            sys.executable,
+            "-m",
+            "arena",
+            "tournament",
+            str(bots),
+            "--players",
+            size,
+            "--games",
+            str(games),
+            "--db",
+            str(home / "final.sqlite"),
+            "--replays",
+            str(home / "records"),
+            "--quiet",
+            "--workers",
+            "1",
+        ]
+        report = [
+            sys.executable,
+            "-m",
+            "arena",
+            "report",
+            "--db",
+            str(home / "final.sqlite"),
+            "--replays",
+            str(home / "records"),
+            "--out",
+            str(home / "site"),
+            "--quiet",
+            "--workers",
+            "1",
+        ]
+        for cmd in (tournament, report):
+            done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            if done.returncode != 0:
+                line = (done.stderr.strip().splitlines() or ["no message"])[-1]
+                set_state(db, state="failed", detail=f"{cmd[3]} failed: {line[:300]}")
+                return
+    except OSError as exc:
+        set_state(db, state="failed", detail=f"{home}: {exc.strerror or exc}")
+        return
+    set_state(db, state="published", bots=[r["bot"] for r in entrants])
+
+
+def interrupted(db: sqlite3.Connection) -> None:
+    """At the server's start: a final left running by a dead process can be run again (it resumes)."""
+    if state(db).get("state") == "running":
+        set_state(db, state="interrupted", detail="the final's process stopped; run it again to resume")
