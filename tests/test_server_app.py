@@ -142,6 +142,9 @@ def test_malformed_requests_get_a_json_4xx(site: dict[str, Any]) -> None:
             client.get("/api/submissions"),
             client.delete("/api/leaderboard"),
             client.post("/upload", content=b"x"),
+            client.get("/final/"),  # nothing published yet
+            client.get("/final/%2e%2e/contest.db"),
+            client.get("/final/../contest.db"),
             client.post(
                 "/login", content=b"\xff\xfe" * 10, headers={"Content-Type": "multipart/form-data; boundary=x"}
             ),
@@ -205,3 +208,18 @@ def test_live_leaderboard_connections_are_bounded(site: dict[str, Any]) -> None:
         with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws/leaderboard") as second:
             second.receive_json()
         assert refused.value.code == 1013
+
+
+def test_token_guessing_is_slowed_to_429(site: dict[str, Any]) -> None:
+    from arena.server.auth import FAILURES_PER_MINUTE
+
+    app = create_app(ServerSettings(site["folder"], workers=False))
+    with TestClient(app) as client:
+        seen = [
+            client.get("/api/submissions/1", headers={"Authorization": f"Bearer a1.guess{i}"}).status_code
+            for i in range(FAILURES_PER_MINUTE + 2)
+        ]
+        assert seen[:FAILURES_PER_MINUTE] == [401] * FAILURES_PER_MINUTE and seen[-1] == 429
+        # the right token from that address waits too: guessing gains nothing by mixing in a good one
+        good = {"Authorization": f"Bearer {site['tokens']['ann']}"}
+        assert client.get("/api/submissions/1", headers=good).status_code == 429

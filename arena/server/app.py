@@ -9,6 +9,7 @@ form, size or rate; an unexpected error is a JSON 500 without a traceback (a bug
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -53,7 +54,16 @@ def routes(settings: ServerSettings) -> list[Any]:
     from starlette.routing import Mount
     from starlette.staticfiles import StaticFiles
 
-    site = StaticFiles(directory=Path(settings.folder) / "final" / "site", html=True, check_dir=False)
+    class Published(StaticFiles):
+        """The final's site once written; before that, a 404 like any missing page."""
+
+        async def check_config(self) -> None:
+            if not os.path.isdir(str(self.directory)):
+                self.config_checked = False
+                raise HTTPException(404, "nothing is published yet")
+            await super().check_config()
+
+    site = Published(directory=Path(settings.folder) / "final" / "site", html=True, check_dir=False)
     return [
         Mount("/final", site, name="final"),
         Route("/", pages.leaderboard_page),
