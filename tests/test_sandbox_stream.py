@@ -260,3 +260,37 @@ def test_workers_with_a_human_seat_is_one_line_and_exit_2() -> None:
     assert done.stderr.strip().splitlines() == [
         "arena: error: --workers plays bots against each other; it takes no human seat"
     ]
+
+
+def test_a_tournament_plays_each_stream_on_one_process_per_bot_with_the_records_of_fresh_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from arena.tournament.gamerunner import GameRunner, Job
+    from arena.tournament.schedule import Schedule, streams
+
+    made: list[Any] = []
+    real = SandboxFactory.stream
+
+    def stream(self: SandboxFactory) -> Any:
+        made.append(real(self))
+        return made[-1]
+
+    monkeypatch.setattr(SandboxFactory, "stream", stream)
+    files = [read_bot_file(str(HERE.parent / "examples" / name)) for name in ("counter.py", "counter.py")]
+    files.append(resolve_bot("greedy"))
+    schedule = Schedule.build(3, [2], deals=2, seed=5)
+    limits = {"move_seconds": 2.0, "game_seconds": 30.0}
+    job = Job(tuple(files), ("c1", "c2", "g"), (False, False, True), CONTEST.to_dict(), schedule, limits=limits)
+    runner = GameRunner(job)
+    try:
+        for n, keys in enumerate(streams(schedule.keys())):
+            played = runner.play_stream(keys)
+            alone = [runner.play(k) for k in keys] if n in (0, 3) else played
+            assert [(r.key, r.places, r.scores, r.fault_list) for r in played] == [
+                (r.key, r.places, r.scores, r.fault_list) for r in alone
+            ]
+    finally:
+        runner.close()
+    # 3 tables x 2 rotations, each stream of 2 deals: the sandboxed bots at the table have one stream each
+    assert len(made) == sum(len([b for b in t if b < 2]) for t in schedule.sizes[0].tables) * 2
+    assert all((st.games, st.processes) == (2, 1) for st in made)

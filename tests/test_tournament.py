@@ -90,6 +90,22 @@ def count_games(db: Path) -> int:
         return 0
 
 
+def whole_streams(db: Path, deals: int = 8) -> bool:
+    """Every stream (a table's rotation over its deals) the database holds a game of, it holds whole."""
+    from arena.tournament.schedule import STREAM_DEALS, GameKey, stream_of
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        keys = {GameKey(*row) for row in conn.execute("SELECT size, tbl, deal, rotation FROM games")}
+    finally:
+        conn.close()
+    for size, table, rotation, part in {stream_of(k) for k in keys}:
+        run = range(part * STREAM_DEALS, min(deals, (part + 1) * STREAM_DEALS))
+        if any(GameKey(size, table, d, rotation) not in keys for d in run):
+            return False
+    return True
+
+
 def spawn(db: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "arena", "tournament", *BOTS, *ARGS, "--db", str(db), *extra],
@@ -196,6 +212,7 @@ def test_kill_9_twice_then_resume_gives_identical_standings(
         assert group_gone(proc.pid)  # orphaned workers notice the closed pipe and exit
         n = count_games(db)
         assert stored < n < TOTAL
+        assert whole_streams(db)  # a stream is stored whole or not at all: a resume re-runs it from its start
         stored = n
     code, _, err = run_cli(capsys, "tournament", *BOTS, *ARGS[:-1], "--workers", "2", "--db", str(db))
     assert code == 0

@@ -196,3 +196,31 @@ def test_runner_keeps_a_whole_field_of_templates_when_memory_allows() -> None:
     job = Job((resolve_bot("greedy"),) * 3, ("a", "b", "c"), (True,) * 3, CONTEST.to_dict(), s)
     assert GameRunner(job).keep >= MIN_KEEP
     assert GameRunner(job, keep=3).keep == 3
+
+
+@pytest.mark.parametrize("deals", [1, 3, 40])
+def test_streams_are_one_rotation_of_a_table_over_different_deals(deals: int) -> None:
+    import random
+
+    from arena.tournament.schedule import STREAM_DEALS, stream_chunks, stream_of, streams
+
+    s = Schedule.build(6, [2, 5], deals=deals, seed=4)
+    keys = list(s.keys())
+    rng = random.Random(deals)
+    for given in (keys, [k for k in keys if rng.random() < 0.6]):  # all games, or what a resume has left
+        found = streams(given)
+        assert sorted(k for stream in found for k in stream) == sorted(given)  # each game in one stream
+        for stream in found:
+            assert len({(k.size, k.table, k.rotation) for k in stream}) == 1  # one rotation of one table
+            assert [k.deal for k in stream] == sorted({k.deal for k in stream})  # in deal order, none twice
+            assert len({s.game_seed(k) for k in stream}) == len(stream)  # no deal (seed) shared
+            assert len(stream) <= STREAM_DEALS and len({k.deal // STREAM_DEALS for k in stream}) == 1
+            assert len({tuple(sorted(s.seating(k))) for k in stream}) == 1  # the same bots throughout
+        if given is keys:
+            assert max(map(len, found)) == min(deals, STREAM_DEALS)
+        for size in (1, 7, 32):
+            chunks = stream_chunks(given, size)
+            assert [k for c in chunks for k in c] == [k for stream in found for k in stream]
+            for chunk in chunks:  # a chunk holds whole streams
+                ids = {stream_of(k) for k in chunk}
+                assert sum(len(st) for st in found if stream_of(st[0]) in ids) == len(chunk)

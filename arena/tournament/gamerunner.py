@@ -25,7 +25,7 @@ from ..referee import BotFault, Referee
 from ..rules import Rules
 from ..safetext import storable
 from .result import GameResult, SeatResult
-from .schedule import GameKey, Schedule
+from .schedule import GameKey, Schedule, streams
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,8 @@ class GameRunner:
         self.referee = Referee(Rules.from_dict(job.rules))
         self._factories: OrderedDict[int, Any] = OrderedDict()
         self._limits: Any = None
+        #: The game being played (or the last one played).
+        self.playing: GameKey | None = None
 
     def _factory(self, bot: int) -> Any:
         if bot in self._factories:
@@ -147,13 +149,18 @@ class GameRunner:
             self._factories.pop(old).close()
         return factory
 
-    def _player(self, bot: int, bot_key: int, seat: int) -> Any:
+    def _player(self, bot: int, bot_key: int, seat: int, streams: dict[Any, Any] | None, deal: int) -> Any:
         factory = self._factory(bot)
         name = self.job.sources[bot].name
         if isinstance(factory, BotLoadError):
             return CrashedPlayer(name, str(factory))
         try:
-            return factory(bot_key, seat)
+            if streams is None or not hasattr(factory, "stream"):
+                return factory(bot_key, seat)
+            stream = streams.get(bot)
+            if stream is None:
+                stream = streams[bot] = factory.stream()
+            return stream(bot_key, seat, deal=deal)
         except (BotLoadError, BotFault) as exc:
             return CrashedPlayer(name, str(exc))
 
@@ -166,7 +173,23 @@ class GameRunner:
                 close()
 
     def play(self, key: GameKey) -> GameRecord:
-        """Play the game ``key`` and return its record."""
+        """Play the game ``key`` alone (each sandboxed bot in a fresh process) and return its record."""
+        return self._play(key, None)
+
+    def play_stream(self, keys: Sequence[GameKey]) -> list[GameRecord]:
+        """Play one stream's games (:func:`~.schedule.streams`: one rotation of a table over
+        different deals) in order, each sandboxed bot in one process for all of them
+        (:class:`~arena.sandbox.pool.Stream`, told each game's deal); their records.
+        :attr:`playing` names the game being played when one raises."""
+        kept: dict[Any, Any] = {}
+        try:
+            return [self._play(key, kept) for key in keys]
+        finally:
+            for stream in kept.values():
+                stream.close()
+
+    def _play(self, key: GameKey, streams: dict[Any, Any] | None) -> GameRecord:
+        self.playing = key
         schedule = self.job.schedule
         seed = schedule.game_seed(key)
         bot_key = schedule.bot_key(key)
@@ -175,7 +198,9 @@ class GameRunner:
         players = []
         try:
             for seat, bot in enumerate(seating):
-                players.append(self._player(bot, bot_key, seat))
+                # a bot seated twice at one table (never in a schedule) plays its second seat fresh
+                twice = bot in seating[:seat]
+                players.append(self._player(bot, bot_key, seat, None if twice else streams, seed))
                 players[-1].name = self.job.labels[bot]  # clean, distinct, never a reserved name
             outcome = self.referee.play(
                 players, seed=seed, game_id=str(key), bots=[self.job.labels[b] for b in seating]
@@ -206,7 +231,7 @@ _RUNNERS: dict[str, GameRunner] = {}
 
 
 def play_chunk(job: Job, keys: Sequence[GameKey]) -> list[GameRecord]:
-    """Play ``keys`` in order (the entry point of a Ray task); a process keeps its runner
+    """Play ``keys`` stream by stream (the entry point of a Ray task); a process keeps its runner
     (and so the bots' factories) from one task of the same job to the next."""
     runner = _RUNNERS.get(job.ident) if job.ident else None
     if runner is None:
@@ -214,4 +239,4 @@ def play_chunk(job: Job, keys: Sequence[GameKey]) -> list[GameRecord]:
         runner = GameRunner(job)
         if job.ident:
             _RUNNERS[job.ident] = runner
-    return [runner.play(GameKey(*k)) for k in keys]
+    return [record for stream in streams(GameKey(*k) for k in keys) for record in runner.play_stream(stream)]

@@ -1,10 +1,12 @@
 """The local backend: games in worker processes on this machine (or in this process).
 
 Each worker is a ``spawn``-ed process (no fork of a parent that may hold
-threads) with its own pipe. The parent hands out chunks of game keys (a
-worker holds the chunk it plays and the next one), and finished games come
-back as they end, a few together when they end within 20 ms, so the parent
-(the database's only writer) stores them at once. A worker that dies has its
+threads) with its own pipe. The parent hands out chunks of whole streams
+(:func:`~.schedule.streams`; a worker holds the chunk it plays and the next
+one), and finished streams come back as they end, a few together when they
+end within 20 ms, so the parent (the database's only writer) stores each
+stream whole, in one transaction: after a kill -9 a stream is stored or
+not, and a resume re-runs the missing ones from their start. A worker that dies has its
 unfinished games handed out again.
 """
 
@@ -20,7 +22,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from .gamerunner import GameRecord, GameRunner, Job
-from .schedule import GameKey
+from .schedule import GameKey, stream_chunks, streams
 
 #: A worker sends what it finished at least this often (and at the end of each chunk).
 FLUSH_SECONDS = 0.02
@@ -43,17 +45,17 @@ More = Callable[[], Sequence[GameKey]]
 
 
 def in_process(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool], more: More | None = None) -> Batches:
-    """Play every game here, one after another (``--workers 1``), and hand them over
+    """Play every stream here, one after another (``--workers 1``), and hand them over
     every :data:`FLUSH_SECONDS` like a worker does."""
     runner = GameRunner(job)
     sent = time.monotonic()
     try:
         while keys and not stop():
             done: list[GameRecord] = []
-            for key in keys:
+            for stream in streams(keys):
                 if stop():
                     break
-                done.append(runner.play(key))
+                done.extend(runner.play_stream(stream))
                 if time.monotonic() - sent >= FLUSH_SECONDS:
                     yield done
                     done, sent = [], time.monotonic()
@@ -82,7 +84,7 @@ def pin_worker(number: int) -> None:
 
 
 def worker_main(conn: Connection, job: Job, number: int = 0) -> None:
-    """A worker process: play the chunks the parent sends; send back finished games as they
+    """A worker process: play the chunks the parent sends; send back finished streams as they
     end, several together when they end within :data:`FLUSH_SECONDS` of each other."""
     pin_worker(number)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
@@ -96,12 +98,12 @@ def worker_main(conn: Connection, job: Job, number: int = 0) -> None:
                 return
             done: list[GameRecord] = []
             sent = time.monotonic()
-            for key in keys:
+            for stream in streams(GameKey(*key) for key in keys):
                 try:
-                    done.append(runner.play(GameKey(*key)))
+                    done.extend(runner.play_stream(stream))
                 except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops
                     conn.send(("games", done))
-                    conn.send(("error", key, f"{type(exc).__name__}: {exc}"))
+                    conn.send(("error", tuple(runner.playing or stream[0]), f"{type(exc).__name__}: {exc}"))
                     return
                 if time.monotonic() - sent >= FLUSH_SECONDS:
                     conn.send(("games", done))
@@ -168,7 +170,7 @@ def in_pool(
 
         resource_tracker.ensure_running()
     size = chunk_size(len(keys), workers)
-    todo: deque[list[GameKey]] = deque(list(keys[i : i + size]) for i in range(0, len(keys), size))
+    todo: deque[list[GameKey]] = deque(stream_chunks(keys, size))
     pool = [_Worker(ctx, job, i) for i in range(workers if more is not None else min(workers, len(todo)))]
     deaths = 0
     try:
@@ -178,7 +180,7 @@ def in_pool(
                 if not nxt:
                     break
                 size = chunk_size(len(nxt), workers)
-                todo.extend(nxt[i : i + size] for i in range(0, len(nxt), size))
+                todo.extend(stream_chunks(nxt, size))
             for w in pool:
                 while todo and len(w.pending) <= size:  # one chunk playing, the next one waiting
                     w.send(todo.popleft())

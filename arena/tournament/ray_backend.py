@@ -4,7 +4,7 @@ Only this module imports :mod:`ray` (``pip install 'yard-bridge-arena[ray]'``).
 Without ``--ray-address`` a local Ray instance with one CPU per worker is
 started and shut down afterwards; with it, the run joins that cluster, whose
 nodes must have this package installed. Each task plays a small chunk of
-games and returns their records; the parent stores a chunk as soon as its
+whole streams and returns their records; the parent stores a chunk as soon as its
 task ends, in the same database as the local backend.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from .gamerunner import Job, play_chunk
 from .local import Batches, HarnessError
-from .schedule import GameKey
+from .schedule import GameKey, stream_chunks
 
 #: Seconds to wait for a TCP connection to a Ray cluster's address before giving up.
 CONNECT_SECONDS = 5.0
@@ -120,7 +120,7 @@ def run(
         task = ray_api.remote(num_cpus=1, max_retries=2)(play_chunk)
         job_ref = ray.put(job)
         size = chunk_size(len(keys), workers)
-        todo = [list(keys[i : i + size]) for i in range(0, len(keys), size)]
+        todo = stream_chunks(keys, size)
         todo.reverse()
         in_flight: dict[Any, list[GameKey]] = {}
         limit = 2 * workers if not address else max(2 * workers, 2 * int(ray_api.cluster_resources().get("CPU", 1)))
@@ -130,7 +130,7 @@ def run(
                 if not nxt:
                     break
                 size = chunk_size(len(nxt), workers)
-                todo = [list(nxt[i : i + size]) for i in range(0, len(nxt), size)]
+                todo = stream_chunks(nxt, size)
                 todo.reverse()
             while todo and len(in_flight) < limit:
                 chunk = todo.pop()

@@ -25,6 +25,9 @@ DEFAULT_MAX_TABLES = 2000
 #: and the largest ``--games`` (deals per table) and ``--max-tables`` accepted.
 MAX_GAMES, MAX_DEALS, MAX_TABLES = 10_000_000, 100_000, 100_000
 MIN_SIZE, MAX_SIZE = 2, 6
+#: The most deals one stream plays: a rotation of a table over more deals is cut into streams of
+#: this many consecutive deals (deal // STREAM_DEALS), so a stream stored whole stays small.
+STREAM_DEALS = 16
 
 
 class GameKey(NamedTuple):
@@ -51,6 +54,37 @@ class GameKey(NamedTuple):
             return cls(int(size[:-1]), int(table[1:]), int(deal[1:]), int(rotation[1:]))
         except (ValueError, IndexError):
             raise ValueError(f"{text!r} is not a game key like 4p-t12-d3-r1") from None
+
+
+def stream_of(key: GameKey) -> tuple[int, int, int, int]:
+    """The stream a game belongs to: its table's rotation over a run of deals
+    ``(size, table, rotation, deal // STREAM_DEALS)``; no two games of one stream share a deal."""
+    return (key.size, key.table, key.rotation, key.deal // STREAM_DEALS)
+
+
+def streams(keys: Iterable[GameKey]) -> list[list[GameKey]]:
+    """``keys`` as streams (docs/RULINGS.md 78): each the keys of one :func:`stream_of`, in
+    deal order, the streams in the order their first key came. A stream's games are played
+    one after another by one process per sandboxed bot, and stored together."""
+    groups: dict[tuple[int, int, int, int], list[GameKey]] = {}
+    for key in keys:
+        groups.setdefault(stream_of(key), []).append(key)
+    return [sorted(group, key=lambda k: k.deal) for group in groups.values()]
+
+
+def stream_chunks(keys: Iterable[GameKey], size: int) -> list[list[GameKey]]:
+    """Whole :func:`streams` of ``keys`` packed into chunks of about ``size`` games (a chunk
+    is closed once it holds ``size`` or more): a worker never gets part of a stream."""
+    chunks: list[list[GameKey]] = []
+    chunk: list[GameKey] = []
+    for stream in streams(keys):
+        chunk.extend(stream)
+        if len(chunk) >= size:
+            chunks.append(chunk)
+            chunk = []
+    if chunk:
+        chunks.append(chunk)
+    return chunks
 
 
 def parse_sizes(text: str) -> tuple[int, ...]:
