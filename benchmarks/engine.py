@@ -15,14 +15,25 @@ game's fresh, seeded bots (the loader runs each bot's module and makes its
 ``random``) is done before its clock starts, as the peers make their agents
 outside theirs; the row ``arena 5p, bots loaded per game`` times that too.
 
+``--end-to-end`` times ``arena play random random random random random
+--games N`` as a user runs it (a fresh interpreter, imports, the match loop,
+results and the table; CPU of the child process, by ``wait4``), in rounds
+interleaved with slices of OpenSpiel of the same CPU time, and prints the
+ratio of our rounds/s (the rounds of those seeds, counted untimed) to its
+games/s, round by round.
+
     python benchmarks/engine.py [--seconds 3]
+    python benchmarks/engine.py --end-to-end [--games 2000] [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -146,10 +157,75 @@ def paired_ratio(ours: list[Cycle], theirs: list[Cycle], field: tuple[int, int] 
     return f"{median:.2f} (median of {len(ratios)} cycles, quartiles {q1:.2f}-{q3:.2f})"
 
 
+def rounds_of(games: int, seed: int) -> int:
+    """The rounds of ``arena play random x5 --games games --seed seed`` (played here, untimed)."""
+    import arena
+
+    result = arena.play(["random"] * 5, games=games, seed=seed)
+    return sum(1 for record in result.records for e in record if e["event"] == "round")
+
+
+def play_cli(games: int, seed: int) -> float:
+    """CPU seconds (user + system) of one ``arena play`` of five random bots, run as a user runs it."""
+    argv = [sys.executable, "-m", "arena", "play", *["random"] * 5, "--games", str(games), "--seed", str(seed)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"arena play failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def end_to_end(games: int, repeats: int) -> None:
+    """Rounds of ``arena play`` (one subprocess) against OpenSpiel and the engine alone (this
+    process: ``Referee().play``, bots seated untimed) for the same CPU time, round by round."""
+    theirs = openspiel()
+    if theirs is None:
+        raise SystemExit("openspiel is not installed; pip install -e '.[bench]'")
+    contenders = {"openspiel": theirs, "engine": ours(5)}
+    ratios: dict[str, list[float]] = {"end to end": [], "engine alone": []}
+    clock = time.process_time
+    for r in range(repeats):
+        seed = 1000 + r
+        ours_cpu = play_cli(games, seed)
+        rounds = rounds_of(games, seed)
+        rate: dict[str, float] = {}
+        for name, setup in contenders.items():
+            spent, units, i = 0.0, 0, 0
+            while spent < ours_cpu:
+                ready = [setup(i + k) for k in range(8)]
+                start = clock()
+                for play in ready:
+                    units += play()[1]  # rounds (a crazy-eights game is one)
+                spent += clock() - start
+                i += 8
+            rate[name] = units / spent
+        ratios["end to end"].append(rounds / ours_cpu / rate["openspiel"])
+        ratios["engine alone"].append(rate["engine"] / rate["openspiel"])
+        print(
+            f"round {r + 1}: arena play {games} games, {rounds} rounds in {ours_cpu:.2f} s CPU "
+            f"({rounds / ours_cpu:,.0f} rounds/s); engine alone {rate['engine']:,.0f} rounds/s; "
+            f"openspiel {rate['openspiel']:,.0f} games/s; ratios {ratios['end to end'][-1]:.2f} "
+            f"and {ratios['engine alone'][-1]:.2f}",
+            flush=True,
+        )
+    for name, values in ratios.items():
+        print(
+            f"{name}: arena rounds/s / openspiel crazy_eights 5p games/s = {statistics.median(values):.2f} "
+            f"(median of {len(values)}, {min(values):.2f}-{max(values):.2f}); target >= 0.8"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="CPU seconds per contender (default 3)")
+    parser.add_argument("--end-to-end", action="store_true", help="time `arena play` of five random bots")
+    parser.add_argument("--games", type=int, default=2000, help="with --end-to-end: games per run (default 2000)")
+    parser.add_argument("--repeats", type=int, default=5, help="with --end-to-end: runs (default 5)")
     args = parser.parse_args()
+    if args.end_to_end:
+        end_to_end(args.games, args.repeats)
+        return
 
     contenders: dict[str, Contender] = {f"arena {n}p": ours(n) for n in range(2, 7)}
     contenders["arena 5p, bots loaded per game"] = ours(5, load_in_game=True)

@@ -258,11 +258,17 @@ class StreamedFactory:
         self.factory = factory
         self.stream = factory.stream()
         self.move_cpu = factory.move_cpu
+        #: CPU seconds of the stream's process, read before it is killed: it is the template's
+        #: child, never reaped by this process, so ``children_cpu`` cannot see it.
+        self.unreaped = 0.0
 
     def __call__(self, game_seed: Any, seat: int) -> Any:
         return self.stream(game_seed, seat, deal=game_seed)
 
     def close(self) -> None:
+        worker = self.stream.worker
+        if worker is not None and not worker.dead:
+            self.unreaped += worker.cpu()
         self.stream.close()
         self.factory.close()
 
@@ -394,8 +400,9 @@ def run(games: dict[str, int], rounds: int, modes: tuple[str, ...], process_game
                         close = getattr(f, "close", None)
                         if close is not None:
                             close()
+                    unreaped = sum(getattr(f, "unreaped", 0.0) for f in fs)
                     if m in startup:  # without the templates' start-up, paid once per bot and run
-                        tallies[m].process_cpu = max(0.0, children_cpu() - before - len(fs) * startup[m])
+                        tallies[m].process_cpu = max(0.0, children_cpu() - before - len(fs) * startup[m]) + unreaped
             doc["scenarios"][name] = summarize(tallies, timing)
     doc["pipe_round_trip_us"] = round(pipe_round_trip() * 1e6, 1)
     for s in doc["scenarios"].values():

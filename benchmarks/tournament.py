@@ -8,6 +8,18 @@ between worker counts and the best of ``--repeat`` is reported, because
 other processes on a shared machine slow single runs down. As a ceiling,
 the script also times the same games split by hand between two independent
 processes (no database, no coordination).
+
+``--files`` runs what a contest runs: ``arena tournament`` (a subprocess, as a
+user starts it, ``--workers 2``) of six copies of ``bots/heuristic.py`` given
+as files, sandboxed and ``--trusted`` in turn, at each table size of
+``--players`` (default 2-6) with ``--games`` deals a table (default 10, so
+each stream is ten games, as in a final at ``--games 10``). Per size it
+prints games/s by wall and by CPU (the whole process tree's, by ``wait4``),
+the sandboxed/trusted ratios, and the 30-bot final's estimate: each size's
+games of ``Schedule.build(30, 2-6, deals=10)`` at that size's sandboxed rate,
+by CPU on this machine's cores (every core busy) and by the measured wall.
+
+    python benchmarks/tournament.py --files [--games 10] [--players 2-6] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -15,6 +27,8 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,6 +37,7 @@ from pathlib import Path
 from arena.rules import CONTEST
 from arena.tournament.gamerunner import GameRunner, Job
 from arena.tournament.runner import Plan, local_backend, plan, run
+from arena.tournament.schedule import Schedule, parse_sizes
 
 BOTS = ["greedy", "random", "greedy", "random", "random", "greedy"]
 
@@ -61,11 +76,71 @@ def ceiling(p: Plan) -> float:
     return times[1] / times[2]
 
 
+def tournament_cli(
+    files: list[str], size: int, games: int, trusted: bool, workers: int = 2
+) -> tuple[int, float, float]:
+    """(games, wall seconds, CPU seconds of the whole process tree) of one ``arena tournament``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [sys.executable, "-m", "arena", "tournament", *files, "--players", str(size), "--games", str(games)]
+        argv += ["--seed", "1", "--workers", str(workers), "--db", str(Path(tmp) / "t.sqlite"), "-q"]
+        argv += ["--trusted"] if trusted else []
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        if os.waitstatus_to_exitcode(status):
+            raise SystemExit(f"arena tournament failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+        played = Schedule.build(len(files), [size], deals=games, seed=1).total_games
+    return played, wall, usage.ru_utime + usage.ru_stime
+
+
+def files_mode(games: int, sizes: tuple[int, ...], repeat: int) -> None:
+    """Sandboxed heuristic files against ``--trusted``, per table size, and the 30-bot estimate."""
+    cores = len(os.sched_getaffinity(0))
+    final = Schedule.build(30, [2, 3, 4, 5, 6], deals=10, seed=0)
+    final_games = {s.size: len(s.tables) * 10 * s.size for s in final.sizes}
+    print(f"load average {os.getloadavg()[0]:.1f}, {cores} cores; six heuristic.py files, --games {games}, 2 workers")
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for i in range(6):
+            files.append(str(Path(tmp) / f"h{i}.py"))
+            shutil.copy(Path(__file__).parent.parent / "bots" / "heuristic.py", files[-1])
+        hours = {"cpu": 0.0, "wall": 0.0}
+        for size in sizes:
+            best: dict[bool, tuple[float, float]] = {}
+            for _ in range(repeat):
+                for trusted in (False, True):  # interleaved
+                    n, wall, cpu = tournament_cli(files, size, games, trusted)
+                    wall_rate, cpu_rate = n / wall, n / cpu
+                    old = best.get(trusted, (0.0, 0.0))
+                    best[trusted] = (max(old[0], wall_rate), max(old[1], cpu_rate))
+            (sw, sc), (tw, tc) = best[False], best[True]
+            print(
+                f"  {size} players: sandboxed {sw:6.1f} games/s wall, {sc:6.1f} per CPU second; trusted {tw:6.1f} "
+                f"wall, {tc:6.1f} per CPU second; ratio {sw / tw:.3f} by wall, {sc / tc:.3f} by CPU",
+                flush=True,
+            )
+            if size in final_games:
+                hours["cpu"] += final_games[size] / (sc * min(cores, 2)) / 3600
+                hours["wall"] += final_games[size] / sw / 3600
+    if set(final_games) <= set(sizes):
+        print(
+            f"30-bot final at 2-6 players, --games 10 ({final.total_games:,} games), sandboxed: "
+            f"{hours['cpu']:.2f} h on two free cores (by CPU), {hours['wall']:.2f} h at this run's wall rates"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=80, help="deals per table (default 80: 4800 games)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per worker count; the best counts")
+    parser.add_argument("--files", action="store_true", help="sandboxed heuristic files against --trusted")
+    parser.add_argument("--games", type=int, default=10, help="with --files: deals per table (default 10)")
+    parser.add_argument("--players", default="2-6", help="with --files: table sizes (default 2-6)")
     args = parser.parse_args()
+    if args.files:
+        files_mode(args.games, parse_sizes(args.players), args.repeat if args.repeat != 3 else 1)
+        return 0
     p = plan(BOTS, sizes=[4], deals=args.deals, seed=1, rules=CONTEST)
     games = p.schedule.total_games
     print(
