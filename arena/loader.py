@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from .botenv import make_importer
-from .engine import GameResult, RoundResult, derive_seed
+from .engine import GameResult, RoundResult
 from .errors import BotLoadError
 from .referee import GameInfo
 from .safetext import clean_name, escape, storable
+from .seeds import seed_key
 from .turn import Turn
 from .untrusted import NotRegularFile, Untrusted, read_untrusted
 
@@ -367,7 +368,7 @@ class TrustedFactory:
 
     def __call__(self, bot_key: Any, seat: int) -> InProcessPlayer:
         """A player for ``seat``; its ``random`` is seeded from the game's bot key (arena/seeds.py)."""
-        seed = derive_seed(bot_key, "bot", seat)
+        seed = seed_key(bot_key).derive("bot", seat)  # derive_seed(bot_key, "bot", seat), the key's MAC kept
         return InProcessPlayer(instantiate(self.code, self.src, seed), self.name)
 
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .engine import derive_seed
 from .errors import UsageError
 from .events import FaultKind
 from .interrupts import interrupts_deferred
@@ -20,7 +19,7 @@ from .record import RecordWriter
 from .referee import GameOutcome, Referee
 from .rules import CONTEST, Rules
 from .sandbox.limits import Limits
-from .seeds import fresh_seed, warn_if_guessable
+from .seeds import fresh_seed, seed_key, warn_if_guessable
 
 
 @dataclass
@@ -138,7 +137,8 @@ def build_entrants(
 def game_seeds(seed: Any, g: int) -> tuple[int, int]:
     """Game ``g``'s (deal seed, bot key): keyed by the master seed, in separate domains,
     so neither tells anything about the other or about the master seed."""
-    return derive_seed(seed, "deal", "play", g), derive_seed(seed, "bots", "play", g)
+    keyed = seed_key(seed)  # derive_seed(seed, ...), the master seed's MAC made once a match
+    return keyed.derive("deal", "play", g), keyed.derive("bots", "play", g)
 
 
 @dataclass(frozen=True)

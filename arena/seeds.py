@@ -29,6 +29,7 @@ the key up once and derives each seed from a copy (the same output as
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections.abc import Callable
@@ -81,6 +82,18 @@ class SeedKey:
         mac = self._mac.copy()
         mac.update(_message(parts))
         return int.from_bytes(mac.digest()[:8], "big")
+
+
+@functools.lru_cache(maxsize=8)
+def _seed_key(text: str) -> SeedKey:
+    return SeedKey(text)
+
+
+def seed_key(key: Any) -> SeedKey:
+    """The :class:`SeedKey` of ``key``, kept for the next call with the same key (the few last
+    keys): a match derives two seeds a game from its master seed, and a game's seats theirs
+    from one bot key."""
+    return _seed_key(str(key))
 
 
 def shuffle(rng: random.Random, items: list[Any]) -> None:

@@ -10,7 +10,7 @@ the script also times the same games split by hand between two independent
 processes (no database, no coordination).
 
 ``--files`` runs what a contest runs: ``arena tournament`` (a subprocess, as a
-user starts it, ``--workers 2``) of six copies of ``bots/heuristic.py`` given
+user starts it, ``--workers 2``) of ``--bots`` (default 8) copies of ``bots/heuristic.py`` given
 as files, sandboxed and ``--trusted`` in turn, at each table size of
 ``--players`` (default 2-6) with ``--games`` deals a table (default 10, so
 each stream is ten games, as in a final at ``--games 10``). Per size it
@@ -19,7 +19,7 @@ the sandboxed/trusted ratios, and the 30-bot final's estimate: each size's
 games of ``Schedule.build(30, 2-6, deals=10)`` at that size's sandboxed rate,
 by CPU on this machine's cores (every core busy) and by the measured wall.
 
-    python benchmarks/tournament.py --files [--games 10] [--players 2-6] [--repeat 1]
+    python benchmarks/tournament.py --files [--bots 8] [--games 10] [--players 2-6] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -94,15 +94,17 @@ def tournament_cli(
     return played, wall, usage.ru_utime + usage.ru_stime
 
 
-def files_mode(games: int, sizes: tuple[int, ...], repeat: int) -> None:
+def files_mode(bots: int, games: int, sizes: tuple[int, ...], repeat: int) -> None:
     """Sandboxed heuristic files against ``--trusted``, per table size, and the 30-bot estimate."""
     cores = len(os.sched_getaffinity(0))
     final = Schedule.build(30, [2, 3, 4, 5, 6], deals=10, seed=0)
     final_games = {s.size: len(s.tables) * 10 * s.size for s in final.sizes}
-    print(f"load average {os.getloadavg()[0]:.1f}, {cores} cores; six heuristic.py files, --games {games}, 2 workers")
+    print(
+        f"load average {os.getloadavg()[0]:.1f}, {cores} cores; {bots} heuristic.py files, --games {games}, 2 workers"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         files = []
-        for i in range(6):
+        for i in range(bots):
             files.append(str(Path(tmp) / f"h{i}.py"))
             shutil.copy(Path(__file__).parent.parent / "bots" / "heuristic.py", files[-1])
         hours = {"cpu": 0.0, "wall": 0.0}
@@ -136,10 +138,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per worker count; the best counts")
     parser.add_argument("--files", action="store_true", help="sandboxed heuristic files against --trusted")
     parser.add_argument("--games", type=int, default=10, help="with --files: deals per table (default 10)")
+    parser.add_argument("--bots", type=int, default=8, help="with --files: bot files (default 8)")
     parser.add_argument("--players", default="2-6", help="with --files: table sizes (default 2-6)")
     args = parser.parse_args()
     if args.files:
-        files_mode(args.games, parse_sizes(args.players), args.repeat if args.repeat != 3 else 1)
+        files_mode(args.bots, args.games, parse_sizes(args.players), args.repeat if args.repeat != 3 else 1)
         return 0
     p = plan(BOTS, sizes=[4], deals=args.deals, seed=1, rules=CONTEST)
     games = p.schedule.total_games

@@ -93,3 +93,25 @@ def test_shuffle_after_a_reseed_matches_too() -> None:
         shuffle(a, pile_a)
         b.shuffle(pile_b)
         assert pile_a == pile_b
+
+
+def test_kept_seed_keys_derive_what_derive_seed_derives() -> None:
+    """``seed_key`` keeps a few keys' MACs (a match's master seed, a game's bot key): the same
+    seeds as ``derive_seed``, whichever keys come between, and keys whose texts differ never mixed."""
+    from arena.loader import load_trusted, resolve_bot
+    from arena.match import game_seeds
+    from arena.seeds import seed_key
+
+    keys = [*KEYS, *range(20), 2**64 + 1, "7", 7.0]
+    for _ in range(3):  # keys evicted and made again between rounds
+        for key in keys:
+            for parts in PARTS:
+                assert seed_key(key).derive(*parts) == derive_seed(key, *parts), (key, parts)
+    assert seed_key(7).derive("x") != seed_key(7.0).derive("x")  # "7" and "7.0": two keys
+    for g in range(30):
+        assert game_seeds(2026, g) == (derive_seed(2026, "deal", "play", g), derive_seed(2026, "bots", "play", g))
+    factory = load_trusted(resolve_bot("random"))
+    for bot_key in (5, 2**70, 5):
+        for seat in range(3):
+            expected = random.Random(derive_seed(bot_key, "bot", seat)).random()
+            assert factory(bot_key, seat).bot.move.__globals__["random"].random() == expected
