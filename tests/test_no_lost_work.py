@@ -505,3 +505,25 @@ def test_a_signal_between_record_and_tally_waits_for_both(
     assert code == 128 + signum
     assert json.loads(out)["games"] == 3 == games_in(path) == len(calls)
     assert check_file(str(path)) == []
+
+
+def test_a_deferred_block_holds_ctrl_c_to_its_end_and_restores_the_handlers() -> None:
+    """interrupts_deferred, through the C signal functions: a Ctrl-C inside the block is raised
+    at its end, never inside; an ignored SIGTERM stays ignored; the handlers come back as they were."""
+    from arena.interrupts import interrupts_deferred
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    steps = []
+    old_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with interrupts_deferred():
+                signal.raise_signal(signal.SIGINT)
+                signal.raise_signal(signal.SIGTERM)  # ignored before the block: stays ignored
+                steps.append("after the signals")
+            steps.append("never")
+        assert steps == ["after the signals"]
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
