@@ -521,3 +521,24 @@ def test_second_writer_and_bad_replays_folder_refused(tmp_path: Path, capsys: py
         str(tmp_path / "afile" / "replays"),
     )
     assert code == 2 and "cannot make the replays folder" in err and not (tmp_path / "new.sqlite").exists()
+
+
+def test_a_stop_within_a_stream_drops_the_stream_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--workers 1: Ctrl-C between two games of a stream ends the run at once, and only whole
+    streams come back (a resume re-runs the dropped one from its start)."""
+    from arena.tournament.gamerunner import GameRunner
+    from arena.tournament.local import in_process
+    from arena.tournament.schedule import stream_of
+
+    job, keys = _pool_job(deals=5)
+    played: list[Any] = []
+    real = GameRunner._play
+
+    def counting(self: GameRunner, key: Any, kept: Any) -> Any:
+        played.append(key)
+        return real(self, key, kept)
+
+    monkeypatch.setattr(GameRunner, "_play", counting)
+    back = [r.key for batch in in_process(job, keys, lambda: len(played) >= 8) for r in batch]
+    assert len(played) == 8 and len(back) == 5  # the first stream (5 deals), not the 3 games of the second
+    assert {stream_of(k) for k in back} == {stream_of(back[0])} and sorted(back) == sorted(played[:5])

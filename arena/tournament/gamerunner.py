@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,14 +176,20 @@ class GameRunner:
         """Play the game ``key`` alone (each sandboxed bot in a fresh process) and return its record."""
         return self._play(key, None)
 
-    def play_stream(self, keys: Sequence[GameKey]) -> list[GameRecord]:
+    def play_stream(self, keys: Sequence[GameKey], stop: Callable[[], bool] | None = None) -> list[GameRecord]:
         """Play one stream's games (:func:`~.schedule.streams`: one rotation of a table over
         different deals) in order, each sandboxed bot in one process for all of them
-        (:class:`~arena.sandbox.pool.Stream`, told each game's deal); their records.
-        :attr:`playing` names the game being played when one raises."""
+        (:class:`~arena.sandbox.pool.Stream`, told each game's deal); their records, or []
+        when ``stop()`` turned true between two of its games (a stream is stored whole or not
+        at all). :attr:`playing` names the game being played when one raises."""
         kept: dict[Any, Any] = {}
         try:
-            return [self._play(key, kept) for key in keys]
+            records = []
+            for key in keys:
+                if stop is not None and records and stop():
+                    return []
+                records.append(self._play(key, kept))
+            return records
         finally:
             for stream in kept.values():
                 stream.close()

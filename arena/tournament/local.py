@@ -55,7 +55,7 @@ def in_process(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool], more
             for stream in streams(keys):
                 if stop():
                     break
-                done.extend(runner.play_stream(stream))
+                done.extend(runner.play_stream(stream, stop))  # [] when stopped within it
                 if time.monotonic() - sent >= FLUSH_SECONDS:
                     yield done
                     done, sent = [], time.monotonic()
