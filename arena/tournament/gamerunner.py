@@ -184,7 +184,7 @@ class GameRunner:
         at all). :attr:`playing` names the game being played when one raises."""
         kept: dict[Any, Any] = {}
         try:
-            records = []
+            records: list[GameRecord] = []
             for key in keys:
                 if stop is not None and records and stop():
                     return []
