@@ -293,4 +293,4 @@ def test_a_tournament_plays_each_stream_on_one_process_per_bot_with_the_records_
         runner.close()
     # 3 tables x 2 rotations, each stream of 2 deals: the sandboxed bots at the table have one stream each
     assert len(made) == sum(len([b for b in t if b < 2]) for t in schedule.sizes[0].tables) * 2
-    assert all((st.games, st.processes) == (2, 1) for st in made)
+    assert all((st.games, st.processes, len(st.deals)) == (2, 1, 2) for st in made)  # told each deal: a repeat raises
