@@ -76,8 +76,11 @@ class OldKey:
 @pytest.fixture
 def old_scheme(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every seed derived as before: unkeyed, bot seeds from the deal seed."""
-    for module in (engine, referee, loader, sandbox_player):
-        monkeypatch.setattr(module, "derive_seed", old_derive)
+    for module in (engine, referee, loader, sandbox_player, match):
+        if hasattr(module, "derive_seed"):
+            monkeypatch.setattr(module, "derive_seed", old_derive)
+        if hasattr(module, "seed_key"):  # a key's derivations, made once (seeds.seed_key)
+            monkeypatch.setattr(module, "seed_key", OldKey)
     monkeypatch.setattr(engine, "SeedKey", OldKey)
     monkeypatch.setattr(match, "game_seeds", lambda seed, g: (old_derive(seed, "play", g),) * 2)
     monkeypatch.setattr(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..safetext import escape
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
         app = create_app(settings)
     except store.ContestError as exc:
         raise UsageError(str(exc)) from None
-    print(f"arena: serving {args.dir} on http://{args.host}:{args.port}/ (Ctrl-C stops)", file=sys.stderr, flush=True)
+    where = f"http://{args.host}:{args.port}/"
+    print(f"arena: serving {escape(args.dir)} on {where} (Ctrl-C stops)", file=sys.stderr, flush=True)
     config = uvicorn.Config(
         app,
         host=args.host,
