@@ -8,10 +8,11 @@ place, and the margin between the pair with its 95% confidence interval.
 ``--players`` on duplicate deals: every deal is played once with ``search`` in
 each seat and ``heuristic`` in the others, and a deal's margin is the heuristic
 seats' mean place minus search's, averaged over its rotations (the 95% interval is
-over deals). Also its share of first places and its CPU time per move.
+over deals). Also its share of first places and its CPU time per move and per game.
 
     python benchmarks/strength.py [--games 2000] [--seed 1]
     python benchmarks/strength.py search [--players 2 3 4 6] [--deals 100] [--playouts N] [--seed 1]
+        [--bot FILE] [--each]
 """
 
 from __future__ import annotations
@@ -69,14 +70,17 @@ class Timed:
         self.times.append(time.process_time() - start)
 
 
-def search_strength(n: int, deals: int, seed: int, playouts: int | None) -> None:
-    """``search`` against ``n - 1`` heuristic bots on duplicate deals; one line of results."""
-    search, heuristic = load_trusted(resolve_bot("search")), load_trusted(resolve_bot("heuristic"))
+def search_strength(
+    n: int, deals: int, seed: int, playouts: int | None, bot: str = "search", each: bool = False
+) -> None:
+    """``bot`` (``search`` or a file) against ``n - 1`` heuristic bots on duplicate deals; one line of results."""
+    search, heuristic = load_trusted(resolve_bot(bot)), load_trusted(resolve_bot("heuristic"))
     referee = Referee()
     margins: list[float] = []
     places: list[int] = []
     others: list[float] = []
     times: list[float] = []
+    games: list[float] = []  # search's CPU per game
     for d in range(deals):
         game_seed = derive_seed(seed, "deal", "search", n, d)
         bot_key = derive_seed(seed, "bots", "search", n, d)
@@ -86,20 +90,30 @@ def search_strength(n: int, deals: int, seed: int, playouts: int | None) -> None
             players[seat] = Timed(search(bot_key, seat), times)
             if playouts is not None:
                 players[seat].player.bot.playouts = playouts
+            before = len(times)
             result = referee.play(players, seed=game_seed).result
+            games.append(sum(times[before:]))
             mine = result.places[seat]
             theirs = statistics.mean(result.places[s] for s in range(n) if s != seat)
             places.append(mine)
+            if each:  # for pairing two versions game by game
+                print(f"game {n} {d} {seat} {mine} {theirs:.3f}", file=sys.stderr, flush=True)
             others.append(theirs)
             per_deal.append(theirs - mine)
         margins.append(statistics.mean(per_deal))
         if (d + 1) % 10 == 0 and d + 1 < deals:
-            report(n, margins, places, others, times, partial=True)
-    report(n, margins, places, others, times)
+            report(n, margins, places, others, times, games, partial=True)
+    report(n, margins, places, others, times, games)
 
 
 def report(
-    n: int, margins: list[float], places: list[int], others: list[float], times: list[float], partial: bool = False
+    n: int,
+    margins: list[float],
+    places: list[int],
+    others: list[float],
+    times: list[float],
+    games: list[float],
+    partial: bool = False,
 ) -> None:
     """One line of results (to stderr while the run goes on, every 10 deals)."""
     mean = statistics.mean(margins)
@@ -110,7 +124,8 @@ def report(
         f"heuristic {statistics.mean(others):.3f}; margin {mean:+.3f} ± {half:.3f} (95%, "
         f"[{mean - half:+.3f}, {mean + half:+.3f}], {len(margins)} deals x {n} seats = {len(places)} games); "
         f"first in {first:.1%}; CPU per move mean {statistics.mean(times) * 1000:.1f} ms, median "
-        f"{statistics.median(times) * 1000:.1f} ms, worst {max(times) * 1000:.0f} ms over {len(times)} moves",
+        f"{statistics.median(times) * 1000:.1f} ms, worst {max(times) * 1000:.0f} ms over {len(times)} moves; "
+        f"CPU per game mean {statistics.mean(games):.1f} s, worst {max(games):.1f} s",
         file=sys.stderr if partial else sys.stdout,
         flush=True,
     )
@@ -124,9 +139,11 @@ def main() -> None:
         parser.add_argument("--deals", type=int, default=100)
         parser.add_argument("--playouts", type=int, default=None, help="search's budget (default: its own)")
         parser.add_argument("--seed", type=int, default=1)
+        parser.add_argument("--bot", default="search", help="the bot to measure: search, or a file (a variant of it)")
+        parser.add_argument("--each", action="store_true", help="a line per game to stderr: n deal seat places")
         opts = parser.parse_args()
         for n in opts.players:
-            search_strength(n, opts.deals, opts.seed, opts.playouts)
+            search_strength(n, opts.deals, opts.seed, opts.playouts, opts.bot, opts.each)
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=2000)
