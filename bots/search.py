@@ -9,17 +9,69 @@ cards dealt so that every public fact holds, e.g. a seat that drew rather than
 cover a six holds no cover, and a seat that drew rather than answer is taken to
 hold no answer), plays each candidate in each world (the same worlds for every
 candidate), covers any six it left, and plays the round out with the heuristic's
-policy for every seat. A candidate's value is the round's score margin (the
-opponents' mean score after the round, burns included, minus its own), plus a
-bonus for the places when the round ends the game. Candidates are cut by half
-after each stage (successive halving), so the playouts go to the close calls.
-The budget is a number of playouts a decision (``Bot(playouts=N)``), so games
-replay exactly; about 0.3 ms of CPU each.
+policy for every seat. A candidate's value at two seats is the chance to win the
+game from the scores after the round (``win_table``: later rounds won at even
+odds, the loser taking the points heuristic play gives, burns and the limit as the
+rules say; 1 or 0 when the round ends the game). At more seats it is the round's
+score margin (the opponents' mean score after the round, burns included, minus its
+own), plus a bonus for the places when the round ends the game. Candidates are cut
+by half after each stage (successive halving), so the playouts go to the close
+calls. The budget is a number of playouts a decision (``Bot(playouts=N)``), so
+games replay exactly; about 0.3 ms of CPU each. After GAME_WORK in one game the
+budget drops to a quarter, so that a long game stays inside the game's CPU bank.
 """
 
 from arena import sampler
 
 SUITS = ("s", "c", "h", "d")
+
+# The points the loser of a 2-player round takes, and their shares: 300 games of two
+# heuristic bots under the contest rules (2,960 rounds; mean 23.5).
+# fmt: off
+ROUND_POINTS = (
+    (0, 0.176), (10, 0.202), (15, 0.074), (20, 0.128), (25, 0.076), (30, 0.078), (35, 0.059), (40, 0.048),
+    (45, 0.034), (50, 0.028), (55, 0.025), (60, 0.018), (65, 0.018), (70, 0.009), (75, 0.007), (80, 0.006),
+    (85, 0.004), (90, 0.003), (95, 0.002), (100, 0.001), (105, 0.002), (110, 0.001), (115, 0.001),
+)
+# fmt: on
+STEP = 5  # every score of the contest rules is a multiple of 5
+# The work of a game's searches, in moves played out (a sample counts as SAMPLE_WORK
+# moves), before the budget drops to a quarter: a bound on the game's CPU, about
+# 20 us a move (benchmarks/strength.py search: ~15 s of the 30 s game bank).
+GAME_WORK = 700_000
+SAMPLE_WORK = 6
+
+
+def win_table(limit, burn):
+    """P(win the game) of the first of two seats by scores (a, b) // STEP before a round:
+    each round won by either seat with even odds, the loser taking ROUND_POINTS, a score
+    of exactly ``burn`` becoming 0 and one above ``limit`` losing (R2.3, R8.3)."""
+    total = sum(p for _, p in ROUND_POINTS)
+    zero = sum(p for x, p in ROUND_POINTS if x == 0) / total
+    steps = [(x // STEP, p / total) for x, p in ROUND_POINTS if x > 0]
+    top = limit // STEP
+    after = {}
+    for a in range(top + 1):
+        for x, _ in steps:
+            s = a * STEP + x * STEP
+            after[a, x] = 0 if s == burn else (None if s > limit else s // STEP)
+    win = [[0.5] * (top + 1) for _ in range(top + 1)]
+    order = sorted(((a, b) for a in range(top + 1) for b in range(top + 1)), key=lambda ab: -(ab[0] + ab[1]))
+    for _ in range(60):  # burns loop back to 0: sweep until settled
+        change = 0.0
+        for a, b in order:
+            v = 0.0
+            for x, p in steps:
+                nb = after[b, x]
+                v += p * (1.0 if nb is None else win[a][nb])
+                na = after[a, x]
+                v += p * (0.0 if na is None else win[na][b])
+            v = v / 2 / (1 - zero)  # a round where the loser takes 0 changes nothing
+            change = max(change, abs(v - win[a][b]))
+            win[a][b] = v
+        if change < 1e-6:
+            break
+    return win
 
 
 class Bot:
@@ -27,6 +79,9 @@ class Bot:
 
     def __init__(self, playouts=160):
         self.playouts = playouts
+        self.tables = {}  # (limit, burn) -> win_table
+        self.win = None
+        self.work = 0  # moves played out this game (a new Bot every game)
 
     def move(self, turn):
         import random
@@ -102,11 +157,20 @@ class Bot:
             return candidates[0]
         sample = sampler(turn)
         me = turn.seat
-        limit = turn.rules.limit
+        rules = turn.rules
+        limit = rules.limit
+        self.win = None
+        scores = [p.score for p in turn.players]
+        grid = all(v % STEP == 0 for v in list(rules.points.values()) + scores) and 0 <= min(scores)
+        if len(turn.players) == 2 and grid and limit <= 400 and not rules.teams and not rules.jack_finish:
+            key = (limit, rules.burn)
+            if key not in self.tables:
+                self.tables[key] = win_table(limit, rules.burn)
+            self.win = self.tables[key]
         alive = list(range(len(candidates)))
         totals = [0.0] * len(candidates)
         counts = [0] * len(candidates)
-        budget = self.playouts
+        budget = self.playouts if self.work < GAME_WORK else max(1, self.playouts // 4)
         stages = 1
         size = len(alive)
         while size > 2:
@@ -116,6 +180,7 @@ class Bot:
             per = max(1, budget // (stages * len(alive)))
             for _ in range(per):
                 world = sample(random)
+                self.work += SAMPLE_WORK
                 for i in alive:
                     totals[i] += self.playout(world.clone(), candidates[i], me, limit)
                     counts[i] += 1
@@ -143,7 +208,7 @@ class Bot:
                 else:
                     break
             world.finish()
-        world.playout("heuristic", max_moves=300)  # a bound on a move's CPU (heuristic rounds: at most ~90 moves)
+        self.work += 1 + world.playout("heuristic", max_moves=300)  # bounds a move (rounds: ~90 moves at most)
         return self.value(world, me, limit)
 
     def value(self, world, me, limit):
@@ -152,8 +217,14 @@ class Bot:
             points = world.points()
             scores = [scores[i] + points[i] for i in range(len(scores))]
         n = len(scores)
+        over = max(scores) > limit  # the round ends the game: places are what counts
+        if n == 2 and self.win is not None:  # two seats: the chance to win the game
+            if over:
+                places = world.places()
+                return 0.5 if places[0] == places[1] else float(places[me] == 1)
+            return self.win[scores[me] // STEP][scores[1 - me] // STEP]  # on the grid: checked in choose
         margin = sum(scores) / (n - 1) - scores[me] * n / (n - 1)
-        if max(scores) > limit:  # the round ends the game: places are what counts
+        if over:
             places = world.places()
             margin += 60 * (sum(places) / (n - 1) - places[me] * n / (n - 1))
         return margin

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from arena.loader import BotSource, load_trusted, resolve_bot
 from arena.referee import Referee
 from arena.sandbox import Limits, SandboxFactory
@@ -20,14 +22,15 @@ def small_search() -> BotSource:
     return BotSource("search", small, "search-small.py")
 
 
-def test_search_plays_the_same_game_sandboxed_and_in_process() -> None:
+@pytest.mark.parametrize("n", [2, 3])  # two seats: the game value of its win table
+def test_search_plays_the_same_game_sandboxed_and_in_process(n: int) -> None:
     src = small_search()
     heuristic = load_trusted(resolve_bot("heuristic"))
     trusted = load_trusted(src)
     seed = 31
-    inproc = Referee().play([trusted(seed, 0), heuristic(seed, 1), heuristic(seed, 2)], seed=seed)
+    inproc = Referee().play([trusted(seed, 0)] + [heuristic(seed, s) for s in range(1, n)], seed=seed)
     factory = SandboxFactory(src, Limits())
-    players = [factory(seed, 0), heuristic(seed, 1), heuristic(seed, 2)]
+    players = [factory(seed, 0)] + [heuristic(seed, s) for s in range(1, n)]
     try:
         boxed = Referee().play(players, seed=seed)
     finally:
