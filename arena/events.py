@@ -20,6 +20,7 @@ class FaultKind(StrEnum):
     ILLEGAL_FINISH = "illegal-finish"  #: the bot returned from ``move`` without a finished move
     TIMEOUT = "timeout"  #: past the move limit or the game's time bank (sandbox)
     CRASH = "crash"  #: the worker died, broke the protocol, or the bot could not be loaded
+    MEMORY = "memory"  #: a bot program went over its memory limit (sandbox; its process is gone)
     RETIRED = "retired"  #: too many faults, or a fault that retires at once: the fallback plays
 
 

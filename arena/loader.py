@@ -55,6 +55,8 @@ class BotSource:
     #: Why this file cannot be loaded at all (not UTF-8, too large...): set only by a lenient
     #: read (a tournament enters such a file and records it as crashed in each of its games).
     problem: str | None = None
+    #: What runs it: "python" (a bot file, docs/bot-api.md) or "node" (a ``.js`` program, docs/protocol.md).
+    runtime: str = "python"
 
     def __post_init__(self) -> None:
         # Names and descriptions are shown everywhere: printable, bounded, never empty.
@@ -256,6 +258,9 @@ def bot_source(
             lenient,
             data.decode("utf-8", "surrogateescape"),
         )
+    if str(path).endswith(".js"):
+        doc = next((x.strip().lstrip("/* ").strip() for x in source.splitlines() if x.strip()), "")
+        return BotSource(name or Path(path).stem, source, str(path), doc, origin, runtime="node")
     declared, doc = describe(source)
     return BotSource(name or declared or Path(path).stem, source, str(path), doc, origin)
 
@@ -277,7 +282,7 @@ def resolve_bot(spec: str, *, lenient: bool = False, single_link: bool = False) 
 
     :raises BotLoadError: neither a registered name nor a readable bot file.
     """
-    looks_like_path = spec.endswith(".py") or os.sep in spec or "/" in spec or os.path.exists(spec)
+    looks_like_path = spec.endswith((".py", ".js")) or os.sep in spec or "/" in spec or os.path.exists(spec)
     if not looks_like_path:
         bots = registry()
         if spec in bots:

@@ -20,6 +20,10 @@ Factory = Callable[[Any, int], Any]
 
 def make_factory(src: BotSource, *, trusted: bool = False, limits: Any = None) -> Factory:
     """A player factory for ``src``: in-process when ``trusted``, else sandboxed."""
+    if src.runtime != "python":  # a program is never trusted: it always runs sandboxed
+        from .sandbox.programs import program_factory
+
+        return program_factory(src, limits)
     if trusted:
         return load_trusted(src)
     from .sandbox import sandboxed_factory

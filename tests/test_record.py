@@ -28,7 +28,7 @@ FIELDS = {
     "round": {"round", "winner", "points", "scores", "burned"},
     "end": {"scores", "losers", "places", "rounds"},
 }
-FAULT_KINDS = {"exception", "illegal-finish", "timeout", "crash", "retired"}
+FAULT_KINDS = {"exception", "illegal-finish", "timeout", "crash", "memory", "retired"}
 
 FAULTY_BOT = '''"""Faulty: talks, and misbehaves now and then (for record tests)."""
 

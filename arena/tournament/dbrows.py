@@ -83,7 +83,7 @@ METHOD = "betting-mixture/holm"
 LEGACY_METHOD = "betting-sign-test/ons/bonferroni"
 METHODS = (METHOD, LEGACY_METHOD)
 ADAPTIVE = {"method", "confidence", "top", "gauntlet", "first_deals", "round_blocks"}
-FAULT_KINDS = ("exception", "illegal-finish", "timeout", "crash", "retired")
+FAULT_KINDS = ("exception", "illegal-finish", "timeout", "crash", "memory", "retired")
 _SHA = re.compile(r"[0-9a-f]{64}\Z")
 
 

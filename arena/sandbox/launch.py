@@ -1,0 +1,107 @@
+"""The launcher of a bot program (a ``.js`` file, a ``bot.toml`` folder): hardens itself, then execs it.
+
+Run by the referee (:mod:`arena.sandbox.program`) as ``python -I -c ... CONFIG`` in a new
+session, with the program's stdin and stdout as pipes to the referee, its stderr a pipe, and
+a pipe for the layers report (``report_fd``). It takes the OS layers of a Python bot's game
+process, fitted to a program:
+
+``workdir``  chdir into the bot's stage folder (its own files only, owned by root, mode 0555:
+             read-only to the bot's uid).
+``netns``    a new, empty network namespace.
+``uid``      its own unprivileged uid and gid, no groups, no capabilities (when run as root).
+``rlimits``  RLIMIT_DATA (not RLIMIT_AS: V8 reserves far more address space than it uses and
+             dies at start under a 512 MB RLIMIT_AS), RLIMIT_FSIZE 0, RLIMIT_CORE 0,
+             RLIMIT_CPU (a backstop), RLIMIT_NOFILE, RLIMIT_NPROC (threads: the uid is its own).
+``no_new_privs`` and not dumpable.
+``seccomp``  the program allowlist (:mod:`arena.sandbox.progfilter`).
+
+It writes the report (JSON, one line) to that pipe before the program runs (so the
+program cannot forge it), closes it, and execs the program with a near-empty environment.
+Nothing is imported after the layers are in force but what the exec needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+from typing import Any
+
+
+def _lower(res: int, soft: int, hard: int) -> None:
+    resource.setrlimit(res, (soft, hard))
+    if resource.getrlimit(res) != (soft, hard):
+        raise RuntimeError(f"limit {res} reads back {resource.getrlimit(res)}")
+
+
+def _rlimits(cfg: dict[str, Any]) -> str:
+    mem = int(cfg["memory_bytes"])
+    cpu = int(cfg["cpu_seconds"])
+    _lower(resource.RLIMIT_DATA, mem, mem)
+    _lower(resource.RLIMIT_FSIZE, 0, 0)
+    _lower(resource.RLIMIT_CORE, 0, 0)
+    _lower(resource.RLIMIT_CPU, cpu, cpu + 1)
+    _lower(resource.RLIMIT_NOFILE, 64, 64)
+    nproc = int(cfg["threads"])
+    _lower(resource.RLIMIT_NPROC, nproc, nproc)
+    return f"DATA={mem} FSIZE=0 CORE=0 CPU={cpu}/{cpu + 1} NOFILE=64 NPROC={nproc}"
+
+
+def main(raw: str) -> None:
+    from .harden import ACTIVE, _layer_netns, _layer_uid, _set_no_new_privs
+    from .progfilter import build_program_filter
+    from .seccomp import Capabilities, Unavailable, load_pyseccomp
+
+    cfg = json.loads(raw)
+    layers: dict[str, str] = {}
+    was_root = os.geteuid() == 0
+    sc, missing = load_pyseccomp() if cfg["seccomp"] else (None, "disabled by caller (seccomp=False)")
+    flt = build_program_filter(sc, os.getpid()) if sc is not None else None
+    caps = Capabilities()
+
+    def step(name: str, fn: Any) -> None:
+        try:
+            fn()
+            layers[name] = ACTIVE
+        except Unavailable as exc:
+            layers[name] = f"unavailable: {exc}"
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, never raised
+            layers[name] = f"failed: {type(exc).__name__}: {exc}"
+
+    def workdir() -> None:
+        os.chdir(cfg["cwd"])
+
+    def uid() -> None:
+        _layer_uid(cfg["uid"] if was_root else None, os.geteuid(), caps)
+        try:  # the stage folder must not be writable by the bot
+            fd = os.open(".arena-probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError:
+            return
+        os.close(fd)
+        os.unlink(".arena-probe")
+        raise RuntimeError("the workdir is writable by the bot's uid")
+
+    def seccomp() -> None:
+        if flt is None:
+            raise Unavailable(missing)
+        flt.load()
+
+    step("workdir", workdir)
+    step("netns", lambda: _layer_netns(bool(cfg["network"]), was_root))
+    step("uid", uid)
+    step("rlimits", lambda: _rlimits(cfg))
+    step("no_new_privs", _set_no_new_privs)
+    argv = [str(a) for a in cfg["argv"]]
+    env = {str(k): str(v) for k, v in cfg["env"].items()}
+    # seccomp last: the report is written after it is loaded (a write is allowed).
+    step("seccomp", seccomp)
+    report = json.dumps({"layers": {n: layers.get(n, "failed: not attempted") for n in cfg["order"]}})
+    fd = int(cfg["report_fd"])
+    os.write(fd, report.encode() + b"\n")
+    os.close(fd)
+    try:
+        os.execve(argv[0], argv, env)
+    except OSError as exc:
+        sys.stderr.write(f"cannot run {argv[0]}: {exc.strerror}\n")
+        os._exit(127)
