@@ -1,0 +1,90 @@
+"""Bot programs (issue 20): protocol v1 over stdio, under the program sandbox.
+
+Every program in tests/hostile_programs/ attacks from node and says what must happen in
+its first line (``// expect: KIND`` -- the hostile seat's faults are of that kind, or
+``clean``: nobody faults). In each game the hostile program sits at seat 1 between two
+trusted greedy bots, which must be unaffected; every record passes the rules checker.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from arena.loader import load_trusted, read_bot_file, resolve_bot
+from arena.referee import GameOutcome, Referee
+from arena.rules import CONTEST
+from arena.sandbox import Limits
+from arena.sandbox.programs import program_factory
+from arena.verify import check_lines
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+HERE = Path(__file__).parent / "hostile_programs"
+PROGRAMS = sorted(HERE.glob("*.js"))
+LIMITS = Limits(move_seconds=0.3, game_seconds=4.0, load_seconds=2.0, startup_seconds=30.0, memory_bytes=128 * 2**20)
+PATIENT = dataclasses.replace(LIMITS, move_seconds=2.0, game_seconds=30.0, load_seconds=5.0, wall_factor=30.0)
+ROOT = Path(__file__).parent.parent
+
+
+def play(path: Path, limits: Limits, seed: int = 5) -> GameOutcome:
+    src = read_bot_file(path)
+    greedy = load_trusted(resolve_bot("greedy"))
+    factory = program_factory(src, limits)
+    players = [greedy(seed, 0), factory(seed, 1), greedy(seed, 2)]
+    try:
+        return Referee(CONTEST).play(players, seed=seed, bots=["greedy", src.label, "greedy"])
+    finally:
+        for p in players:
+            p.close()
+        factory.close()
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=[p.stem for p in PROGRAMS])
+def test_hostile_program_is_contained(path: Path, tmp_path: Path) -> None:
+    lines = path.read_text().splitlines()
+    expect = set(lines[0].removeprefix("// expect: ").split("|"))
+    check = lines[1].removeprefix("// check: ") if lines[1].startswith("// check:") else ""
+    slow = expect <= {"clean", "memory"}
+    outcome = play(path, PATIENT if slow else LIMITS)
+    assert outcome.log[-1]["event"] == "end" and check_lines(outcome.log) == []
+    kinds = {f.kind.value for f in outcome.faults if f.seat == 1 and f.kind.value != "retired"}
+    assert all(f.seat == 1 for f in outcome.faults), outcome.faults  # the honest seats are unaffected
+    if "clean" in expect and not kinds:
+        pass
+    else:
+        assert kinds and kinds <= expect, (kinds, [f.detail for f in outcome.faults])
+    said = " ".join(e["text"] for e in outcome.log if e["event"] == "say" and e["seat"] == 1)
+    if check == "no-files":
+        assert "wrote" not in said and "EPERM" in said or "EACCES" in said, said
+        assert not os.path.exists("/tmp/arena-escape-js") and not os.path.exists("/dev/shm/arena-escape-js")
+    elif check == "no-network":
+        assert "net:" in said and "CONNECTED" not in said, said
+    elif check == "no-secret":
+        assert "PATH=" not in said and "arena.sandbox.launch" not in said, said
+
+
+def test_js_example_plays_a_stream_without_faults() -> None:
+    """examples/shed.js: one process plays several games (a stream), never faulting."""
+    src = read_bot_file(ROOT / "examples" / "shed.js")
+    greedy = load_trusted(resolve_bot("greedy"))
+    factory = program_factory(src, PATIENT)
+    stream = factory.stream()
+    try:
+        assert set(factory.report) >= {"workdir", "rlimits", "netns", "uid", "no_new_privs", "seccomp"}
+        for g in range(3):
+            players = [stream(g, 0, deal=g), greedy(g, 1)]
+            try:
+                outcome = Referee(CONTEST).play(players, seed=100 + g, bots=[src.label, "greedy"])
+            finally:
+                for p in players:
+                    p.close()
+            assert outcome.faults == [] and check_lines(outcome.log) == []
+        assert stream.processes == 1 and stream.games == 3
+    finally:
+        stream.close()
+        factory.close()
