@@ -270,7 +270,9 @@ def records(tmp_path_factory: pytest.TempPathFactory) -> list[list[dict[str, Any
     games += list(read_games(path))
     greedy = load_trusted(resolve_bot("greedy"))
     referee = Referee()
-    for g, fault in enumerate([BotFault("crash", "worker died"), BotFault("timeout", "over", retire=True), None]):
+    scripted = [BotFault("crash", "worker died"), BotFault("timeout", "over", retire=True), None]
+    scripted.append(BotFault("memory", "over its memory limit (256 MiB)", retire=True))
+    for g, fault in enumerate(scripted):
         players = [Scripted("scripted", 5, fault), greedy(g, 1), greedy(g, 2)]
         games.append(referee.play(players, seed=g, game_id=f"x{g}").log)
     return games
