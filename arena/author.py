@@ -262,6 +262,12 @@ def run_check(path: str, settings: CheckSettings = CheckSettings(), *, data: byt
     except BotLoadError as exc:
         report.problems.append(problem(exc, path))
         return report
+    if src.runtime != "python":  # a program's own layers (the launcher's report), not a Python worker's
+        layers = {k: v for k, v in factory.report.items() if k != "supervision"}
+        active = [k for k, v in layers.items() if v == "active"]
+        others = "; ".join(f"{k} {v}" for k, v in layers.items() if v != "active")
+        summary = f"sandbox hardening ({src.runtime}) {len(active)}/{len(layers)} active: {', '.join(active)}"
+        report.sandbox = {"layers": layers, "summary": summary + (f"; {others}" if others else "")}
 
     try:
         play_smoke_games(report, src, factory, rules=rules, games=games, seed=seed)

@@ -88,3 +88,28 @@ def test_js_example_plays_a_stream_without_faults() -> None:
     finally:
         stream.close()
         factory.close()
+
+
+def test_a_tournament_refuses_a_program_runtime_with_a_weak_layer() -> None:
+    """The tournament's sandbox check probes each program runtime's own layers: one missing
+    (seccomp off here) is refused unless --allow-weak-sandbox, as for Python bot files."""
+    from types import SimpleNamespace
+
+    from arena.cli.dbgames import check_sandbox
+    from arena.errors import UsageError
+
+    js = SimpleNamespace(trusted=True, src=read_bot_file(ROOT / "examples" / "shed.js"))
+    plan = SimpleNamespace(entrants=[js, SimpleNamespace(trusted=True, src=resolve_bot("greedy"))])
+    weak = dataclasses.replace(PATIENT, seccomp=False)
+    with pytest.raises(UsageError, match="node:seccomp"):
+        check_sandbox(plan, weak, allow_weak=False, quiet=True)
+    found = check_sandbox(plan, PATIENT, allow_weak=False, quiet=True)
+    assert found is not None and found["layers"]["node:seccomp"] == "active" and not found["missing"]
+
+
+def test_arena_check_passes_the_js_example(capsys: pytest.CaptureFixture[str]) -> None:
+    from arena.cli import main
+
+    assert main(["check", str(ROOT / "examples" / "shed.js"), "--games", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "sandbox hardening (node) 6/6 active" in out and "clean" in out

@@ -17,11 +17,15 @@ def check_sandbox(p: Any, limits: Limits, *, allow_weak: bool, quiet: bool) -> d
 
     Prints them in one line; refuses, naming the missing layers, unless ``allow_weak``.
     """
-    if all(e.trusted for e in p.entrants):
+    runtimes = sorted({e.src.runtime for e in p.entrants if e.src.runtime != "python"})
+    if all(e.trusted for e in p.entrants if e.src.runtime == "python") and not runtimes:
         return None
     from ..sandbox.pool import sandbox_layers
+    from ..sandbox.programs import program_layers
 
     layers = sandbox_layers(limits)
+    for runtime in runtimes:  # a program's layers are its own (docs/protocol.md): each is required too
+        layers.update({f"{runtime}:{k}": v for k, v in program_layers(runtime, limits).items()})
     active = [name for name, state in layers.items() if state == "active"]
     missing = [name for name in layers if name not in active]
     line = f"sandbox: {len(active)}/{len(layers)} layers active ({', '.join(active) or 'none'})"

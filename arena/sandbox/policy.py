@@ -140,8 +140,13 @@ def check_source(src: BotSource) -> None:
 
     :raises BotLoadError: source too large, syntax error, a policy violation (``_`` names,
         ``exec``/``eval``, an import outside the allowlist...), no ``Bot`` class, or a
-        ``move`` that cannot be called as ``move(self, turn)``.
+        ``move`` that cannot be called as ``move(self, turn)``. A bot program (not Python,
+        docs/protocol.md) has no code policy: only a problem met reading it is raised.
     """
+    if src.runtime != "python":
+        if src.problem:
+            raise BotLoadError(src.problem, path=_where(src))
+        return
     compile_bot(src)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

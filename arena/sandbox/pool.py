@@ -219,11 +219,16 @@ def _default_rules() -> dict[str, Any]:
     return CONTEST.to_dict()
 
 
-def sandboxed_factory(src: BotSource, limits: Limits | None = None) -> SandboxFactory:
-    """``factory(bot_key, seat) -> SandboxedSeat`` for untrusted bot source.
+def sandboxed_factory(src: BotSource, limits: Limits | None = None) -> Any:
+    """``factory(bot_key, seat) -> SandboxedSeat`` for untrusted bot source (a
+    :class:`~arena.sandbox.progseat.ProgramFactory` for a bot program, docs/protocol.md).
 
     :raises BotLoadError: the source fails the static checks or cannot be loaded in a worker.
     """
+    if src.runtime != "python":
+        from .programs import program_factory
+
+        return program_factory(src, limits)
     return SandboxFactory(src, limits)
 
 

@@ -27,3 +27,20 @@ def program_factory(src: BotSource, limits: Limits | None = None) -> ProgramFact
     if src.runtime == "node":
         return ProgramFactory(src, node_runtime(limits, "bot.js"), {"bot.js": source_bytes(src.source)}, limits)
     raise BotLoadError(f"no runtime {src.runtime!r} (known: {', '.join(RUNTIMES)})", path=src.label)
+
+
+def program_layers(runtime: str, limits: Limits | None = None) -> dict[str, str]:
+    """The layers a program of ``runtime`` runs under on this machine: a trivial program of it
+    started under the launcher (its report), or every layer failed, saying why."""
+    from .failures import WorkerError
+    from .program import PROGRAM_LAYERS, ProgramProcess, node_runtime
+
+    limits = limits or Limits()
+    if runtime != "node":
+        return {name: f"failed: no runtime {runtime!r}" for name in PROGRAM_LAYERS}
+    try:
+        proc = ProgramProcess("/", node_runtime(limits, "--version"), limits)
+    except (WorkerError, OSError) as exc:
+        return {name: f"failed: {runtime} did not start ({exc})" for name in PROGRAM_LAYERS}
+    proc.kill()
+    return {name: proc.report.get(name, "failed: not reported") for name in PROGRAM_LAYERS}
