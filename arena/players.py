@@ -20,12 +20,11 @@ Factory = Callable[[Any, int], Any]
 
 def make_factory(src: BotSource, *, trusted: bool = False, limits: Any = None) -> Factory:
     """A player factory for ``src``: in-process when ``trusted``, else sandboxed."""
-    if src.runtime != "python":  # a program is never trusted: it always runs sandboxed
-        from .sandbox.programs import program_factory
-
-        return program_factory(src, limits)
-    if trusted:
+    if trusted and src.runtime == "python":  # a program is never trusted: it always runs sandboxed
         return load_trusted(src)
-    from .sandbox import sandboxed_factory
+    from .sandbox.pool import SandboxFactory
+    from .sandbox.programs import program_factory
 
-    return sandboxed_factory(src, limits=limits)
+    if src.runtime != "python":
+        return program_factory(src, limits)
+    return SandboxFactory(src, limits)
