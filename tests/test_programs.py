@@ -113,3 +113,18 @@ def test_arena_check_passes_the_js_example(capsys: pytest.CaptureFixture[str]) -
     assert main(["check", str(ROOT / "examples" / "shed.js"), "--games", "1"]) == 0
     out = capsys.readouterr().out
     assert "sandbox hardening (node) 6/6 active" in out and "clean" in out
+
+
+@pytest.mark.parametrize("which", ["examples/contest2012.js", "docs/bot-api-2012.md"])
+def test_2012_api_bots_play_unchanged_without_faults(which: str, tmp_path: Path) -> None:
+    """The 2012 API through the shim and MooTools: the example, and the doc's own bot (which
+    uses MooTools' getRandom), play clean games whose records pass the rules checker."""
+    path = ROOT / which
+    if path.suffix == ".md":
+        code = path.read_text(encoding="utf-8").split("```javascript\n")[1].split("```")[0]
+        path = tmp_path / "doc2012.js"
+        path.write_text(code, encoding="utf-8")
+    for seed in (1, 2):
+        outcome = play(path, PATIENT, seed=seed)
+        assert outcome.faults == [] and check_lines(outcome.log) == []
+        assert any(e["event"] == "put" and e["seat"] == 1 for e in outcome.log)

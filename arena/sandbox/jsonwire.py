@@ -24,6 +24,7 @@ ACTIONS: dict[str, frozenset[str]] = {
     "draw": frozenset({"action"}),
     "finish": frozenset({"action"}),
     "say": frozenset({"action", "text"}),
+    "error": frozenset({"action", "message"}),
 }
 
 
@@ -76,6 +77,8 @@ def parse_action(line: bytes) -> dict[str, Any]:
         raise ProtocolViolation(f"unknown field {sorted(extra)[0][:20]!r} in a {kind!r} action")
     if kind == "put" and (type(data.get("card")) is not str or type(data.get("suit", None)) not in (str, type(None))):
         raise ProtocolViolation("a put without a card text")
+    if kind == "error" and type(data.get("message")) is not str:
+        raise ProtocolViolation("an error without a message")
     if kind == "say" and type(data.get("text")) is not str:
         raise ProtocolViolation("a say without a text")
     return data

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BotLoadError
@@ -10,6 +12,28 @@ from .limits import Limits
 if TYPE_CHECKING:
     from ..loader import BotSource
     from .progseat import ProgramFactory
+
+_HERE = Path(__file__).parent
+#: MooTools Core's server build, installed by the project's set-up (``npm ci``: package.json).
+MOOTOOLS = _HERE.parent.parent / "node_modules" / "mootools" / "lib" / "mootools-core-1.5.2-server.js"
+_API_2012 = re.compile(r"\bBridge\.AI\s*=")
+
+
+def uses_2012_api(source: str) -> bool:
+    """Whether a ``.js`` bot is written against the 2012 contest's API (it assigns ``Bridge.AI``)."""
+    return _API_2012.search(source) is not None
+
+
+def mootools(where: str) -> bytes:
+    """MooTools Core's bytes. :raises BotLoadError: not installed."""
+    try:
+        return MOOTOOLS.read_bytes()
+    except OSError:
+        raise BotLoadError(
+            "this bot uses the 2012 API, which needs MooTools Core: run `npm ci` in the arena's folder",
+            path=where,
+        ) from None
+
 
 #: Runtimes by :attr:`~arena.loader.BotSource.runtime`.
 RUNTIMES = ("node",)
@@ -25,7 +49,12 @@ def program_factory(src: BotSource, limits: Limits | None = None) -> ProgramFact
     if src.problem:
         raise BotLoadError(src.problem, path=src.label)
     if src.runtime == "node":
-        return ProgramFactory(src, node_runtime(limits, "bot.js"), {"bot.js": source_bytes(src.source)}, limits)
+        files = {"bot.js": source_bytes(src.source)}
+        if not uses_2012_api(src.source):
+            return ProgramFactory(src, node_runtime(limits, "bot.js"), files, limits)
+        files["shim.js"] = (_HERE / "js" / "contest2012.js").read_bytes()
+        files["mootools.js"] = mootools(src.label)
+        return ProgramFactory(src, node_runtime(limits, "shim.js"), files, limits)
     raise BotLoadError(f"no runtime {src.runtime!r} (known: {', '.join(RUNTIMES)})", path=src.label)
 
 

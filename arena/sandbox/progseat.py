@@ -119,6 +119,7 @@ class ProgramSeat:
         start, cpu0 = proc.begin(budget)
         ref0 = thread_time()
         said = acted = 0
+        error: str | None = None
         try:
             proc.send({"type": "move", "view": self._view(table)})
             while True:
@@ -132,6 +133,9 @@ class ProgramSeat:
                     if said <= SAYS_PER_MOVE:
                         table.say(clean(action["text"], SAY_CHARS))
                     continue
+                if kind == "error":  # the bot's own code failed: an exception fault, the fallback completes
+                    error = action["message"]
+                    break
                 try:
                     if kind == "put":
                         card = Card._by_text.get(action["card"]) or Card(action["card"])
@@ -163,6 +167,8 @@ class ProgramSeat:
         if not in_time:
             raise _fault(proc.late(budget, self.limits.move_seconds, "per-move limit"), proc)
         self.cpu_times.append(took)
+        if error is not None:
+            raise BotFault(FaultKind.EXCEPTION, clean(error, 300) or "error")
 
     def _notify(self, message: dict[str, Any]) -> None:
         """A notification: sent, no answer (the program reads it in its next turn)."""
