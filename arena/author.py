@@ -238,7 +238,9 @@ def run_check(path: str, settings: CheckSettings = CheckSettings(), *, data: byt
 
     rules, games, seed, limits = settings.rules, settings.games, settings.seed, settings.limits
     report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})
-    if data is None:
+    if data is None and os.path.isdir(path) and not os.path.islink(path):
+        pass  # a bot program's folder (bot.toml): read by read_bot_file like any bot
+    elif data is None:
         try:  # a link, FIFO, device or folder is refused in one line, before anything is read
             regular(path)
         except NotRegularFile as exc:

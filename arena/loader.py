@@ -55,8 +55,11 @@ class BotSource:
     #: Why this file cannot be loaded at all (not UTF-8, too large...): set only by a lenient
     #: read (a tournament enters such a file and records it as crashed in each of its games).
     problem: str | None = None
-    #: What runs it: "python" (a bot file, docs/bot-api.md) or "node" (a ``.js`` program, docs/protocol.md).
+    #: What runs it: "python" (a bot file, docs/bot-api.md), "node" (a ``.js`` program) or "program"
+    #: (a folder with a ``bot.toml``, :mod:`arena.botfolder`; ``source`` is its bot.toml), docs/protocol.md.
     runtime: str = "python"
+    #: A folder's files (relative path, bytes), sorted; empty for a single file.
+    files: tuple[tuple[str, bytes], ...] = ()
 
     def __post_init__(self) -> None:
         # Names and descriptions are shown everywhere: printable, bounded, never empty.
@@ -67,6 +70,9 @@ class BotSource:
     def sha256(self) -> str:
         import hashlib  # noqa: PLC0415 - here, not at the top: a sandbox template holds no hashing modules
 
+        if self.files:  # a folder: every file's path and sha256, one line each
+            listing = "".join(f"{name}\0{hashlib.sha256(data).hexdigest()}\n" for name, data in self.files)
+            return hashlib.sha256(listing.encode("utf-8", "surrogateescape")).hexdigest()
         return hashlib.sha256(source_bytes(self.source)).hexdigest()
 
     @property
@@ -186,6 +192,11 @@ def read_bot_file(
         back with :attr:`BotSource.problem` set (its name is the file name), so a tournament
         can enter it as a bot that crashes.
     """
+    if os.path.isdir(path) and not os.path.islink(path):  # a bot program's folder (bot.toml)
+        from .botfolder import read_bot_folder
+
+        folder: BotSource = read_bot_folder(path, origin, name, lenient=lenient)
+        return folder
     try:
         got = _read(path, single_link)
     except OSError as exc:

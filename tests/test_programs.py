@@ -128,3 +128,84 @@ def test_2012_api_bots_play_unchanged_without_faults(which: str, tmp_path: Path)
         outcome = play(path, PATIENT, seed=seed)
         assert outcome.faults == [] and check_lines(outcome.log) == []
         assert any(e["event"] == "put" and e["seat"] == 1 for e in outcome.log)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize("lang", ["python-stdio", "js", "cpp"])
+def test_each_starter_kit_from_arena_new_passes_arena_check(
+    lang: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["new", "kit_bot", "--lang", lang]) == 0
+    made = "kit_bot.js" if lang == "js" else "kit_bot"
+    assert main(["new", "kit_bot", "--lang", lang]) == 2  # never over what exists
+    capsys.readouterr()
+    assert main(["check", made, "--games", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "6/6 active" in out and f"{made}: clean" in out, out
+
+
+def folder(tmp_path: Path, toml: str, **files: str) -> Path:
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "bot.toml").write_text(toml, encoding="utf-8")
+    for name, text in files.items():
+        (bot / name).write_text(text, encoding="utf-8")
+    return bot
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_a_failed_build_is_one_line_with_the_compilers_last_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.cli import main
+
+    bot = folder(
+        tmp_path, 'language = "cpp"\nbuild = "g++ -o bot bot.cpp"\nrun = "./bot"\n', **{"bot.cpp": "int main( {"}
+    )
+    assert main(["play", str(bot), "greedy", "--games", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the build failed (exited with status 1)" in err[0] and "error" in err[0], err
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('language = "x"\n', "no 'run'"),
+        ('language = "x"\nrun = "./bot"\nrm = "-rf /"\n', "unknown key 'rm'"),
+        ("language = [\n", "bot.toml:"),
+        ('language = "x"\nrun = "./missing"\n', "not in the folder"),
+        ('language = "x"\nrun = "no-such-program-here"\n', "no program"),
+    ],
+)
+def test_a_bad_bot_toml_is_refused_in_one_line(
+    toml: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.cli import main
+
+    assert main(["play", str(folder(tmp_path, toml)), "greedy", "--games", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+def test_a_build_writes_only_its_own_folder_and_is_bounded(tmp_path: Path) -> None:
+    """A hostile build: writes to /tmp, /dev/shm and $HOME land in its private tmpfs or are
+    refused; the network is unreachable; it cannot outlive its time limit."""
+    from arena.errors import BotLoadError
+    from arena.sandbox.progbuild import BuildLimits, run_build
+
+    mark = f"arena-build-escape-{os.getpid()}"
+    script = (
+        f"echo x > /tmp/{mark}; echo x > /dev/shm/{mark}; echo x > /root/{mark}; "
+        "(exec 3<>/dev/tcp/127.0.0.1/22) 2>/dev/null && echo NET > net.txt; "
+        f"ls /tmp > seen.txt; echo built > out.txt"
+    )
+    built = run_build(f"bash -c '{script}'", {"bot.toml": b""}, "t")
+    assert built["out.txt"] == b"built\n" and "net.txt" not in built
+    for where in ("/tmp", "/dev/shm", "/root"):
+        assert not os.path.exists(f"{where}/{mark}")
+    assert built["seen.txt"].split() == [mark.encode()]  # its private /tmp: the host's is not visible
+    with pytest.raises(BotLoadError, match="over the build's 0.5 s"):
+        run_build("sleep 30", {}, "t", BuildLimits(seconds=0.5))

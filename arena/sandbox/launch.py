@@ -38,14 +38,36 @@ def _lower(res: int, soft: int, hard: int) -> None:
 def _rlimits(cfg: dict[str, Any]) -> str:
     mem = int(cfg["memory_bytes"])
     cpu = int(cfg["cpu_seconds"])
+    fsize = int(cfg.get("file_bytes", 0))
+    nofile = 256 if cfg.get("mode") == "build" else 64
     _lower(resource.RLIMIT_DATA, mem, mem)
-    _lower(resource.RLIMIT_FSIZE, 0, 0)
+    _lower(resource.RLIMIT_FSIZE, fsize, fsize)
     _lower(resource.RLIMIT_CORE, 0, 0)
     _lower(resource.RLIMIT_CPU, cpu, cpu + 1)
-    _lower(resource.RLIMIT_NOFILE, 64, 64)
+    _lower(resource.RLIMIT_NOFILE, nofile, nofile)
     nproc = int(cfg["threads"])
     _lower(resource.RLIMIT_NPROC, nproc, nproc)
-    return f"DATA={mem} FSIZE=0 CORE=0 CPU={cpu}/{cpu + 1} NOFILE=64 NPROC={nproc}"
+    return f"DATA={mem} FSIZE={fsize} CORE=0 CPU={cpu}/{cpu + 1} NOFILE={nofile} NPROC={nproc}"
+
+
+#: Folders every uid may write to, hidden under a private tmpfs in a build (its own mount namespace).
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+_CLONE_NEWNS = 0x00020000
+_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
+
+
+def _private_tmp() -> None:
+    """A new mount namespace in which the world-writable folders are fresh, small tmpfs mounts."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        raise RuntimeError(f"unshare(CLONE_NEWNS): errno {ctypes.get_errno()}")
+    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise RuntimeError(f"mount --make-rprivate /: errno {ctypes.get_errno()}")
+    for folder in SHARED_WRITABLE:
+        if os.path.isdir(folder) and libc.mount(b"tmpfs", folder.encode(), b"tmpfs", 0, b"size=64m,mode=1777") != 0:
+            raise RuntimeError(f"mount tmpfs on {folder}: errno {ctypes.get_errno()}")
 
 
 def main(raw: str) -> None:
@@ -57,7 +79,8 @@ def main(raw: str) -> None:
     layers: dict[str, str] = {}
     was_root = os.geteuid() == 0
     sc, missing = load_pyseccomp() if cfg["seccomp"] else (None, "disabled by caller (seccomp=False)")
-    flt = build_program_filter(sc, os.getpid()) if sc is not None else None
+    build = cfg.get("mode") == "build"
+    flt = build_program_filter(sc, os.getpid(), build=build) if sc is not None else None
     caps = Capabilities()
 
     def step(name: str, fn: Any) -> None:
@@ -74,6 +97,8 @@ def main(raw: str) -> None:
 
     def uid() -> None:
         _layer_uid(cfg["uid"] if was_root else None, os.geteuid(), caps)
+        if build:  # a build writes its output in its own folder
+            return
         try:  # the stage folder must not be writable by the bot
             fd = os.open(".arena-probe", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except OSError:
@@ -88,6 +113,8 @@ def main(raw: str) -> None:
         flt.load()
 
     step("workdir", workdir)
+    if build:
+        step("private_tmp", _private_tmp)
     step("netns", lambda: _layer_netns(bool(cfg["network"]), was_root))
     step("uid", uid)
     step("rlimits", lambda: _rlimits(cfg))

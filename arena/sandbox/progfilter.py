@@ -75,8 +75,13 @@ _WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000  # O_WRONLY O_RDWR O_CREAT O_
 _KILLED_HERE = frozenset({"clone", "clone3", "execve"})
 
 
-def build_program_filter(sc: ModuleType, pid: int) -> Any:
-    """The program filter for the process ``pid`` (the launcher's, kept by the exec)."""
+def build_program_filter(sc: ModuleType, pid: int, *, build: bool = False) -> Any:
+    """The program filter for the process ``pid`` (the launcher's, kept by the exec).
+
+    ``build``: the filter of a build command (a compiler driver forks and execs its passes,
+    writes its output and sends its children signals): new processes, opens for writing and
+    signals are allowed (within its own uid, its private /tmp and RLIMIT_FSIZE); the network,
+    ptrace, mounts, namespaces, ``setsid`` (leaving the group the referee kills) still are not."""
     flt = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
     flt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
     flt.set_attr(sc.Attr.CTL_NNP, 1)
@@ -87,9 +92,64 @@ def build_program_filter(sc: ModuleType, pid: int) -> Any:
     for name in dict.fromkeys(SECCOMP_ALLOW + PROGRAM_EXTRA):
         if known(name):
             flt.add_rule(sc.ALLOW, name)
+    freed = _KILLED_HERE | ({"fork", "vfork"} if build else set())
     for name in SECCOMP_KILL:
-        if known(name) and name not in _KILLED_HERE:
+        if known(name) and name not in freed:
             flt.add_rule(sc.KILL_PROCESS, name)
+    if build:
+        for name in (
+            "fork",
+            "vfork",
+            "clone",
+            "wait4",
+            "waitid",
+            "kill",
+            "tgkill",
+            "tkill",
+            "unlink",
+            "unlinkat",
+            "rename",
+            "renameat",
+            "renameat2",
+            "mkdir",
+            "mkdirat",
+            "rmdir",
+            "chmod",
+            "fchmod",
+            "fchmodat",
+            "openat",
+            "open",
+            "creat",
+            "ftruncate",
+            "fsync",
+            "fdatasync",
+            "getpgid",
+            "setpgid",
+            "umask",
+            "utimensat",
+            "dup2",
+            "fchown",
+            "chdir",
+            "fchdir",
+            "lseek",
+            "fadvise64",
+            "copy_file_range",
+            "sendfile",
+            "pipe2",
+            "prctl",
+            "ioctl",
+            "fcntl",
+            "link",
+            "linkat",
+            "symlink",
+            "symlinkat",
+            "fallocate",
+        ):
+            if known(name):
+                flt.add_rule(sc.ALLOW, name)
+        flt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+        flt.add_rule(sc.ALLOW, "prlimit64", sc.Arg(0, sc.EQ, 0), sc.Arg(2, sc.EQ, 0))
+        return flt
     for name, (arg, values) in _ALLOW_IF.items():
         for value in values:
             flt.add_rule(sc.ALLOW, name, sc.Arg(arg, sc.MASKED_EQ, _U32, value))

@@ -36,7 +36,7 @@ def mootools(where: str) -> bytes:
 
 
 #: Runtimes by :attr:`~arena.loader.BotSource.runtime`.
-RUNTIMES = ("node",)
+RUNTIMES = ("node", "program")
 
 
 def program_factory(src: BotSource, limits: Limits | None = None) -> ProgramFactory:
@@ -55,7 +55,39 @@ def program_factory(src: BotSource, limits: Limits | None = None) -> ProgramFact
         files["shim.js"] = (_HERE / "js" / "contest2012.js").read_bytes()
         files["mootools.js"] = mootools(src.label)
         return ProgramFactory(src, node_runtime(limits, "shim.js"), files, limits)
+    if src.runtime == "program" and src.files:
+        return folder_factory(src, limits)
     raise BotLoadError(f"no runtime {src.runtime!r} (known: {', '.join(RUNTIMES)})", path=src.label)
+
+
+#: The PATH a program's command is looked up in (on the referee's side, before it starts).
+PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def folder_factory(src: BotSource, limits: Limits) -> ProgramFactory:
+    """A bot folder: built once (when its bot.toml says how), then staged and run by its ``run``."""
+    import shlex
+    import shutil
+
+    from ..botfolder import MANIFEST, parse_manifest
+    from .progbuild import run_build
+    from .program import Runtime
+    from .progseat import ProgramFactory
+
+    files = dict(src.files)
+    fields = parse_manifest(files[MANIFEST], src.label)
+    if "build" in fields:
+        files = run_build(fields["build"], files, src.label)
+    argv = shlex.split(fields["run"])
+    if "/" not in argv[0]:
+        found = shutil.which(argv[0], path=PATH)
+        if found is None:
+            raise BotLoadError(f"{MANIFEST}: run: no program {argv[0]!r} on this machine", path=src.label)
+        argv[0] = found
+    elif argv[0].lstrip("./") not in files:
+        raise BotLoadError(f"{MANIFEST}: run: {argv[0]!r} is not in the folder (after the build)", path=src.label)
+    env = (("PATH", PATH), ("LANG", "C.UTF-8"))
+    return ProgramFactory(src, Runtime(fields["language"], tuple(argv), env), files, limits)
 
 
 def program_layers(runtime: str, limits: Limits | None = None) -> dict[str, str]:

@@ -231,7 +231,7 @@ class ProgramFactory:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "xb") as fh:
                 fh.write(data)
-            os.chmod(path, 0o555 if os.access(path, os.X_OK) or rel == "bot" else 0o444)
+            os.chmod(path, 0o555)  # readable and runnable by the program's uid, never writable
         for folder, _dirs, _files in os.walk(self.stage):
             os.chmod(folder, 0o555)
         self.report: dict[str, Any] = {}

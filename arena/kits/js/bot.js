@@ -1,0 +1,41 @@
+// NAME: a JavaScript bot over protocol v1 (docs/protocol.md); node's standard library only.
+// Puts its most expensive playable card, draws when it must, finishes when it may.
+"use strict";
+const readline = require("readline");
+const lines = readline.createInterface({ input: process.stdin });
+const POINTS = { 6: 0, 7: 0, 8: 0, 9: 0, 1: 10, j: 20, q: 3, k: 4, a: 11 };
+const send = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
+let view = null;
+
+function bestSuit(hand) {
+  const counts = {};
+  for (const c of hand) counts[c.slice(-1)] = (counts[c.slice(-1)] || 0) + 1;
+  let best = null;
+  for (const s of Object.keys(counts)) if (best === null || counts[s] > counts[best]) best = s;
+  return best;
+}
+
+function next() {
+  // One action for the current view; the referee answers put and draw with a new view.
+  if (view.puttable.length > 0) {
+    const card = view.puttable.reduce((a, b) => (POINTS[b[0]] > POINTS[a[0]] ? b : a));
+    const rest = view.hand.filter((c) => c !== card);
+    send({ action: "put", card: card, suit: card[0] === "j" ? bestSuit(rest) : null });
+  } else if (!view.can_finish && view.can_draw) {
+    send({ action: "draw" });
+  } else if (view.put_this_move.length === 0 && !view.first && view.can_draw && view.stock > 0 && !view.drew) {
+    view.drew = true;
+    send({ action: "draw" });
+  } else {
+    send({ action: "finish" });
+  }
+}
+
+lines.on("line", (line) => {
+  const msg = JSON.parse(line);
+  if (msg.type === "start_game") send({ type: "ready" });
+  else if (msg.type === "move") { view = msg.view; next(); }
+  else if (msg.type === "ok") { const drew = view.drew; view = msg.view; view.drew = drew || "card" in msg; next(); }
+  else if (msg.type === "error") send({ action: "finish" });
+  // end_round and end_game need no answer
+});
