@@ -26,7 +26,15 @@ pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is no
 
 HERE = Path(__file__).parent / "hostile_programs"
 PROGRAMS = sorted(HERE.glob("*.js"))
-LIMITS = Limits(move_seconds=0.3, game_seconds=4.0, load_seconds=2.0, startup_seconds=30.0, memory_bytes=128 * 2**20)
+LIMITS = Limits(
+    move_seconds=0.3,
+    game_seconds=4.0,
+    load_seconds=2.0,
+    startup_seconds=30.0,
+    memory_bytes=128 * 2**20,
+    wall_factor=2.0,
+    wall_grace=0.3,
+)
 PATIENT = dataclasses.replace(LIMITS, move_seconds=2.0, game_seconds=30.0, load_seconds=5.0, wall_factor=30.0)
 ROOT = Path(__file__).parent.parent
 
@@ -105,14 +113,6 @@ def test_a_tournament_refuses_a_program_runtime_with_a_weak_layer() -> None:
         check_sandbox(plan, weak, allow_weak=False, quiet=True)
     found = check_sandbox(plan, PATIENT, allow_weak=False, quiet=True)
     assert found is not None and found["layers"]["node:seccomp"] == "active" and not found["missing"]
-
-
-def test_arena_check_passes_the_js_example(capsys: pytest.CaptureFixture[str]) -> None:
-    from arena.cli import main
-
-    assert main(["check", str(ROOT / "examples" / "shed.js"), "--games", "1"]) == 0
-    out = capsys.readouterr().out
-    assert "sandbox hardening (node) 6/6 active" in out and "clean" in out
 
 
 @pytest.mark.parametrize("which", ["examples/contest2012.js", "docs/bot-api-2012.md"])
