@@ -85,6 +85,8 @@ class CheckReport:
     #: What ``move_times`` measure: the sandbox's CPU time per move (what the limit counts), or wall time.
     clock: str = "wall-clock time"
     stopped: str = ""
+    #: A bot program's runtime, language and built files' sha256 (empty for a Python bot file).
+    program: dict[str, Any] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
@@ -117,6 +119,7 @@ class CheckReport:
             "rules": self.rules,
             "seed": self.seed,
             **({"stopped": self.stopped} if self.stopped else {}),
+            **({"program": self.program} if self.program else {}),
         }
 
     def fault_count(self) -> int:
@@ -227,7 +230,9 @@ class CheckSettings:
     limits: Limits | None = None
 
 
-def run_check(path: str, settings: CheckSettings = CheckSettings(), *, data: bytes | None = None) -> CheckReport:
+def run_check(
+    path: str, settings: CheckSettings = CheckSettings(), *, data: bytes | None = None, src: Any = None
+) -> CheckReport:
     """Check the bot file at ``path`` as a tournament loads it; see :class:`CheckReport`.
     With ``data`` (the file's bytes, already read) the file is not read again: exactly
     those bytes are checked.
@@ -238,7 +243,7 @@ def run_check(path: str, settings: CheckSettings = CheckSettings(), *, data: byt
 
     rules, games, seed, limits = settings.rules, settings.games, settings.seed, settings.limits
     report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})
-    if data is None and os.path.isdir(path) and not os.path.islink(path):
+    if src is not None or (data is None and os.path.isdir(path) and not os.path.islink(path)):
         pass  # a bot program's folder (bot.toml): read by read_bot_file like any bot
     elif data is None:
         try:  # a link, FIFO, device or folder is refused in one line, before anything is read
@@ -251,7 +256,8 @@ def run_check(path: str, settings: CheckSettings = CheckSettings(), *, data: byt
     sandbox = sandbox_api()
     report.sandbox = describe_sandbox(sandbox)
     try:
-        src = read_bot_file(path) if data is None else bot_source(data, path)
+        if src is None:  # given: a bot folder already read (``arena submit`` stores exactly those files)
+            src = read_bot_file(path) if data is None else bot_source(data, path)
     except BotLoadError as exc:
         report.problems.append(problem(exc, path))
         return report
@@ -265,6 +271,7 @@ def run_check(path: str, settings: CheckSettings = CheckSettings(), *, data: byt
         report.problems.append(problem(exc, path))
         return report
     if src.runtime != "python":  # a program's own layers (the launcher's report), not a Python worker's
+        report.program = {"runtime": src.runtime, **getattr(factory, "program", {})}
         layers = {k: v for k, v in factory.report.items() if k != "supervision"}
         active = [k for k, v in layers.items() if v == "active"]
         others = "; ".join(f"{k} {v}" for k, v in layers.items() if v != "active")

@@ -86,36 +86,19 @@ def parse_manifest(data: bytes, where: str) -> dict[str, str]:
     return dict(manifest)
 
 
-def read_bot_folder(
-    path: str | os.PathLike[str], origin: str = "file", name: str | None = None, *, lenient: bool = False
-) -> Any:
-    """The bot program in folder ``path``, as a :class:`~arena.loader.BotSource` (runtime "program").
+def read_bot_folder(path: str | os.PathLike[str]) -> tuple[str, str, str, tuple[tuple[str, bytes], ...]]:
+    """The bot program in folder ``path``: (name, bot.toml's text, description, files), for
+    :func:`arena.loader.read_bot_file` to make its :class:`~arena.loader.BotSource` of.
 
-    :raises BotLoadError: no bot.toml, a bad one, or a file that cannot be read (with
-        ``lenient``, the source comes back with its ``problem`` set instead)."""
-    from .loader import BotSource
-
+    :raises BotLoadError: no bot.toml, a bad one, or a file that cannot be read."""
     where = storable(str(path))
     try:
         files = _files(str(path))
-        manifest = dict(files).get(MANIFEST)
-        if manifest is None:
-            raise BotLoadError(f"a bot folder needs a {MANIFEST} (docs/protocol.md)", path=where)
-        fields = parse_manifest(manifest, where)
-    except BotLoadError as exc:
-        if not lenient:
-            raise
-        return BotSource(name or Path(path).name, "", str(path), "", origin, problem=exc.message, runtime="program")
     except OSError as exc:
-        if not lenient:
-            raise BotLoadError(f"cannot read: {exc.strerror or exc}", path=where) from None
-        return BotSource(name or Path(path).name, "", str(path), "", origin, problem=str(exc), runtime="program")
-    return BotSource(
-        name or fields.get("name") or Path(path).name,
-        manifest.decode("utf-8"),
-        str(path),
-        fields.get("description", ""),
-        origin,
-        runtime="program",
-        files=tuple(files),
-    )
+        raise BotLoadError(f"cannot read: {exc.strerror or exc}", path=where) from None
+    manifest = dict(files).get(MANIFEST)
+    if manifest is None:
+        raise BotLoadError(f"a bot folder needs a {MANIFEST} (docs/protocol.md)", path=where)
+    fields = parse_manifest(manifest, where)
+    name = fields.get("name") or Path(path).name
+    return name, manifest.decode("utf-8"), fields.get("description", ""), tuple(files)

@@ -195,8 +195,13 @@ def read_bot_file(
     if os.path.isdir(path) and not os.path.islink(path):  # a bot program's folder (bot.toml)
         from .botfolder import read_bot_folder
 
-        folder: BotSource = read_bot_folder(path, origin, name, lenient=lenient)
-        return folder
+        try:
+            declared, manifest, doc, files = read_bot_folder(path)
+        except BotLoadError as exc:
+            if not lenient:
+                raise
+            return BotSource(name or Path(path).name, "", str(path), "", origin, problem=exc.message, runtime="program")
+        return BotSource(name or declared, manifest, str(path), doc, origin, runtime="program", files=files)
     try:
         got = _read(path, single_link)
     except OSError as exc:

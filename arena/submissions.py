@@ -46,10 +46,20 @@ def submitted(folder: Path) -> dict[str, Path]:
     """sha256 -> stored bot file, for every bot in the submissions folder (files that are not
     regular files of their own are no stored bots: skipped, never waited on)."""
     found: dict[str, Path] = {}
-    for py in sorted(folder.glob("*.py")):
+    for py in sorted([*folder.glob("*.py"), *folder.glob("*.js")]):
         try:
             found.setdefault(file_sha256(py), py)
         except (OSError, NotRegularFile):
+            continue
+    from .errors import BotLoadError  # noqa: PLC0415
+    from .loader import read_bot_file  # noqa: PLC0415 - only for folders that hold bot programs
+
+    for sub in sorted(folder.glob("*/bot.toml")):
+        if sub.parent.is_symlink():
+            continue
+        try:
+            found.setdefault(read_bot_file(sub.parent).sha256, sub.parent)
+        except (OSError, BotLoadError):
             continue
     return found
 

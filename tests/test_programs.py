@@ -209,3 +209,32 @@ def test_a_build_writes_only_its_own_folder_and_is_bounded(tmp_path: Path) -> No
     assert built["seen.txt"].split() == [mark.encode()]  # its private /tmp: the host's is not visible
     with pytest.raises(BotLoadError, match="over the build's 0.5 s"):
         run_build("sleep 30", {}, "t", BuildLimits(seconds=0.5))
+
+
+def test_submit_stores_a_bot_folder_with_every_files_sha256_and_a_tournament_verifies_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bot folder is stored whole with a manifest naming its runtime and each file's sha256;
+    a file changed after submission is refused by the tournament in one line."""
+    import hashlib
+    import json
+
+    from arena.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["new", "folder_bot", "--lang", "python-stdio"]) == 0
+    assert main(["submit", "folder_bot", "--to", "subs", "--games", "1"]) == 0
+    manifest = json.loads((tmp_path / "subs" / "folder_bot.json").read_text())
+    assert manifest["runtime"] == "program" and manifest["program"]["language"] == "python"
+    for rel in ("bot.py", "bot.toml"):
+        assert (
+            manifest["files"][rel] == hashlib.sha256((tmp_path / "subs" / "folder_bot" / rel).read_bytes()).hexdigest()
+        )
+    assert main(["submit", "folder_bot", "--to", "subs", "--games", "1"]) == 1  # the very same bot again
+    with open(tmp_path / "subs" / "folder_bot" / "bot.py", "a") as fh:
+        fh.write("# changed\n")
+    capsys.readouterr()
+    assert main(["tournament", "subs", "greedy", "--games", "1", "--db", "t.db"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "folder_bot (changed since submission)" in err[0], err
+    assert not (tmp_path / "t.db").exists()

@@ -32,7 +32,7 @@ def _write(path: Path, text: str) -> None:
         with open(path, "x", encoding="utf-8") as f:
             f.write(text)
     except FileExistsError:
-        raise UsageError(f"{path} already exists; choose another name or move it away") from None
+        raise UsageError(f"{path} already exists; choose another name or move that file away") from None
     except OSError as exc:
         raise UsageError(f"{path}: cannot write: {exc.strerror}") from None
 
@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     if kit is not None:
         path = path.with_suffix(".js") if lang == "js" else path.with_suffix("")
     if path.exists():
-        raise UsageError(f"{path} already exists; choose another name or move it away")
+        what = "folder" if path.is_dir() else "file"
+        raise UsageError(f"{path} already exists; choose another name or move that {what} away")
     if not path.parent.is_dir():
         raise UsageError(f"{path.parent}: no such folder")
     if kit is None:

@@ -13,7 +13,7 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..author import NAME_PATTERN, RESERVED_NAMES, run_check
@@ -24,26 +24,33 @@ from ..submissions import file_sha256, read_manifest, submitted, write_atomic
 from ..untrusted import NotRegularFile, regular
 from .check import add_check_options, check_settings
 
+if TYPE_CHECKING:
+    from ..loader import BotSource
+
 
 def run(args: argparse.Namespace) -> int:
     """Check a bot and store it with its manifest. The file is read once: the bytes checked
     are the bytes hashed and stored, whatever happens to the file meanwhile."""
-    from ..loader import bot_source, read_bot_bytes
+    from ..loader import bot_source, read_bot_bytes, read_bot_file
 
     if (args.to is None) == (args.server is None):
         raise UsageError("give --to DIR (a submissions folder) or --server URL (a contest server), one of them")
     path = Path(args.bot)
-    try:
-        regular(path)
-    except NotRegularFile as exc:
-        raise UsageError(str(exc)) from None
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    is_folder = path.is_dir() and not path.is_symlink()  # a bot program's folder (bot.toml)
+    if not is_folder:
+        try:
+            regular(path)
+        except NotRegularFile as exc:
+            raise UsageError(str(exc)) from None
+        except FileNotFoundError:
+            raise UsageError(f"{path}: no such file") from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if args.server is not None:
         from .upload import upload
 
+        if is_folder:
+            raise UsageError(f"{path}: a contest server takes one bot file (.py or .js); a bot folder goes --to DIR")
         try:
             upload_data = read_bot_bytes(path)
         except BotLoadError as exc:
@@ -52,22 +59,31 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.to)
     if os.path.lexists(folder) and not folder.is_dir():
         raise UsageError(f"{folder}: not a folder")
+    checked: bytes | None = None
+    src: BotSource | None = None
+    files: dict[str, bytes] = {}
     try:
-        checked = read_bot_bytes(path)
+        if is_folder:  # read once: the files checked are the files hashed and stored
+            src = read_bot_file(path)
+            files = dict(src.files)
+        else:
+            checked = read_bot_bytes(path)
     except BotLoadError as exc:
         return refuse(f"the check failed: {exc}")
-    try:
-        src = bot_source(checked, path)
-    except BotLoadError:
-        src = None
+    if checked is not None:
+        try:
+            src = bot_source(checked, path)
+        except BotLoadError:
+            src = None
     name = src.name if src else path.stem
     if not NAME_PATTERN.fullmatch(name) or name.lower() in RESERVED_NAMES:
         raise UsageError(
             f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
             "(starting with a letter)"
         )
-    sha = hashlib.sha256(checked).hexdigest()
-    stored = folder / f"{name}.py"
+    sha = hashlib.sha256(checked).hexdigest() if checked is not None else src.sha256
+    suffix = "" if is_folder else ".js" if path.suffix == ".js" else ".py"
+    stored = folder / f"{name}{suffix}"
     manifest = folder / f"{name}.json"
     previous: str | None = None
     author: str | None = args.author
@@ -76,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         if same is not None:
             return refuse(f"{same} is this very file (sha256 {sha[:12]}); it was submitted already")
         try:  # what is there already is the folder's (untrusted) content: regular files or a refusal
-            previous = file_sha256(stored) if os.path.lexists(stored) else None
+            previous = stored_sha256(stored) if os.path.lexists(stored) else None
             old = read_manifest(manifest) if os.path.lexists(manifest) else None
         except NotRegularFile as exc:
             return refuse(f"{exc}; move it away first")
@@ -93,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
         if previous is not None and author is None and old is not None:
             author = old.author  # a new version without --author is still its author's
 
-    report = run_check(args.bot, check_settings(args), data=checked)
+    given = {"src": src} if is_folder else {}  # a folder: the files read above, checked as they are
+    report = run_check(args.bot, check_settings(args), data=checked, **given)
     if not args.json:
         for line in report.lines():
             print(escape(line))
@@ -124,6 +141,9 @@ def run(args: argparse.Namespace) -> int:
         "sha256": sha,
         "file": stored.name,
         "source": str(path),
+        "runtime": src.runtime if src else "python",
+        "files": {rel: hashlib.sha256(data).hexdigest() for rel, data in files.items()} or {stored.name: sha},
+        **({"program": report.program} if report.program else {}),
         "submitted": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "arena_version": __version__,
         "check": report.to_dict(),
@@ -132,7 +152,10 @@ def run(args: argparse.Namespace) -> int:
         data["replaces"] = previous
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(stored, checked)  # the bytes that were checked, not the file as it is now
+        if checked is not None:
+            write_atomic(stored, checked)  # the bytes that were checked, not the file as it is now
+        else:
+            store_folder(stored, files)
         write_atomic(manifest, (to_json(data) + "\n").encode())
     except OSError as exc:
         raise UsageError(f"{folder}: cannot store the submission: {exc.strerror or exc}") from None
@@ -146,6 +169,41 @@ def run(args: argparse.Namespace) -> int:
             + ")"
         )
     return 0
+
+
+def stored_sha256(stored: Path) -> str:
+    """The sha256 of a stored submission: a bot file's bytes, a bot folder's listing."""
+    if stored.is_dir() and not stored.is_symlink():
+        from ..loader import read_bot_file
+
+        sha: str = read_bot_file(stored).sha256
+        return sha
+    return file_sha256(stored)
+
+
+def store_folder(stored: Path, files: dict[str, bytes]) -> None:
+    """Write a bot folder whole or not at all: a new folder beside it, then swapped in (the
+    earlier version, when replaced, is removed only once the new one is in place)."""
+    import shutil
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix=f".{stored.name}.", suffix=".tmp", dir=stored.parent))
+    try:
+        for rel, data in files.items():
+            target = tmp / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "xb") as fh:
+                fh.write(data)
+        old = None
+        if os.path.lexists(stored):
+            old = stored.parent / f".{stored.name}.old-{os.getpid()}"
+            os.rename(stored, old)
+        os.rename(tmp, stored)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def refuse(message: str) -> int:

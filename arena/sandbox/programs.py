@@ -51,10 +51,14 @@ def program_factory(src: BotSource, limits: Limits | None = None) -> ProgramFact
     if src.runtime == "node":
         files = {"bot.js": source_bytes(src.source)}
         if not uses_2012_api(src.source):
-            return ProgramFactory(src, node_runtime(limits, "bot.js"), files, limits)
+            factory = ProgramFactory(src, node_runtime(limits, "bot.js"), files, limits)
+            factory.program = {"language": "javascript", "api": "protocol v1"}
+            return factory
         files["shim.js"] = (_HERE / "js" / "contest2012.js").read_bytes()
         files["mootools.js"] = mootools(src.label)
-        return ProgramFactory(src, node_runtime(limits, "shim.js"), files, limits)
+        factory = ProgramFactory(src, node_runtime(limits, "shim.js"), files, limits)
+        factory.program = {"language": "javascript", "api": "2012 (MooTools Core 1.5.2)"}
+        return factory
     if src.runtime == "program" and src.files:
         return folder_factory(src, limits)
     raise BotLoadError(f"no runtime {src.runtime!r} (known: {', '.join(RUNTIMES)})", path=src.label)
@@ -66,6 +70,7 @@ PATH = "/usr/local/bin:/usr/bin:/bin"
 
 def folder_factory(src: BotSource, limits: Limits) -> ProgramFactory:
     """A bot folder: built once (when its bot.toml says how), then staged and run by its ``run``."""
+    import hashlib
     import shlex
     import shutil
 
@@ -87,20 +92,30 @@ def folder_factory(src: BotSource, limits: Limits) -> ProgramFactory:
     elif argv[0].lstrip("./") not in files:
         raise BotLoadError(f"{MANIFEST}: run: {argv[0]!r} is not in the folder (after the build)", path=src.label)
     env = (("PATH", PATH), ("LANG", "C.UTF-8"))
-    return ProgramFactory(src, Runtime(fields["language"], tuple(argv), env), files, limits)
+    factory = ProgramFactory(src, Runtime(fields["language"], tuple(argv), env), files, limits)
+    source = dict(src.files)
+    built = {rel: hashlib.sha256(data).hexdigest() for rel, data in sorted(files.items()) if source.get(rel) != data}
+    factory.program = {
+        "language": fields["language"],
+        "run": fields["run"],
+        "build": fields.get("build"),
+        "built": built,
+    }
+    return factory
 
 
 def program_layers(runtime: str, limits: Limits | None = None) -> dict[str, str]:
     """The layers a program of ``runtime`` runs under on this machine: a trivial program of it
     started under the launcher (its report), or every layer failed, saying why."""
     from .failures import WorkerError
-    from .program import PROGRAM_LAYERS, ProgramProcess, node_runtime
+    from .program import PROGRAM_LAYERS, ProgramProcess, Runtime, node_runtime
 
     limits = limits or Limits()
-    if runtime != "node":
+    if runtime not in RUNTIMES:
         return {name: f"failed: no runtime {runtime!r}" for name in PROGRAM_LAYERS}
+    probe = node_runtime(limits, "--version") if runtime == "node" else Runtime("program", ("/bin/true",))
     try:
-        proc = ProgramProcess("/", node_runtime(limits, "--version"), limits)
+        proc = ProgramProcess("/", probe, limits)
     except (WorkerError, OSError) as exc:
         return {name: f"failed: {runtime} did not start ({exc})" for name in PROGRAM_LAYERS}
     proc.kill()

@@ -235,6 +235,8 @@ class ProgramFactory:
         for folder, _dirs, _files in os.walk(self.stage):
             os.chmod(folder, 0o555)
         self.report: dict[str, Any] = {}
+        #: What manifests record of the program: its language, API, and the sha256 of each built file.
+        self.program: dict[str, Any] = {}
         self._trial()
 
     def _trial(self) -> None:

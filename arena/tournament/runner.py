@@ -72,9 +72,15 @@ def collect(specs: Sequence[str]) -> list[BotSource]:
         p = Path(spec)
         if p.is_dir():  # the organiser names the folder; what is in it is checked
             # every *.py entry is a bot file: a link, FIFO, device or folder among them is refused
-            files = sorted(f for f in p.iterdir() if f.suffix == ".py" and not f.name.startswith(("_", ".")))
+            # (and every *.js; a sub-folder holding a bot.toml is a bot program's folder)
+            files = sorted(
+                f
+                for f in p.iterdir()
+                if (f.suffix in (".py", ".js") or (f.is_dir() and not f.is_symlink() and (f / "bot.toml").is_file()))
+                and not f.name.startswith(("_", "."))
+            )
             if not files:
-                raise SetupError(f"{spec}: a folder with no bot files (*.py)")
+                raise SetupError(f"{spec}: a folder with no bot files (*.py, *.js, folders with a bot.toml)")
             found.extend(resolve_bot(str(f), lenient=True, single_link=in_submissions(f)) for f in files)
         else:
             linked = os.path.lexists(spec) and in_submissions(p)
