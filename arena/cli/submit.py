@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
             "(starting with a letter)"
         )
-    sha = hashlib.sha256(checked).hexdigest() if checked is not None else src.sha256
+    sha = src.sha256 if src is not None and checked is None else hashlib.sha256(checked or b"").hexdigest()
     suffix = "" if is_folder else ".js" if path.suffix == ".js" else ".py"
     stored = folder / f"{name}{suffix}"
     manifest = folder / f"{name}.json"
