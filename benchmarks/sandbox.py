@@ -38,6 +38,7 @@ the CPU of forking a game process from the bot's template, its hardening, the
 bot's load in it and the referee's side, median per seat, with the page faults.
 
     python benchmarks/sandbox.py [--quick] [--games 20] [--rounds 3] [--json]
+    python benchmarks/sandbox.py --programs [--quick]   # node, C++ and stdio bots: benchmarks/programs.py
 """
 
 from __future__ import annotations
@@ -547,7 +548,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=None, help="slices per mode, alternating")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     parser.add_argument("--modes", default=",".join(MODES), help="modes to run, comma-separated (default: all)")
+    parser.add_argument(
+        "--programs",
+        action="store_true",
+        help="bot programs instead: benchmarks/programs.py",
+    )
     args = parser.parse_args(argv)
+    if args.programs:
+        import programs  # noqa: PLC0415 - beside this file
+
+        doc = programs.run(10 if args.quick else 40, 5 if args.quick else 10)
+        print(json.dumps(doc)) if args.json else programs.report(doc)
+        return 0
     heur = args.games or (4 if args.quick else 15)
     rounds = args.rounds or (2 if args.quick else 3)
     games = {"random": heur * 4, "heuristic": heur}

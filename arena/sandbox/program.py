@@ -77,7 +77,11 @@ class ProgramProcess:
         self.dead = self.killed = self.frozen = False
         self.deadline = self.cpu_deadline = _NEVER
         self.buf = b""
-        self.cpu_seen = 0.0
+        self.cpu_seen = self.turn_end_cpu = 0.0
+        self.turns = 0
+        #: Whether it is stopped between turns: from the start when ``freeze_after`` is 0, else
+        #: once it used more than that between two turns.
+        self.freezing = limits.freeze and limits.freeze_after <= 0
         self.turn_bytes = self.turn_lines = 0
         self.wall = 0.0
         self.owner = os.getpid()
@@ -186,7 +190,17 @@ class ProgramProcess:
         return self.cpu_seen
 
     def begin(self, budget: float) -> tuple[float, float]:
+        """Arm a turn's deadlines. As for a Python game process (``Limits.freeze_after``): a
+        program is stopped between its turns once it used CPU between them (node's own threads
+        do), and faulted past ``idle_cpu_seconds`` of it (threads left burning)."""
         cpu = self.cpu()
+        if self.turns:
+            gap = cpu - self.turn_end_cpu
+            if self.limits.freeze and gap > self.limits.freeze_after:
+                self.freezing = True
+            if gap > self.limits.idle_cpu_seconds:
+                self.kill()
+                raise WorkerTimeout(f"used {gap:.3g} s of CPU between its turns")
         self.turn_bytes = self.turn_lines = 0
         start = time.monotonic()
         self.cpu_deadline = cpu + budget
@@ -199,12 +213,20 @@ class ProgramProcess:
     def end(self, start: float, cpu0: float, budget: float) -> tuple[bool, float]:
         self.deadline = self.cpu_deadline = _NEVER
         self.wall = time.monotonic() - start
-        if self.limits.freeze and not self.killed:
+        self.turns += 1
+        if self.freezing and not self.killed:
             self._signal(signal.SIGSTOP)
             self.frozen = True
         took = self.cpu() - cpu0
+        self.turn_end_cpu = self.cpu_seen
         self.drain()
         return (not self.timed_out and took <= budget and self.wall <= self.limits.backstop(budget)), took
+
+    def stop(self) -> None:
+        """Stop the process until its next turn (between the games of a stream)."""
+        if not self.killed and not self.frozen:
+            self._signal(signal.SIGSTOP)
+            self.frozen = True
 
     def late(self, budget: float, nominal: float, label: str) -> WorkerTimeout:
         if self.wall > self.limits.backstop(budget):

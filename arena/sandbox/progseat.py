@@ -304,10 +304,12 @@ class ProgramStream:
         return proc
 
     def give_back(self, proc: ProgramProcess) -> None:
-        if proc is not self.proc or proc.dead or proc.buf:
+        if proc is not self.proc or proc.dead or proc.pending():
             proc.kill()
             if proc is self.proc:
                 self.proc = None
+            return
+        proc.stop()
 
     def close(self) -> None:
         proc, self.proc = self.proc, None
