@@ -2,8 +2,8 @@
 
 A runtime needs more than the Python game process (:data:`.seccomp.SECCOMP_ALLOW`): node
 starts threads, opens its own libraries and ICU data, sizes its heap from ``sysinfo``. The
-extra set below was found by running node 20, g++'s output and python3 under ``strace -f``
-and under this filter (tests/test_programs.py plays each). What stays out:
+extra set below is the union of what node 20, a g++ program and python3 make while playing,
+read from ``strace -f`` of each; under this filter each plays (tests/test_programs.py). What stays out:
 
 * **files opened for writing**: ``open``/``openat`` are allowed only when the flags hold
   none of ``O_WRONLY``, ``O_RDWR``, ``O_CREAT``, ``O_TRUNC``, ``O_APPEND`` (else EPERM);
@@ -27,47 +27,27 @@ from typing import Any
 
 from .seccomp import _ALLOW_IF, _U32, SECCOMP_ALLOW, SECCOMP_KILL
 
-#: Beyond the Python game process's allowlist: what node, g++'s programs and python3 need.
+#: Beyond the Python game process's allowlist: what node 20 (a protocol bot and the 2012 shim with
+#: MooTools), a g++ -O2 program and python3 -I make while playing, read from ``strace -f`` of each
+#: (benchmarks/programs.py's bots); anything else is EPERM (or a kill, above).
 PROGRAM_EXTRA: tuple[str, ...] = (
     "access",
-    "faccessat",
     "faccessat2",
     "arch_prctl",
     "capget",
     "eventfd2",
-    "pipe",
     "pipe2",
     "pkey_alloc",
-    "pkey_free",
-    "pkey_mprotect",
     "readlink",
-    "readlinkat",
     "rseq",
     "set_robust_list",
-    "get_robust_list",
     "set_tid_address",
     "statx",
-    "stat",
-    "lstat",
     "newfstatat",
-    "fstatfs",
-    "statfs",
     "sysinfo",
     "uname",
     "getdents64",
-    "membarrier",
-    "getcpu",
-    "sched_getparam",
-    "sched_getscheduler",
     "execve",
-    "epoll_create",
-    "epoll_wait",
-    "timerfd_create",
-    "timerfd_settime",
-    "timerfd_gettime",
-    "mincore",
-    "msync",
-    "wait4",
 )
 
 _CLONE_THREAD = 0x10000
