@@ -10,7 +10,7 @@ its failure is one line with the compiler's last lines.
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import shutil
 import signal
@@ -111,7 +111,7 @@ def _run(command: str, work: str, uid: int, limits: BuildLimits) -> tuple[int | 
     }
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOT, json.dumps(cfg), _ROOT],
+            [sys.executable, "-I", "-c", _BOOT, marshal.dumps(cfg).hex(), _ROOT],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -124,10 +124,10 @@ def _run(command: str, work: str, uid: int, limits: BuildLimits) -> tuple[int | 
     finally:
         os.close(report_w)
     with os.fdopen(report_r, "rb") as fh:
-        report = fh.readline(65536)
+        report = fh.read(65536)
     try:
-        layers = json.loads(report)["layers"]
-    except (ValueError, KeyError, TypeError):
+        layers = dict(marshal.loads(report)["layers"])
+    except (ValueError, EOFError, KeyError, TypeError):
         layers = {}
     weak = [name for name in BUILD_LAYERS if layers.get(name) != "active"]
     out = proc.stdout

@@ -22,10 +22,20 @@ replace itself by another one, which stays under every layer.
 from __future__ import annotations
 
 import errno
+import functools
 from types import ModuleType
 from typing import Any
 
-from .seccomp import _ALLOW_IF, _U32, SECCOMP_ALLOW, SECCOMP_KILL
+from .seccomp import (
+    _ALLOW_IF,
+    _PID_PLACEHOLDER,
+    _U32,
+    SECCOMP_ALLOW,
+    SECCOMP_KILL,
+    PreparedFilter,
+    _export,
+    load_pyseccomp,
+)
 
 #: Beyond the Python game process's allowlist: what node 20 (a protocol bot and the 2012 shim with
 #: MooTools), a g++ -O2 program and python3 -I make while playing, read from ``strace -f`` of each
@@ -147,3 +157,19 @@ def build_program_filter(sc: ModuleType, pid: int, *, build: bool = False) -> An
         flt.add_rule(sc.ALLOW, name, sc.Arg(0, sc.EQ, pid))
         flt.add_rule(sc.KILL_PROCESS, name, sc.Arg(0, sc.NE, pid))
     return flt
+
+
+@functools.lru_cache(maxsize=1)
+def export_program_filter() -> tuple[bytes | None, str]:
+    """The program filter compiled once per referee process, with the placeholder pid (the
+    launcher patches in its own and loads it with one prctl, never importing pyseccomp):
+    (BPF program, "") or (None, why not)."""
+    sc, missing = load_pyseccomp()
+    if sc is None:
+        return None, missing
+    try:
+        program = _export(build_program_filter(sc, _PID_PLACEHOLDER))
+        PreparedFilter(program)  # the placeholder is where it must be
+    except (OSError, ValueError, RuntimeError, AttributeError) as exc:
+        return None, f"exporting the filter failed ({type(exc).__name__}: {exc})"
+    return program, ""
