@@ -238,3 +238,41 @@ def test_submit_stores_a_bot_folder_with_every_files_sha256_and_a_tournament_ver
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "folder_bot (changed since submission)" in err[0], err
     assert not (tmp_path / "t.db").exists()
+
+
+def test_a_program_whose_threads_burn_is_stopped_between_its_turns_or_faulted() -> None:
+    """threads_burn.js's workers burn CPU in every thread. Once the process used CPU between two
+    turns it is stopped between them (its CPU clock stands still while it waits); past
+    ``idle_cpu_seconds`` of it between two turns it is faulted ``timeout`` and killed."""
+    import time
+
+    from arena.sandbox.failures import WorkerTimeout
+    from arena.sandbox.program import ProgramProcess, node_runtime
+
+    factory = program_factory(read_bot_file(HERE / "threads_burn.js"), PATIENT)
+
+    def started(limits: Limits) -> ProgramProcess:
+        proc = ProgramProcess(factory.stage, node_runtime(limits, "bot.js"), limits)
+        start, cpu0 = proc.begin(2.0)
+        proc.send({"type": "start_game", "seed": 1})
+        assert proc.recv() == b'{"type":"ready"}'
+        proc.end(start, cpu0, 2.0)
+        return proc
+
+    try:
+        proc = started(dataclasses.replace(PATIENT, idle_cpu_seconds=60.0))
+        time.sleep(0.2)
+        start, cpu0 = proc.begin(2.0)  # it ran between turns: frozen from now on
+        proc.end(start, cpu0, 2.0)
+        assert proc.freezing and proc.frozen
+        before = proc.cpu()
+        time.sleep(0.3)
+        assert proc.cpu() - before < 0.01  # stopped: its burning threads get no CPU
+        proc.kill()
+        proc = started(PATIENT)
+        time.sleep(0.5)
+        with pytest.raises(WorkerTimeout, match="between its turns"):
+            proc.begin(2.0)
+        assert proc.dead
+    finally:
+        factory.close()
