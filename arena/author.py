@@ -243,7 +243,9 @@ def run_check(
 
     rules, games, seed, limits = settings.rules, settings.games, settings.seed, settings.limits
     report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})
-    if src is not None or (data is None and os.path.isdir(path) and not os.path.islink(path)):
+    from .botfolder import is_bot_folder
+
+    if src is not None or (data is None and is_bot_folder(path)):
         pass  # a bot program's folder (bot.toml): read by read_bot_file like any bot
     elif data is None:
         try:  # a link, FIFO, device or folder is refused in one line, before anything is read

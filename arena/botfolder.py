@@ -32,7 +32,13 @@ MAX_DEPTH = 4
 _KEYS = {"name": str, "language": str, "run": str, "build": str, "description": str}
 
 
-def _files(root: str) -> list[tuple[str, bytes]]:
+def is_bot_folder(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is to be read as a bot program's folder: a folder itself (not a link to
+    one), not named like a bot file (a folder ``x.py`` or ``x.js`` is refused where a file belongs)."""
+    return os.path.isdir(path) and not os.path.islink(path) and not str(path).endswith((".py", ".js"))
+
+
+def _files(root: str, single_link: bool = False) -> list[tuple[str, bytes]]:
     found: list[tuple[str, bytes]] = []
     total = 0
 
@@ -51,7 +57,7 @@ def _files(root: str) -> list[tuple[str, bytes]]:
                 if len(found) >= MAX_FILES:
                     raise BotLoadError(f"more than {MAX_FILES} files", path=storable(root))
                 try:
-                    got = read_untrusted(entry.path, MAX_FOLDER_BYTES - total)
+                    got = read_untrusted(entry.path, MAX_FOLDER_BYTES - total, single_link=single_link)
                 except NotRegularFile as exc:
                     raise BotLoadError(exc.reason, path=exc.path) from None
                 if got.too_large:
@@ -86,14 +92,17 @@ def parse_manifest(data: bytes, where: str) -> dict[str, str]:
     return dict(manifest)
 
 
-def read_bot_folder(path: str | os.PathLike[str]) -> tuple[str, str, str, tuple[tuple[str, bytes], ...]]:
+def read_bot_folder(
+    path: str | os.PathLike[str], *, single_link: bool = False
+) -> tuple[str, str, str, tuple[tuple[str, bytes], ...]]:
     """The bot program in folder ``path``: (name, bot.toml's text, description, files), for
     :func:`arena.loader.read_bot_file` to make its :class:`~arena.loader.BotSource` of.
 
-    :raises BotLoadError: no bot.toml, a bad one, or a file that cannot be read."""
+    :raises BotLoadError: no bot.toml, a bad one, or a file that cannot be read (a link; a
+        hard link too when ``single_link``: inside a submissions folder)."""
     where = storable(str(path))
     try:
-        files = _files(str(path))
+        files = _files(str(path), single_link)
     except OSError as exc:
         raise BotLoadError(f"cannot read: {exc.strerror or exc}", path=where) from None
     manifest = dict(files).get(MANIFEST)

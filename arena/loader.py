@@ -192,11 +192,11 @@ def read_bot_file(
         back with :attr:`BotSource.problem` set (its name is the file name), so a tournament
         can enter it as a bot that crashes.
     """
-    if os.path.isdir(path) and not os.path.islink(path):  # a bot program's folder (bot.toml)
-        from .botfolder import read_bot_folder
+    from .botfolder import is_bot_folder, read_bot_folder
 
+    if is_bot_folder(path):  # a bot program's folder (bot.toml); a folder named like a bot file is refused below
         try:
-            declared, manifest, doc, files = read_bot_folder(path)
+            declared, manifest, doc, files = read_bot_folder(path, single_link=single_link)
         except BotLoadError as exc:
             if not lenient:
                 raise

@@ -276,3 +276,26 @@ def test_a_program_whose_threads_burn_is_stopped_between_its_turns_or_faulted() 
         assert proc.dead
     finally:
         factory.close()
+
+
+def test_a_link_in_or_to_a_bot_folder_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The attack: a bot folder whose file links to the organiser's secrets (read, hashed and
+    staged as the bot's), or a link planted as a bot folder: each refused, never followed."""
+    from arena.cli import main
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("organiser's secret", encoding="utf-8")
+    bot = folder(tmp_path, 'language = "x"\nrun = "python3 -I bot.py"\n')
+    (bot / "data.txt").symlink_to(secret)
+    assert main(["play", str(bot), "greedy", "--games", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "data.txt" in err[0] and "link" in err[0], err
+    (bot / "data.txt").unlink()
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "linked").symlink_to(bot)
+    assert main(["tournament", str(subs), "greedy", "--games", "1", "--db", str(tmp_path / "t.db")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "linked" in err[0] and "link" in err[0], err

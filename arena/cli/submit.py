@@ -36,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
     if (args.to is None) == (args.server is None):
         raise UsageError("give --to DIR (a submissions folder) or --server URL (a contest server), one of them")
     path = Path(args.bot)
-    is_folder = path.is_dir() and not path.is_symlink()  # a bot program's folder (bot.toml)
+    from ..botfolder import is_bot_folder
+
+    is_folder = is_bot_folder(path)  # a bot program's folder (bot.toml)
     if not is_folder:
         try:
             regular(path)
@@ -173,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
 
 def stored_sha256(stored: Path) -> str:
     """The sha256 of a stored submission: a bot file's bytes, a bot folder's listing."""
-    if stored.is_dir() and not stored.is_symlink():
+    if stored.suffix not in (".py", ".js"):  # a bot folder's submission (a bot file's is refused if a folder)
         from ..loader import read_bot_file
 
         sha: str = read_bot_file(stored).sha256

@@ -72,11 +72,11 @@ def collect(specs: Sequence[str]) -> list[BotSource]:
         p = Path(spec)
         if p.is_dir():  # the organiser names the folder; what is in it is checked
             # every *.py entry is a bot file: a link, FIFO, device or folder among them is refused
-            # (and every *.js; a sub-folder holding a bot.toml is a bot program's folder)
+            # (and every *.js; a sub-folder holding a bot.toml is a bot program's folder: a link refused)
             files = sorted(
                 f
                 for f in p.iterdir()
-                if (f.suffix in (".py", ".js") or (f.is_dir() and not f.is_symlink() and (f / "bot.toml").is_file()))
+                if (f.suffix in (".py", ".js") or (f.is_dir() and (f / "bot.toml").exists()))
                 and not f.name.startswith(("_", "."))
             )
             if not files:
