@@ -103,7 +103,13 @@ def main(raw: str) -> None:
         os.chdir(cfg["cwd"])
 
     def uid() -> None:
-        _layer_uid(cfg["uid"] if was_root else None, os.geteuid(), caps)
+        uid = cfg["uid"] + os.getpid()
+        if build and was_root:  # the build's copy of the folder becomes its own (it writes there)
+            for folder, _dirs, names in os.walk("."):
+                os.chown(folder, uid, uid)
+                for name in names:
+                    os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
+        _layer_uid(uid if was_root else None, os.geteuid(), caps)
         if build:  # a build writes its output in its own folder
             return
         try:  # the stage folder must not be writable by the bot

@@ -76,12 +76,7 @@ def run_build(command: str, files: dict[str, bytes], where: str, limits: BuildLi
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "xb") as fh:
                 fh.write(data)
-        os.chmod(parent, 0o711)
-        if os.geteuid() == 0:
-            for folder, _dirs, names in os.walk(work):
-                os.chown(folder, uid, uid)
-                for name in names:
-                    os.chown(os.path.join(folder, name), uid, uid)
+        os.chmod(parent, 0o711)  # the launcher makes the copy its build's own (its uid: base + its pid)
         code, output = _run(command, work, uid, limits)
         if code != 0:
             lines = [x.strip() for x in output.decode("utf-8", "replace").splitlines() if x.strip()]

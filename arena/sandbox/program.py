@@ -19,7 +19,6 @@ import select
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,7 @@ from .failures import ProtocolViolation, WorkerError, WorkerTimeout, clean, desc
 from .limits import Limits, cpu_clock, cpu_seconds
 from .progfilter import export_program_filter
 from .watchdog import _NEVER, _watchdog
+from .zygote import UID_BASE
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 #: The launcher's start: ``arena`` and ``arena.sandbox`` as bare packages (their ``__init__`` would
@@ -47,13 +47,13 @@ PROGRAM_LAYERS = ("workdir", "rlimits", "netns", "uid", "no_new_privs", "seccomp
 _OOM = ("heap out of memory", "out of memory", "bad_alloc", "Cannot allocate memory", "MemoryError")
 #: Threads a program may run (RLIMIT_NPROC of its own uid): node runs about 7 with one V8 worker.
 THREADS = 16
-_uids = iter(range(62000, 64000))
-_uid_lock = threading.Lock()
 
 
 def _next_uid() -> int:
-    with _uid_lock:
-        return next(_uids)
+    """The launcher takes ``UID_BASE + its own pid`` (as a Python game process does,
+    :data:`arena.sandbox.zygote.UID_BASE`): distinct from every live process's, across the
+    referee's forked workers too. Sent as this base; the launcher adds its pid."""
+    return UID_BASE
 
 
 @dataclass(frozen=True)
