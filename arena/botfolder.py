@@ -15,7 +15,11 @@ files of :data:`MAX_FOLDER_BYTES` in all, :data:`MAX_DEPTH` folders deep.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import os
+import posixpath
 import shlex
 import tomllib
 from pathlib import Path
@@ -27,8 +31,13 @@ from .untrusted import NotRegularFile, read_untrusted
 
 MANIFEST = "bot.toml"
 MAX_FILES = 64
-MAX_FOLDER_BYTES = 1024 * 1024
+#: A folder's files in all: its bundle (below) must fit a database's source (256 KiB).
+MAX_FOLDER_BYTES = 240 * 1024
 MAX_DEPTH = 4
+#: A bot program's *source*, as stored and hashed (its sha256 is the bot's): this line, then
+#: one JSON object ``{"runtime": "node"|"program", "files": [[path, "text"|"base64", content]]}``.
+BUNDLE_MAGIC = "#arena-program 1\n"
+BUNDLE_RUNTIMES = ("node", "program")
 _KEYS = {"name": str, "language": str, "run": str, "build": str, "description": str}
 
 
@@ -111,3 +120,67 @@ def read_bot_folder(
     fields = parse_manifest(manifest, where)
     name = fields.get("name") or Path(path).name
     return name, manifest.decode("utf-8"), fields.get("description", ""), tuple(files)
+
+
+def safe_relative(name: Any) -> bool:
+    """Whether ``name`` is a plain relative path inside a folder (no ``..``, no absolute path, no
+    empty or hidden part, no control character): the only names a bundle may hold."""
+    if type(name) is not str or not name or len(name) > 200 or name.startswith("/"):
+        return False
+    parts = name.split("/")
+    return posixpath.normpath(name) == name and all(p and not p.startswith(".") and p.isprintable() for p in parts)
+
+
+def bundle(runtime: str, files: tuple[tuple[str, bytes], ...]) -> str:
+    """A program's source: its runtime and files, as one text (:data:`BUNDLE_MAGIC`)."""
+    listed = []
+    for name, data in files:
+        try:
+            listed.append([name, "text", data.decode("utf-8")])
+        except UnicodeDecodeError:
+            listed.append([name, "base64", base64.b64encode(data).decode("ascii")])
+    return BUNDLE_MAGIC + json.dumps({"runtime": runtime, "files": listed}, ensure_ascii=False, sort_keys=True)
+
+
+def unbundle(text: str, where: str) -> tuple[str, tuple[tuple[str, bytes], ...]]:
+    """(runtime, files) of a bundle; it may come from a hostile database, so every part is checked.
+
+    :raises BotLoadError: not a bundle, or one that breaks any rule of :func:`bundle`'s output."""
+
+    def bad(why: str) -> BotLoadError:
+        return BotLoadError(f"not a bot program's stored source: {why}", path=where)
+
+    if not text.startswith(BUNDLE_MAGIC):
+        raise bad("no header")
+    try:
+        data = json.loads(text[len(BUNDLE_MAGIC) :])
+    except (ValueError, RecursionError):
+        raise bad("not JSON") from None
+    if type(data) is not dict or set(data) != {"runtime", "files"} or data["runtime"] not in BUNDLE_RUNTIMES:
+        raise bad("wrong fields or runtime")
+    files = data["files"]
+    if type(files) is not list or not 0 < len(files) <= MAX_FILES:
+        raise bad("no files, or too many")
+    out: list[tuple[str, bytes]] = []
+    for entry in files:
+        if (
+            type(entry) is not list
+            or len(entry) != 3
+            or entry[1] not in ("text", "base64")
+            or type(entry[2]) is not str
+        ):
+            raise bad("a malformed file entry")
+        name, how, content = entry
+        if not safe_relative(name):
+            raise bad(f"a file name that is not a plain relative path ({escape(str(name), 60)!r})")
+        try:
+            raw = content.encode("utf-8") if how == "text" else base64.b64decode(content, validate=True)
+        except (UnicodeEncodeError, binascii.Error):
+            raise bad(f"undecodable content of {escape(name, 60)!r}") from None
+        out.append((name, raw))
+    names = [n for n, _ in out]
+    if len(set(names)) != len(names) or names != sorted(names):
+        raise bad("file names repeated or out of order")
+    if data["runtime"] == "program" and MANIFEST not in names:
+        raise bad(f"no {MANIFEST}")
+    return data["runtime"], tuple(out)

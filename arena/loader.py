@@ -58,7 +58,8 @@ class BotSource:
     #: What runs it: "python" (a bot file, docs/bot-api.md), "node" (a ``.js`` program) or "program"
     #: (a folder with a ``bot.toml``, :mod:`arena.botfolder`; ``source`` is its bot.toml), docs/protocol.md.
     runtime: str = "python"
-    #: A folder's files (relative path, bytes), sorted; empty for a single file.
+    #: A program's files (relative path, bytes), sorted; its ``source`` is their bundle
+    #: (:func:`arena.botfolder.bundle`: what is stored and hashed). Empty for a Python bot file.
     files: tuple[tuple[str, bytes], ...] = ()
 
     def __post_init__(self) -> None:
@@ -70,9 +71,6 @@ class BotSource:
     def sha256(self) -> str:
         import hashlib  # noqa: PLC0415 - here, not at the top: a sandbox template holds no hashing modules
 
-        if self.files:  # a folder: every file's path and sha256, one line each
-            listing = "".join(f"{name}\0{hashlib.sha256(data).hexdigest()}\n" for name, data in self.files)
-            return hashlib.sha256(listing.encode("utf-8", "surrogateescape")).hexdigest()
         return hashlib.sha256(source_bytes(self.source)).hexdigest()
 
     @property
@@ -201,7 +199,14 @@ def read_bot_file(
             if not lenient:
                 raise
             return BotSource(name or Path(path).name, "", str(path), "", origin, problem=exc.message, runtime="program")
-        return BotSource(name or declared, manifest, str(path), doc, origin, runtime="program", files=files)
+        from .botfolder import bundle
+
+        stored = bundle("program", files)
+        if len(source_bytes(stored)) > MAX_SOURCE_BYTES:
+            return _refuse(
+                f"the folder's files take more than {MAX_SOURCE_BYTES} bytes stored", path, origin, name, lenient
+            )
+        return BotSource(name or declared, stored, str(path), doc, origin, runtime="program", files=files)
     try:
         got = _read(path, single_link)
     except OSError as exc:
@@ -275,10 +280,29 @@ def bot_source(
             data.decode("utf-8", "surrogateescape"),
         )
     if str(path).endswith(".js"):
+        from .botfolder import bundle
+
         doc = next((x.strip().lstrip("/* ").strip() for x in source.splitlines() if x.strip()), "")
-        return BotSource(name or Path(path).stem, source, str(path), doc, origin, runtime="node")
+        files = (("bot.js", data),)
+        stored = bundle("node", files)
+        return BotSource(name or Path(path).stem, stored, str(path), doc, origin, runtime="node", files=files)
     declared, doc = describe(source)
     return BotSource(name or declared or Path(path).stem, source, str(path), doc, origin)
+
+
+def stored_source(name: str, source: str) -> BotSource:
+    """A bot from its stored source (a tournament database's): a Python bot file's text, or a
+    program's bundle (:func:`arena.botfolder.unbundle`, checked: the database is untrusted).
+    A bundle that breaks the rules comes back with :attr:`BotSource.problem` set."""
+    from .botfolder import BUNDLE_MAGIC, unbundle
+
+    if not source.startswith(BUNDLE_MAGIC):
+        return BotSource(name, source, None, "", "file")
+    try:
+        runtime, files = unbundle(source, name)
+    except BotLoadError as exc:
+        return BotSource(name, source, None, "", "file", problem=exc.message, runtime="program")
+    return BotSource(name, source, None, "", "file", runtime=runtime, files=files)
 
 
 def registry() -> dict[str, str]:

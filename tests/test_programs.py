@@ -299,3 +299,46 @@ def test_a_link_in_or_to_a_bot_folder_is_refused_in_one_line(
     assert main(["tournament", str(subs), "greedy", "--games", "1", "--db", str(tmp_path / "t.db")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "linked" in err[0] and "link" in err[0], err
+
+
+def test_a_tournament_of_programs_is_re_played_the_same_from_its_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Programs are stored in the database as bundles (runtime and files, hashed as the bot's
+    sha256): `arena report` re-plays each game from them exactly as it was played."""
+    from arena.cli import main
+
+    db = str(tmp_path / "t.db")
+    bots = [str(ROOT / "examples" / "shed.js"), str(ROOT / "examples" / "kits" / "python-stdio"), "greedy"]
+    assert main(["tournament", *bots, "--games", "1", "--db", db, "-q"]) == 0
+    capsys.readouterr()
+    assert main(["report", "--db", db, "-o", str(tmp_path / "report")]) == 0
+    err = capsys.readouterr().err
+    assert "otherwise" not in err and "re-played" not in err, err
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        [["../escape.js", "text", "x"]],
+        [["/etc/passwd", "text", "x"]],
+        [["a/../../b", "text", "x"]],
+        [[".hidden", "text", "x"]],
+        [["bot.js", "base64", "%%%"]],
+        [["bot.js", "text", "x"], ["bot.js", "text", "y"]],
+    ],
+    ids=["dotdot", "absolute", "nested-dotdot", "hidden", "bad-base64", "repeated"],
+)
+def test_a_hostile_databases_bundle_is_refused_never_staged(files: list[list[str]]) -> None:
+    """The attack: a database whose stored program names a file outside its stage folder (or is
+    otherwise malformed): the bot is entered as one that cannot load, nothing is written."""
+    import json
+
+    from arena.botfolder import BUNDLE_MAGIC
+    from arena.errors import BotLoadError
+    from arena.loader import stored_source
+
+    src = stored_source("evil", BUNDLE_MAGIC + json.dumps({"runtime": "node", "files": files}))
+    assert src.problem and "not a bot program's stored source" in src.problem
+    with pytest.raises(BotLoadError):
+        program_factory(src, PATIENT)

@@ -41,7 +41,6 @@ RUNTIMES = ("node", "program")
 
 def program_factory(src: BotSource, limits: Limits | None = None) -> ProgramFactory:
     """A seat factory for a bot program. :raises BotLoadError: it cannot be staged or started."""
-    from ..loader import source_bytes
     from .program import node_runtime
     from .progseat import ProgramFactory
 
@@ -49,8 +48,10 @@ def program_factory(src: BotSource, limits: Limits | None = None) -> ProgramFact
     if src.problem:
         raise BotLoadError(src.problem, path=src.label)
     if src.runtime == "node":
-        files = {"bot.js": source_bytes(src.source)}
-        if not uses_2012_api(src.source):
+        files = dict(src.files)
+        if set(files) != {"bot.js"}:
+            raise BotLoadError("a node bot is one file, bot.js", path=src.label)
+        if not uses_2012_api(files["bot.js"].decode("utf-8", "replace")):
             factory = ProgramFactory(src, node_runtime(limits, "bot.js"), files, limits)
             factory.program = {"language": "javascript", "api": "protocol v1"}
             return factory

@@ -225,6 +225,11 @@ class ProgramFactory:
         self.lock = threading.Lock()
         self.move_cpu: list[float] = []
         self.games = 0
+        from ..botfolder import safe_relative
+
+        bad = [rel for rel in files if not safe_relative(rel)]
+        if bad:  # a bundle's names are checked when read; a build's output is checked here
+            raise BotLoadError(f"a file name that is not a plain relative path: {bad[0][:60]!r}", path=src.label)
         self.stage = tempfile.mkdtemp(prefix="arena-program-")
         for rel, data in files.items():
             path = os.path.join(self.stage, rel)

@@ -53,7 +53,9 @@ def entrant_of(bot: BotRow, source: str, *, trusted: bool) -> Entrant:
         installed = registered_source(bot.name)
         if installed is not None and source_bytes(installed.source) == source_bytes(source):
             return Entrant(installed, bot.label, True)
-    return Entrant(BotSource(bot.name, source, None, "", "file"), bot.label, trusted)
+    from ..loader import stored_source
+
+    return Entrant(stored_source(bot.name, source), bot.label, trusted)
 
 
 def load_plan(conn: sqlite3.Connection, meta: dict[str, str], *, trusted: bool = False) -> Plan:

@@ -70,7 +70,8 @@ def collect(specs: Sequence[str]) -> list[BotSource]:
 
     for spec in specs:
         p = Path(spec)
-        if p.is_dir():  # the organiser names the folder; what is in it is checked
+        if p.is_dir() and not os.path.lexists(p / "bot.toml"):  # a folder of bots (not a bot folder)
+            # the organiser names the folder; what is in it is checked
             # every *.py entry is a bot file: a link, FIFO, device or folder among them is refused
             # (and every *.js; a sub-folder holding a bot.toml is a bot program's folder: a link refused)
             files = sorted(
