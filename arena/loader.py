@@ -286,6 +286,11 @@ def bot_source(
         files = (("bot.js", data),)
         stored = bundle("node", files)
         return BotSource(name or Path(path).stem, stored, str(path), doc, origin, runtime="node", files=files)
+    from .botfolder import BUNDLE_MAGIC
+
+    if source.startswith(BUNDLE_MAGIC):  # a database would read it back as a program
+        why = f"starts with {BUNDLE_MAGIC.strip()!r}, the header of a stored program"
+        return _refuse(why, path, origin, name, lenient)
     declared, doc = describe(source)
     return BotSource(name or declared or Path(path).stem, source, str(path), doc, origin)
 

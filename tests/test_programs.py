@@ -224,6 +224,11 @@ def test_submit_stores_a_bot_folder_with_every_files_sha256_and_a_tournament_ver
     monkeypatch.chdir(tmp_path)
     assert main(["new", "folder_bot", "--lang", "python-stdio"]) == 0
     assert main(["submit", "folder_bot", "--to", "subs", "--games", "1"]) == 0
+    assert main(["new", "js_bot", "--lang", "js"]) == 0
+    assert main(["submit", "js_bot.js", "--to", "subs", "--games", "1"]) == 0
+    assert main(["submit", "js_bot.js", "--to", "subs", "--games", "1"]) == 1  # the very same bot again
+    capsys.readouterr()
+    assert main(["tournament", "subs", "greedy", "--games", "1", "--db", "ok.db", "-q"]) == 0  # both verified
     manifest = json.loads((tmp_path / "subs" / "folder_bot.json").read_text())
     assert manifest["runtime"] == "program" and manifest["program"]["language"] == "python"
     for rel in ("bot.py", "bot.toml"):
@@ -236,7 +241,7 @@ def test_submit_stores_a_bot_folder_with_every_files_sha256_and_a_tournament_ver
     capsys.readouterr()
     assert main(["tournament", "subs", "greedy", "--games", "1", "--db", "t.db"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "folder_bot (changed since submission)" in err[0], err
+    assert len(err) == 1 and "folder_bot (changed since submission)" in err[0] and "js_bot" not in err[0], err
     assert not (tmp_path / "t.db").exists()
 
 
@@ -342,3 +347,15 @@ def test_a_hostile_databases_bundle_is_refused_never_staged(files: list[list[str
     assert src.problem and "not a bot program's stored source" in src.problem
     with pytest.raises(BotLoadError):
         program_factory(src, PATIENT)
+
+
+def test_a_python_file_posing_as_a_stored_program_is_refused(tmp_path: Path) -> None:
+    """The attack: a .py whose text starts with a program bundle's header, so that a database
+    would re-play it as a program: refused when read, in one line."""
+    from arena.botfolder import BUNDLE_MAGIC
+    from arena.errors import BotLoadError
+
+    bot = tmp_path / "poser.py"
+    bot.write_text(BUNDLE_MAGIC + '{"runtime": "node", "files": [["bot.js", "text", "x"]]}\n', encoding="utf-8")
+    with pytest.raises(BotLoadError, match="header of a stored program"):
+        read_bot_file(bot)

@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
             f"bot name {name!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
             "(starting with a letter)"
         )
-    sha = src.sha256 if src is not None and checked is None else hashlib.sha256(checked or b"").hexdigest()
+    # the bot's sha256 as a tournament computes it: a program's is its bundle's (runtime and files)
+    sha = src.sha256 if src is not None else hashlib.sha256(checked or b"").hexdigest()
     suffix = "" if is_folder else ".js" if path.suffix == ".js" else ".py"
     stored = folder / f"{name}{suffix}"
     manifest = folder / f"{name}.json"
@@ -175,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
 
 def stored_sha256(stored: Path) -> str:
     """The sha256 of a stored submission: a bot file's bytes, a bot folder's listing."""
-    if stored.suffix not in (".py", ".js"):  # a bot folder's submission (a bot file's is refused if a folder)
+    if stored.suffix != ".py":  # a program's submission: its bundle's sha256 (a folder named .py is refused)
         from ..loader import read_bot_file
 
         sha: str = read_bot_file(stored).sha256
