@@ -5,10 +5,12 @@ and its stream (:class:`ProgramStream`). Protocol v1: docs/protocol.md.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
 import threading
+import weakref
 from time import thread_time
 from typing import TYPE_CHECKING, Any
 
@@ -214,6 +216,16 @@ class ProgramSeat:
         self.factory.record(self)
 
 
+#: Live factories, whose staged files are removed at exit at the latest.
+_stages: weakref.WeakSet[ProgramFactory] = weakref.WeakSet()
+
+
+@atexit.register
+def _remove_stages() -> None:
+    for factory in list(_stages):
+        factory.close()
+
+
 class ProgramFactory:
     """A bot program as a seat factory: its files staged once (read-only), a process per game or stream."""
 
@@ -242,7 +254,13 @@ class ProgramFactory:
         self.report: dict[str, Any] = {}
         #: What manifests record of the program: its language, API, and the sha256 of each built file.
         self.program: dict[str, Any] = {}
-        self._trial()
+        self.owner = os.getpid()
+        _stages.add(self)
+        try:
+            self._trial()
+        except BaseException:
+            self.close()
+            raise
 
     def _trial(self) -> None:
         """Start the program once, so a program that cannot start is refused before any game."""
@@ -268,6 +286,9 @@ class ProgramFactory:
         return ProgramStream(self)
 
     def close(self) -> None:
+        """Remove the staged files (only in the process that staged them)."""
+        if getattr(self, "owner", None) != os.getpid():
+            return
         stage, self.stage = self.stage, ""
         if stage:
             for folder, _dirs, _files in os.walk(stage):
