@@ -37,7 +37,8 @@ static std::vector<std::string> cards(const std::string& list) {
 }
 
 static int points(const std::string& card) {
-    static const std::map<std::string, int> p = {{"10", 10}, {"j", 20}, {"q", 3}, {"k", 4}, {"a", 11}};
+    // The contest's points (start_game's rules.points says those in force; read them for variants).
+    static const std::map<std::string, int> p = {{"10", 10}, {"j", 20}, {"q", 10}, {"k", 10}, {"a", 15}};
     auto it = p.find(card.substr(0, card.size() - 1));
     return it == p.end() ? 0 : it->second;
 }

@@ -3,7 +3,7 @@
 "use strict";
 const readline = require("readline");
 const lines = readline.createInterface({ input: process.stdin });
-const POINTS = { 6: 0, 7: 0, 8: 0, 9: 0, 1: 10, j: 20, q: 3, k: 4, a: 11 };
+let POINTS = {}; // rank -> penalty points, from start_game's rules
 const send = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
 let view = null;
 
@@ -18,7 +18,7 @@ function bestSuit(hand) {
 function next() {
   // One action for the current view; the referee answers put and draw with a new view.
   if (view.puttable.length > 0) {
-    const card = view.puttable.reduce((a, b) => (POINTS[b[0]] > POINTS[a[0]] ? b : a));
+    const card = view.puttable.reduce((a, b) => (POINTS[b.slice(0, -1)] > POINTS[a.slice(0, -1)] ? b : a));
     const rest = view.hand.filter((c) => c !== card);
     send({ action: "put", card: card, suit: card[0] === "j" ? bestSuit(rest) : null });
   } else if (!view.can_finish && view.can_draw) {
@@ -33,7 +33,7 @@ function next() {
 
 lines.on("line", (line) => {
   const msg = JSON.parse(line);
-  if (msg.type === "start_game") send({ type: "ready" });
+  if (msg.type === "start_game") { POINTS = msg.rules.points; send({ type: "ready" }); }
   else if (msg.type === "move") { view = msg.view; next(); }
   else if (msg.type === "ok") { const drew = view.drew; view = msg.view; view.drew = drew || "card" in msg; next(); }
   else if (msg.type === "error") send({ action: "finish" });

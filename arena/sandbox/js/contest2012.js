@@ -9,7 +9,7 @@ vm.runInThisContext(fs.readFileSync("mootools.js", "utf8"), { filename: "mootool
 
 const RANKS = { 6: "шестёрка", 7: "семёрка", 8: "восьмёрка", 9: "девятка", 10: "десятка", j: "валет", q: "дама", k: "король", a: "туз" };
 const SUITS = { s: "пик", c: "треф", h: "червей", d: "бубен" };
-let POINTS = { 6: 0, 7: 0, 8: 0, 9: 0, 10: 10, j: 20, q: 3, k: 4, a: 11 };
+let POINTS = { 6: 0, 7: 0, 8: 0, 9: 0, 10: 10, j: 20, q: 10, k: 10, a: 15 }; // the contest's; start_game's rules replace them
 
 const send = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
 

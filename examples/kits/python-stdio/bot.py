@@ -4,7 +4,8 @@ import json
 import sys
 from typing import Any
 
-POINTS = {"6": 0, "7": 0, "8": 0, "9": 0, "10": 10, "j": 20, "q": 3, "k": 4, "a": 11}
+#: Rank -> penalty points under the rules in force (start_game's rules).
+POINTS: dict[str, int] = {}
 
 
 def send(message: dict[str, Any]) -> None:
@@ -50,6 +51,8 @@ def main() -> None:
     while True:
         message = receive()
         if message["type"] == "start_game":
+            POINTS.clear()
+            POINTS.update(message["rules"]["points"])
             send({"type": "ready"})
         elif message["type"] == "move":
             play_move(message["view"])
