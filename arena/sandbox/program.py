@@ -13,6 +13,7 @@ its memory (RLIMIT_DATA, and V8's own heap limit for node) faults as ``memory``.
 
 from __future__ import annotations
 
+import fcntl
 import marshal
 import os
 import select
@@ -45,6 +46,9 @@ _BOOT = (
 PROGRAM_LAYERS = ("workdir", "rlimits", "netns", "uid", "no_new_privs", "seccomp")
 #: Texts in a dead program's last words that mean it ran out of memory (V8, the C++ and C libraries).
 _OOM = ("heap out of memory", "out of memory", "bad_alloc", "Cannot allocate memory", "MemoryError")
+#: The stderr pipe's size: what a program may write to stderr in one turn before it blocks.
+STDERR_PIPE_BYTES = 1 << 20
+_F_SETPIPE_SZ = 1031
 #: Threads a program may run (RLIMIT_NPROC of its own uid): node runs about 7 with one V8 worker.
 THREADS = 16
 
@@ -132,6 +136,10 @@ class ProgramProcess:
         self.fd_r = self.proc.stdout.fileno()  # type: ignore[union-attr]
         self.fd_e = self.proc.stderr.fileno()  # type: ignore[union-attr]
         os.set_blocking(self.fd_e, False)
+        try:  # room for 1 MiB of stderr a turn (drained after each): a chatty bot does not block on it
+            fcntl.fcntl(self.fd_e, _F_SETPIPE_SZ, STDERR_PIPE_BYTES)
+        except OSError:
+            pass
         self.stderr = b""
         _watchdog.watch(self)
         self.deadline = time.monotonic() + limits.startup_seconds

@@ -113,7 +113,6 @@ class ProgramSeat:
         table = self.table
         if table is None:
             raise BotFault(FaultKind.CRASH, "the seat has no context", retire=True)
-        move = table.current_move()
         proc = self._live()
         budget = self._budget()
         if proc.pending():
@@ -154,8 +153,7 @@ class ProgramSeat:
                 except ValueError as exc:  # not a card
                     proc.send({"type": "error", "rule": "R1.2", "message": clean(str(exc), 300)})
                     continue
-                if move.finished or table.over:
-                    break
+                # A put or a draw never ends a move (only a finish does: R8.1, R8.4): answer it.
                 answer["view"] = self._view(table)
                 proc.send(answer)
                 if thread_time() - ref0 > self.limits.referee_turn_seconds:
