@@ -39,6 +39,10 @@ PATIENT = dataclasses.replace(LIMITS, move_seconds=2.0, game_seconds=30.0, load_
 ROOT = Path(__file__).parent.parent
 
 
+def says_of(outcome: GameOutcome, seat: int = 1) -> list[str]:
+    return [e["text"] for e in outcome.log if e["event"] == "say" and e["seat"] == seat]
+
+
 def play(path: Path, limits: Limits, seed: int = 5) -> GameOutcome:
     src = read_bot_file(path)
     greedy = load_trusted(resolve_bot("greedy"))
@@ -73,7 +77,10 @@ def test_hostile_program_is_contained(path: Path, tmp_path: Path) -> None:
     elif check == "no-network":
         assert "net:" in said and "CONNECTED" not in said, said
     elif check == "no-secret":
-        assert "PATH=" not in said and "arena.sandbox.launch" not in said, said
+        assert "READ /" not in said and "PATH=" not in said and "arena" not in said, said
+        listed = {line.split()[1]: line for line in says_of(outcome) if line.startswith("LIST ")}
+        assert set(listed) == {"/"}, listed  # /tmp, /work, /srv, /home, /root, /proc: not there at all
+        assert set(listed["/"].split()[2].split(",")) == {"usr", "etc", "bin", "lib", "lib64", "sbin", "dev", "bot"}
 
 
 def test_js_example_plays_a_stream_without_faults() -> None:
@@ -144,7 +151,7 @@ def test_each_starter_kit_from_arena_new_passes_arena_check(
     capsys.readouterr()
     assert main(["check", made, "--games", "1"]) == 0
     out = capsys.readouterr().out
-    assert "6/6 active" in out and f"{made}: clean" in out, out
+    assert "7/7 active" in out and f"{made}: clean" in out, out
 
 
 def folder(tmp_path: Path, toml: str, **files: str) -> Path:

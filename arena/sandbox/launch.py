@@ -56,6 +56,57 @@ _CLONE_NEWNS = 0x00020000
 _MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 
 
+#: What a program sees of the machine's files (read-only), besides its own folder as ``/bot``.
+SYSTEM_DIRS = ("usr", "etc", "bin", "lib", "lib64", "sbin")
+DEVICES = ("null", "zero", "urandom", "random")
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 0x1, 0x2, 0x4, 0x20, 0x1000
+
+
+def _private_root(stage: str) -> None:
+    """A new mount namespace and root: the system's folders read-only, a few devices, the
+    bot's own folder as ``/bot`` (read-only), and nothing else: no /tmp, /proc, /home, /root,
+    /srv or wherever the organiser keeps databases, records and the other bots."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def mount(src: bytes | None, dst: str, fstype: bytes | None, flags: int, data: bytes | None = None) -> None:
+        if libc.mount(src, dst.encode(), fstype, flags, data) != 0:
+            raise RuntimeError(f"mount {dst}: errno {ctypes.get_errno()}")
+
+    def bind(src: str, dst: str, writable: bool = False) -> None:
+        mount(src.encode(), dst, None, _MS_BIND | _MS_REC)
+        if not writable:
+            mount(None, dst, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID)
+
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        raise RuntimeError(f"unshare(CLONE_NEWNS): errno {ctypes.get_errno()}")
+    mount(None, "/", None, _MS_REC | _MS_PRIVATE)
+    # the stage's mount as this namespace sees it, held before /tmp (where it may be) is covered
+    stage_fd = os.open(stage, os.O_RDONLY | os.O_DIRECTORY)
+    mount(b"tmpfs", "/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=0755")
+    root = "/tmp/root"
+    os.mkdir(root, 0o755)
+    for name in SYSTEM_DIRS:
+        source, target = "/" + name, f"{root}/{name}"
+        if os.path.islink(source):  # merged /usr: /bin -> usr/bin
+            os.symlink(os.readlink(source), target)
+        elif os.path.isdir(source):
+            os.mkdir(target)
+            bind(source, target)
+    os.mkdir(f"{root}/dev", 0o755)
+    for name in DEVICES:
+        if os.path.exists(f"/dev/{name}"):
+            open(f"{root}/dev/{name}", "wb").close()
+            bind(f"/dev/{name}", f"{root}/dev/{name}", writable=True)
+    os.mkdir(f"{root}/bot")
+    bind(f"/proc/self/fd/{stage_fd}", f"{root}/bot")
+    os.close(stage_fd)
+    mount(None, "/tmp", None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, b"size=1m,mode=0755")
+    os.chroot(root)
+    os.chdir("/bot")
+
+
 def _private_tmp() -> None:
     """A new mount namespace in which the world-writable folders are fresh, small tmpfs mounts."""
     import ctypes
@@ -102,6 +153,9 @@ def main(raw: str) -> None:
     def workdir() -> None:
         os.chdir(cfg["cwd"])
 
+    def filesystem() -> None:
+        _private_root(cfg["cwd"])
+
     def uid() -> None:
         uid = cfg["uid"] + os.getpid()
         if build and was_root:  # the build's copy of the folder becomes its own (it writes there)
@@ -128,6 +182,8 @@ def main(raw: str) -> None:
     step("workdir", workdir)
     if build:
         step("private_tmp", _private_tmp)
+    else:
+        step("filesystem", filesystem)
     step("netns", lambda: _layer_netns(bool(cfg["network"]), was_root))
     step("uid", uid)
     step("rlimits", lambda: _rlimits(cfg))

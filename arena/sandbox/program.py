@@ -43,7 +43,7 @@ _BOOT = (
     "main(sys.argv[1])"
 )
 #: The layers a program runs under, in the order they are reported (those of a Python bot).
-PROGRAM_LAYERS = ("workdir", "rlimits", "netns", "uid", "no_new_privs", "seccomp")
+PROGRAM_LAYERS = ("workdir", "filesystem", "rlimits", "netns", "uid", "no_new_privs", "seccomp")
 #: Texts in a dead program's last words that mean it ran out of memory (V8, the C++ and C libraries).
 _OOM = ("heap out of memory", "out of memory", "bad_alloc", "Cannot allocate memory", "MemoryError")
 #: The stderr pipe's size: what a program may write to stderr in one turn before it blocks.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -115,9 +116,16 @@ def program_layers(runtime: str, limits: Limits | None = None) -> dict[str, str]
     if runtime not in RUNTIMES:
         return {name: f"failed: no runtime {runtime!r}" for name in PROGRAM_LAYERS}
     probe = node_runtime(limits, "--version") if runtime == "node" else Runtime("program", ("/bin/true",))
+    import shutil
+    import tempfile
+
+    stage = tempfile.mkdtemp(prefix="arena-probe-")  # an empty stage, as a bot's is staged
+    os.chmod(stage, 0o555)
     try:
-        proc = ProgramProcess("/", probe, limits)
+        proc = ProgramProcess(stage, probe, limits)
     except (WorkerError, OSError) as exc:
         return {name: f"failed: {runtime} did not start ({exc})" for name in PROGRAM_LAYERS}
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
     proc.kill()
     return {name: proc.report.get(name, "failed: not reported") for name in PROGRAM_LAYERS}
