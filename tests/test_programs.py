@@ -198,22 +198,30 @@ def test_a_bad_bot_toml_is_refused_in_one_line(
 
 
 def test_a_build_writes_only_its_own_folder_and_is_bounded(tmp_path: Path) -> None:
-    """A hostile build: writes to /tmp, /dev/shm and $HOME land in its private tmpfs or are
-    refused; the network is unreachable; it cannot outlive its time limit."""
+    """A hostile build: it sees none of the organiser's files (a world-readable secret in the
+    host's /tmp included); writes to /tmp land in its private tmpfs, others are refused; the
+    network is unreachable; it cannot outlive its time limit."""
     from arena.errors import BotLoadError
     from arena.sandbox.progbuild import BuildLimits, run_build
 
     mark = f"arena-build-escape-{os.getpid()}"
-    script = (
-        f"echo x > /tmp/{mark}; echo x > /dev/shm/{mark}; echo x > /root/{mark}; "
-        "(exec 3<>/dev/tcp/127.0.0.1/22) 2>/dev/null && echo NET > net.txt; "
-        f"ls /tmp > seen.txt; echo built > out.txt"
-    )
-    built = run_build(f"bash -c '{script}'", {"bot.toml": b""}, "t")
-    assert built["out.txt"] == b"built\n" and "net.txt" not in built
+    secret = Path("/tmp") / f"{mark}-secret"
+    secret.write_text("organiser's secret", encoding="utf-8")
+    secret.chmod(0o644)  # world-readable, in a world-readable folder: a build must not see it anyway
+    try:
+        script = (
+            f"echo x > /tmp/{mark}; echo x > /dev/shm/{mark}; echo x > /root/{mark}; "
+            "(exec 3<>/dev/tcp/127.0.0.1/22) 2>/dev/null && echo NET > net.txt; "
+            f"cat {secret} > leak.txt 2>/dev/null; ls /tmp > seen.txt; ls / > root.txt; echo built > out.txt"
+        )
+        built = run_build(f"bash -c '{script}'", {"bot.toml": b""}, "t")
+    finally:
+        secret.unlink()
+    assert built["out.txt"] == b"built\n" and "net.txt" not in built and built["leak.txt"] == b""
     for where in ("/tmp", "/dev/shm", "/root"):
         assert not os.path.exists(f"{where}/{mark}")
     assert built["seen.txt"].split() == [mark.encode()]  # its private /tmp: the host's is not visible
+    assert set(built["root.txt"].split()) == {b"usr", b"etc", b"bin", b"lib", b"lib64", b"sbin", b"dev", b"bot", b"tmp"}
     with pytest.raises(BotLoadError, match="over the build's 0.5 s"):
         run_build("sleep 30", {}, "t", BuildLimits(seconds=0.5))
 

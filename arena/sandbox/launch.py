@@ -50,8 +50,6 @@ def _rlimits(cfg: dict[str, Any]) -> str:
     return f"DATA={mem} FSIZE={fsize} CORE=0 CPU={cpu}/{cpu + 1} NOFILE={nofile} NPROC={nproc}"
 
 
-#: Folders every uid may write to, hidden under a private tmpfs in a build (its own mount namespace).
-SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 _CLONE_NEWNS = 0x00020000
 _MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 
@@ -62,10 +60,11 @@ DEVICES = ("null", "zero", "urandom", "random")
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 0x1, 0x2, 0x4, 0x20, 0x1000
 
 
-def _private_root(stage: str) -> None:
+def _private_root(stage: str, build: bool = False) -> None:
     """A new mount namespace and root: the system's folders read-only, a few devices, the
     bot's own folder as ``/bot`` (read-only), and nothing else: no /tmp, /proc, /home, /root,
-    /srv or wherever the organiser keeps databases, records and the other bots."""
+    /srv or wherever the organiser keeps databases, records and the other bots. A build's
+    ``/bot`` is writable, and it gets a private tmpfs ``/tmp`` (a compiler's scratch space)."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -100,25 +99,14 @@ def _private_root(stage: str) -> None:
             open(f"{root}/dev/{name}", "wb").close()
             bind(f"/dev/{name}", f"{root}/dev/{name}", writable=True)
     os.mkdir(f"{root}/bot")
-    bind(f"/proc/self/fd/{stage_fd}", f"{root}/bot")
+    bind(f"/proc/self/fd/{stage_fd}", f"{root}/bot", writable=build)
     os.close(stage_fd)
+    if build:
+        os.mkdir(f"{root}/tmp", 0o1777)
+        mount(b"tmpfs", f"{root}/tmp", b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=64m,mode=1777")
     mount(None, "/tmp", None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, b"size=1m,mode=0755")
     os.chroot(root)
     os.chdir("/bot")
-
-
-def _private_tmp() -> None:
-    """A new mount namespace in which the world-writable folders are fresh, small tmpfs mounts."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(_CLONE_NEWNS) != 0:
-        raise RuntimeError(f"unshare(CLONE_NEWNS): errno {ctypes.get_errno()}")
-    if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
-        raise RuntimeError(f"mount --make-rprivate /: errno {ctypes.get_errno()}")
-    for folder in SHARED_WRITABLE:
-        if os.path.isdir(folder) and libc.mount(b"tmpfs", folder.encode(), b"tmpfs", 0, b"size=64m,mode=1777") != 0:
-            raise RuntimeError(f"mount tmpfs on {folder}: errno {ctypes.get_errno()}")
 
 
 def main(raw: str) -> None:
@@ -154,7 +142,7 @@ def main(raw: str) -> None:
         os.chdir(cfg["cwd"])
 
     def filesystem() -> None:
-        _private_root(cfg["cwd"])
+        _private_root(cfg["cwd"], build)
 
     def uid() -> None:
         uid = cfg["uid"] + os.getpid()
@@ -180,10 +168,7 @@ def main(raw: str) -> None:
         flt.load()
 
     step("workdir", workdir)
-    if build:
-        step("private_tmp", _private_tmp)
-    else:
-        step("filesystem", filesystem)
+    step("filesystem", filesystem)
     step("netns", lambda: _layer_netns(bool(cfg["network"]), was_root))
     step("uid", uid)
     step("rlimits", lambda: _rlimits(cfg))

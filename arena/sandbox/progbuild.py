@@ -1,8 +1,9 @@
 """A bot folder's build command (``build`` in its bot.toml), run once under the sandbox.
 
 The build runs in a fresh folder holding the bot's files, owned by a uid of its own, through
-the launcher in build mode (:mod:`arena.sandbox.launch`): its own mount namespace with a
-private tmpfs over every world-writable folder, an empty network namespace, RLIMIT_DATA,
+the launcher in build mode (:mod:`arena.sandbox.launch`): its own root (the system's folders
+read-only, its folder as a writable ``/bot``, a private tmpfs ``/tmp``; nothing of the
+organiser's, nor of the other bots'), an empty network namespace, RLIMIT_DATA,
 RLIMIT_FSIZE and RLIMIT_NPROC of :class:`BuildLimits`, the build seccomp filter. The referee
 gives it ``seconds`` of wall-clock time and keeps the last ``output_bytes`` of its output;
 its failure is one line with the compiler's last lines.
@@ -24,7 +25,7 @@ from ..errors import BotLoadError
 from .failures import describe_exit
 from .program import _BOOT, _ROOT, _next_uid
 
-BUILD_LAYERS = ("workdir", "private_tmp", "rlimits", "netns", "uid", "no_new_privs", "seccomp")
+BUILD_LAYERS = ("workdir", "filesystem", "rlimits", "netns", "uid", "no_new_privs", "seccomp")
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def _run(command: str, work: str, uid: int, limits: BuildLimits) -> tuple[int | 
         "cpu_seconds": int(limits.seconds) + 1,
         "threads": limits.processes,
         "argv": ["/bin/sh", "-c", command],
-        "env": {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": work, "TMPDIR": "/tmp", "LANG": "C.UTF-8"},
+        "env": {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/bot", "TMPDIR": "/tmp", "LANG": "C.UTF-8"},
         "order": list(BUILD_LAYERS),
         "report_fd": report_w,
     }
