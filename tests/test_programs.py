@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -377,3 +378,24 @@ def test_a_python_file_posing_as_a_stored_program_is_refused(tmp_path: Path) -> 
     bot.write_text(BUNDLE_MAGIC + '{"runtime": "node", "files": [["bot.js", "text", "x"]]}\n', encoding="utf-8")
     with pytest.raises(BotLoadError, match="header of a stored program"):
         read_bot_file(bot)
+
+
+def test_the_example_kits_are_the_kits_arena_new_writes() -> None:
+    """examples/kits/ holds kits as `arena new --lang` writes them (arena/kits/, package data),
+    with a name filled in: the copies do not drift apart."""
+    package, examples = ROOT / "arena" / "kits", ROOT / "examples" / "kits"
+
+    def files(root: Path) -> dict[str, bytes]:
+        out = {}
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts:
+                data = p.read_bytes()
+                if p.name == "bot.toml":  # the name is the one line arena new fills in
+                    data = re.sub(rb'(?m)^name = ".*"$', b'name = "NAME"', data)
+                out[p.relative_to(root).as_posix()] = data
+        return out
+
+    kits = sorted(p.name for p in examples.iterdir() if p.is_dir())
+    assert kits and all((package / k).is_dir() for k in kits)
+    for kit in kits:
+        assert files(package / kit) == files(examples / kit), kit
