@@ -11,7 +11,6 @@ import shutil
 import tempfile
 import threading
 import weakref
-from time import thread_time
 from typing import TYPE_CHECKING, Any
 
 from ..cards import Card
@@ -23,6 +22,7 @@ from ..turn import SAY_CHARS, SAYS_PER_MOVE
 from . import jsonwire
 from .failures import ProtocolViolation, WorkerError, WorkerTimeout, clean
 from .limits import Limits, cpu_clocks_work
+from .player import _clock as referee_clock
 from .program import PROGRAM_LAYERS, ProgramProcess, Runtime
 
 if TYPE_CHECKING:
@@ -118,46 +118,51 @@ class ProgramSeat:
         if proc.pending():
             raise _fault(ProtocolViolation("a line out of turn"), proc)
         start, cpu0 = proc.begin(budget)
-        ref0 = thread_time()
+        billed = 0.0  # the referee's CPU on this turn's lines: reading, parsing, applying (not its views)
         said = acted = 0
         error: str | None = None
         try:
             proc.send({"type": "move", "view": self._view(table)})
             while True:
-                action = jsonwire.parse_action(proc.recv())
-                acted += 1
-                if acted > self.limits.max_turn_actions:
-                    raise ProtocolViolation(f"more than {self.limits.max_turn_actions} actions in a turn")
-                kind = action["action"]
-                if kind == "say":
-                    said += 1
-                    if said <= SAYS_PER_MOVE:
-                        table.say(clean(action["text"], SAY_CHARS))
-                    continue
-                if kind == "error":  # the bot's own code failed: an exception fault, the fallback completes
-                    error = action["message"]
-                    break
+                t0 = referee_clock()
                 try:
-                    if kind == "put":
-                        card = Card._by_text.get(action["card"]) or Card(action["card"])
-                        table.checked_put(card, action.get("suit"))
-                        answer: dict[str, Any] = {"type": "ok"}
-                    elif kind == "draw":
-                        answer = {"type": "ok", "card": table.checked_draw()._text}
-                    else:
-                        table.checked_finish()
+                    action = jsonwire.parse_action(proc.recv())
+                    acted += 1
+                    if acted > self.limits.max_turn_actions:
+                        raise ProtocolViolation(f"more than {self.limits.max_turn_actions} actions in a turn")
+                    kind = action["action"]
+                    if kind == "say":
+                        said += 1
+                        if said <= SAYS_PER_MOVE:
+                            table.say(clean(action["text"], SAY_CHARS))
+                        continue
+                    if kind == "error":  # the bot's own code failed: an exception fault, the fallback completes
+                        error = action["message"]
                         break
-                except IllegalMove as exc:
-                    proc.send({"type": "error", "rule": exc.rule, "message": clean(str(exc), 300)})
-                    continue
-                except ValueError as exc:  # not a card
-                    proc.send({"type": "error", "rule": "R1.2", "message": clean(str(exc), 300)})
-                    continue
-                # A put or a draw never ends a move (only a finish does: R8.1, R8.4): answer it.
+                    try:
+                        if kind == "put":
+                            card = Card._by_text.get(action["card"]) or Card(action["card"])
+                            table.checked_put(card, action.get("suit"))
+                            answer: dict[str, Any] = {"type": "ok"}
+                        elif kind == "draw":
+                            answer = {"type": "ok", "card": table.checked_draw()._text}
+                        else:
+                            table.checked_finish()
+                            break
+                    except IllegalMove as exc:
+                        proc.send({"type": "error", "rule": exc.rule, "message": clean(str(exc), 300)})
+                        continue
+                    except ValueError as exc:  # not a card
+                        proc.send({"type": "error", "rule": "R1.2", "message": clean(str(exc), 300)})
+                        continue
+                finally:
+                    billed += referee_clock() - t0
+                    if billed > self.limits.referee_turn_seconds:
+                        raise ProtocolViolation("its lines took more of the referee's CPU than a turn may")
+                # A put or a draw never ends a move (only a finish does: R8.1, R8.4): answer it, with
+                # the view after it (the referee's own work, not billed to the seat).
                 answer["view"] = self._view(table)
                 proc.send(answer)
-                if thread_time() - ref0 > self.limits.referee_turn_seconds:
-                    raise ProtocolViolation("its lines took more of the referee's CPU than a turn may")
         except WorkerError as exc:
             in_time, _ = proc.end(start, cpu0, budget)
             if not in_time or isinstance(exc, WorkerTimeout):
