@@ -1,6 +1,6 @@
-"""``arena contest init DIR`` and ``arena contest invite DIR AUTHOR``: a contest folder and its tokens.
-
-Each token is printed once; the database keeps only its hash."""
+"""``arena contest init DIR``, ``arena contest invite DIR AUTHOR``: a contest folder and its tokens
+(each printed once; the database keeps only its hash); ``arena contest round DIR --field K``: round
+two opens with the best K of round one as its field and rules of its own."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 from ..author import NAME_PATTERN
 from ..errors import UsageError
 from ..safetext import escape
+from .options import add_rules_options, make_rules, positive
 
 
 def run(args: argparse.Namespace) -> int:
@@ -21,6 +22,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"contest created in {escape(args.dir)}")
             print(f"organiser token (shown once, keep it secret): {token}")
             return 0
+        if args.action == "round":
+            return open_round(args)
         if not NAME_PATTERN.fullmatch(args.author):
             raise UsageError(
                 f"author name {args.author[:60]!r}: use letters, digits, - or _, from a letter, at most 40"
@@ -33,6 +36,28 @@ def run(args: argparse.Namespace) -> int:
     except store.ContestError as exc:
         raise UsageError(str(exc)) from None
     print(f"author token for {args.author} (shown once; give it to them privately): {token}")
+    return 0
+
+
+def open_round(args: argparse.Namespace) -> int:
+    """Open round two; print its rules and its field. :raises store.ContestError:."""
+    from pathlib import Path
+
+    from ..server import rounds, store
+
+    rules = make_rules(args.variant, args.rule)  # the rules options of `arena tournament`: one line when bad
+    db = store.open_db(args.dir)
+    try:
+        rnd, picks = rounds.open_round(db, Path(args.dir), args.field, rules, args.variant, args.rule)
+    finally:
+        db.close()
+    changed = ", ".join(f"{k}={v}" for k, v in rnd.rules.changed().items())
+    print(escape(f"round {rnd.number} is open in {args.dir}: rules {args.variant}{', ' + changed if changed else ''}"))
+    how = "the round-one final's standings" if rnd.picked_by == "final" else "the round-one ladder's ratings"
+    print(f"the field, by {how}:")
+    for rank, p in enumerate(picks, 1):
+        print(escape(f"  {rank}. {p.bot} v{p.version} ({p.author}) sha256 {p.sha256[:16]}"))
+    print("uploads are open again; each new submission plays the field (the gauntlet)")
     return 0
 
 
@@ -49,4 +74,13 @@ def register(sub: Any) -> None:
     inv = actions.add_parser("invite", help="add an author; prints their token once")
     inv.add_argument("dir", metavar="DIR")
     inv.add_argument("author", metavar="AUTHOR")
+    rnd = actions.add_parser(
+        "round",
+        help="open round two: the best K of round one form the field, the rules may change",
+        description="Open round two: the best K of round one (by the published final's standings, else by the "
+        "ladder's ratings) form the field; new submissions play against it under the round's rules.",
+    )
+    rnd.add_argument("dir", metavar="DIR")
+    rnd.add_argument("--field", type=positive, required=True, metavar="K", help="how many of round one form the field")
+    add_rules_options(rnd)
     p.set_defaults(func=run)

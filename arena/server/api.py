@@ -14,7 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from . import store
+from . import rounds, store
 from .auth import bearer, client_of
 from .common import FORM_OVERHEAD, SMALL_BODY, ServerSettings, bot_name, db_call, read_body, submission_view
 
@@ -99,8 +99,26 @@ async def get_submission(request: Request) -> JSONResponse:
     return JSONResponse(view)
 
 
+def round_param(request: Request) -> int | None:
+    """``?round=N``: a round's number (None: the current round). :raises HTTPException: 404, not a round's number."""
+    text = request.query_params.get("round")
+    if text is None:
+        return None
+    if not (text.isdigit() and len(text) < 6):
+        raise HTTPException(404, "no such round: ?round=N takes a round's number")
+    return int(text)
+
+
+async def board_of(request: Request) -> dict[str, Any]:
+    """The leaderboard of the round ``?round=N`` asks for (the current one by default)."""
+    try:
+        return await db_call(request, rounds.leaderboard, round_param(request))
+    except store.ContestError as exc:
+        raise HTTPException(404, str(exc)) from None
+
+
 async def get_leaderboard(request: Request) -> JSONResponse:
-    return JSONResponse(await db_call(request, store.leaderboard))
+    return JSONResponse(await board_of(request))
 
 
 async def post_active(request: Request) -> JSONResponse:

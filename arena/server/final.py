@@ -47,6 +47,8 @@ def field(db: sqlite3.Connection) -> list[sqlite3.Row]:
 
 def can_start(db: sqlite3.Connection) -> str | None:
     """Why the final cannot start now; None when it can."""
+    if store.setting(db, "round") not in ("", "1"):  # round one's final stays as published
+        return "round two is open: the round-one final is kept as it was run"
     if store.setting(db, "frozen") != "1":
         return "freeze submissions first: the final plays the frozen versions"
     if state(db).get("state") == "running":

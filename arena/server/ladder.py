@@ -7,6 +7,9 @@ versions nearest to it in rating, with some noise, at a table of 2 to 6. A table
 Each finished game is stored and rated in one transaction under its key
 ``b{block}-r{rotation}`` (:func:`.store.record_game`); a worker killed mid-block leaves the
 block's finished games and no other.
+
+A block belongs to the round that was current when it was made, and plays under that round's
+rules; from round two on, its table is a gauntlet (:func:`.rounds.pick_gauntlet`).
 """
 
 from __future__ import annotations
@@ -22,11 +25,11 @@ from ..errors import BotLoadError
 from ..loader import bot_source
 from ..players import make_factory
 from ..referee import Referee
-from ..rules import CONTEST
+from ..rules import Rules
 from ..safetext import storable
 from ..seeds import derive_seed
 from ..tournament.gamerunner import CrashedPlayer
-from . import store
+from . import rounds, store
 
 MIN_TABLE, MAX_TABLE = 2, 6
 
@@ -65,7 +68,7 @@ class LadderPlayer:
         self.limits = limits
         self.keep = keep
         self.seed = int(store.setting(db, "seed") or 0)
-        self.referee = Referee(CONTEST)
+        self._referees: dict[Rules, Referee] = {}
         self._factories: OrderedDict[int, Any] = OrderedDict()
 
     def _factory(self, sid: int, bot: str, source: bytes) -> Any:
@@ -91,12 +94,19 @@ class LadderPlayer:
 
     def play_block(self, rng: random.Random) -> int:
         """Choose a table and play its block; returns the games stored (0: nothing to play)."""
-        rows = {int(r["id"]): r for r in store.entrants(self.db)}
+        current, found = rounds.entrants(self.db)
+        rows = {int(r["id"]): r for r in found}
         entrants = [Entrant(sid, r["bot"], r["mu"], r["sigma"], r["games"]) for sid, r in rows.items()]
-        table = pick_table(entrants, rng)
-        if not table:
+        if current.number == 1:
+            table = pick_table(entrants, rng)
+        else:  # the gauntlet: a new submission against the field
+            field = set(current.field)
+            new = [e for e in entrants if e.submission not in field]
+            table = rounds.pick_gauntlet(new, [e for e in entrants if e.submission in field], rng, current.sizes)
+        block = store.new_block(self.db, table, current.number) if table else 0
+        if not block:  # nothing to play, or the next round opened meanwhile
             return 0
-        block = store.new_block(self.db, table)
+        referee = self._referees.setdefault(current.rules, Referee(current.rules))
         n = len(table)
         deal = derive_seed(self.seed, "ladder-deal", block)
         bot_key = derive_seed(self.seed, "ladder-bots", block)
@@ -115,7 +125,7 @@ class LadderPlayer:
                     p.name = labels[seat]
                     players.append(p)
                 key = f"b{block}-r{rotation}"
-                outcome = self.referee.play(players, seed=deal, game_id=key, bots=labels)
+                outcome = referee.play(players, seed=deal, game_id=key, bots=labels)
             finally:
                 for p in players:
                     p.close()

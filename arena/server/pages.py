@@ -20,8 +20,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from ..visibility import PUBLIC, game_seen_by
 from ..web.render import render
 from ..web.view import render_viewer, viewer_game
-from . import store
-from .api import accept_upload, choose_active, path_int, register, upload_bytes, visible_submission
+from . import rounds, store
+from .api import accept_upload, board_of, choose_active, path_int, register, upload_bytes, visible_submission
 from .auth import check_csrf, client_of, csrf_token, session_who
 from .common import SMALL_BODY, db_call, read_body
 
@@ -48,7 +48,7 @@ async def form_fields(request: Request) -> dict[str, str]:
 
 
 async def leaderboard_page(request: Request) -> HTMLResponse:
-    return page(request, "server_leaderboard.html.j2", board=await db_call(request, store.leaderboard))
+    return page(request, "server_leaderboard.html.j2", board=await board_of(request))
 
 
 async def live_leaderboard(ws: WebSocket) -> None:
@@ -73,7 +73,7 @@ async def follow(ws: WebSocket) -> None:
     def current() -> dict[str, Any]:
         db = store.open_db(folder)
         try:
-            return store.leaderboard(db)
+            return rounds.leaderboard(db)
         finally:
             db.close()
 

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from ..untrusted import NotRegularFile, regular
+from .migrate import LATEST, STEPS, upgrade
 
 #: The database file inside a contest folder.
 DB_NAME = "contest.db"
-#: The schema this module reads and writes; another value is refused.
+#: The schema :data:`SCHEMA` makes; :mod:`.migrate` upgrades it (and any older database) to its latest.
 SCHEMA_VERSION = "1"
 
 SCHEMA = """
@@ -122,6 +123,7 @@ def init_contest(folder: str | os.PathLike[str], name: str) -> str:
             db.execute("BEGIN IMMEDIATE")
             db.executemany("INSERT INTO contest VALUES (?, ?)", values.items())
             db.execute("COMMIT")
+            upgrade(db)
         db.close()
     except sqlite3.Error as exc:
         os.unlink(path)  # ours, just made: no half-made contest left behind
@@ -149,9 +151,14 @@ def open_db(folder: str | os.PathLike[str]) -> sqlite3.Connection:
         row = db.execute("SELECT value FROM contest WHERE key = 'schema'").fetchone()
     except sqlite3.Error as exc:
         raise ContestError(f"{path}: not a contest database ({exc})") from None
-    if row is None or row[0] != SCHEMA_VERSION:
+    if row is None or (row[0] != LATEST and row[0] not in STEPS):
         db.close()
         raise ContestError(f"{path}: not a contest database of this arena (schema {row[0] if row else None!r})")
+    try:
+        upgrade(db)  # a database an older arena made: upgraded in place, one transaction a step
+    except sqlite3.Error as exc:
+        db.close()
+        raise ContestError(f"{path}: cannot upgrade this contest database ({exc})") from None
     return db
 
 
@@ -300,9 +307,10 @@ def finish_check(db: sqlite3.Connection, submission: int, report: dict[str, Any]
             (status, error, json.dumps(report), time.time(), submission),
         )
         if not error:
-            db.execute(
-                "INSERT OR IGNORE INTO ratings (submission, mu, sigma) VALUES (?, ?, ?)",
-                (submission, START_MU, START_SIGMA),
+            db.execute(  # rated in the round it was uploaded in
+                "INSERT OR IGNORE INTO ratings (round, submission, mu, sigma) VALUES "
+                "((SELECT COALESCE(MAX(number), 1) FROM rounds WHERE first_submission <= ?), ?, ?, ?)",
+                (submission, submission, START_MU, START_SIGMA),
             )
             db.execute(
                 "UPDATE bots SET active = ? WHERE name = (SELECT bot FROM submissions WHERE id = ?)",
@@ -370,21 +378,15 @@ def unpack(blob: bytes) -> list[dict[str, Any]]:
     return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
 
 
-def entrants(db: sqlite3.Connection) -> list[sqlite3.Row]:
-    """The versions the ladder plays: each bot's active version, clean and not rejected, with its rating."""
-    return list(
-        db.execute(
-            "SELECT s.id, s.bot, s.source, r.mu, r.sigma, r.games FROM bots b JOIN submissions s ON s.id = b.active "
-            "JOIN ratings r ON r.submission = s.id WHERE s.status = 'clean' AND s.review != 'rejected' ORDER BY s.id"
-        )
-    )
-
-
-def new_block(db: sqlite3.Connection, table: list[int]) -> int:
+def new_block(db: sqlite3.Connection, table: list[int], round_: int = 1) -> int:
+    """A new block of ``round_``; 0 (nothing made) when that round is no longer the current one
+    (a worker that chose its table just before the next round opened chooses again)."""
     with writing(db):
+        if int(setting(db, "round") or 1) != round_:
+            return 0
         cur = db.execute(
-            "INSERT INTO blocks (size, entrants, created) VALUES (?, ?, ?)",
-            (len(table), json.dumps(table), time.time()),
+            "INSERT INTO blocks (size, entrants, created, round) VALUES (?, ?, ?, ?)",
+            (len(table), json.dumps(table), time.time(), round_),
         )
         return int(cur.lastrowid or 0)
 
@@ -400,8 +402,8 @@ def record_game(
     faults: list[tuple[int, str, str, int]],
     log: list[dict[str, Any]],
 ) -> bool:
-    """Store one finished ladder game and rate it, in one transaction. Returns False when the key
-    is stored already (a game is never counted twice)."""
+    """Store one finished ladder game and rate it (in its block's round), in one transaction.
+    Returns False when the key is stored already (a game is never counted twice)."""
     from .rating import rate
 
     with writing(db):
@@ -421,9 +423,10 @@ def record_game(
                 time.time(),
             ),
         )
+        rnd = int(db.execute("SELECT round FROM blocks WHERE id = ?", (block,)).fetchone()[0])
         old = []
         for sid in seating:
-            row = db.execute("SELECT mu, sigma FROM ratings WHERE submission = ?", (sid,)).fetchone()
+            row = db.execute("SELECT mu, sigma FROM ratings WHERE round = ? AND submission = ?", (rnd, sid)).fetchone()
             old.append((float(row[0]), float(row[1])) if row else None)
         new = rate([o for o in old if o is not None], [p for o, p in zip(old, places, strict=True) if o is not None])
         rated = iter(new)
@@ -431,39 +434,11 @@ def record_game(
             mu, sigma = next(rated) if before is not None else (0.0, 0.0)
             if before is not None:
                 db.execute(
-                    "UPDATE ratings SET mu = ?, sigma = ?, games = games + 1 WHERE submission = ?", (mu, sigma, sid)
+                    "UPDATE ratings SET mu = ?, sigma = ?, games = games + 1 WHERE round = ? AND submission = ?",
+                    (mu, sigma, rnd, sid),
                 )
             db.execute("INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?)", (key, seat, sid, places[seat], mu, sigma))
     return True
-
-
-def leaderboard(db: sqlite3.Connection) -> dict[str, Any]:
-    """The ladder's standings: each bot's active version, ranked by ordinal (mu - 3 sigma)."""
-    rows = db.execute(
-        "SELECT b.name, a.name AS author, s.id, s.version, r.mu, r.sigma, r.games FROM bots b "
-        "JOIN submissions s ON s.id = b.active JOIN authors a ON a.id = b.author "
-        "JOIN ratings r ON r.submission = s.id WHERE s.status = 'clean' AND s.review != 'rejected'"
-    ).fetchall()
-    bots = sorted(
-        (
-            {
-                "bot": r["name"],
-                "author": r["author"],
-                "submission": r["id"],
-                "version": r["version"],
-                "mu": round(r["mu"], 3),
-                "sigma": round(r["sigma"], 3),
-                "ordinal": round(r["mu"] - 3 * r["sigma"], 3),
-                "games": r["games"],
-            }
-            for r in rows
-        ),
-        key=lambda b: (-b["ordinal"], b["bot"]),
-    )
-    for rank, b in enumerate(bots, 1):
-        b["rank"] = rank
-    games = int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
-    return {"contest": setting(db, "name"), "frozen": setting(db, "frozen") == "1", "games": games, "bots": bots}
 
 
 def games_count(db: sqlite3.Connection) -> int:

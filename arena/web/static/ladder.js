@@ -13,7 +13,9 @@
     row.appendChild(td);
     return td;
   }
+  var round = document.getElementById("round");
   function show(board) {
+    if (round && String(board.round) !== round.getAttribute("data-round")) { location.reload(); return; }
     var rows = document.createDocumentFragment();
     board.bots.forEach(function (b) {
       var tr = document.createElement("tr");
@@ -25,6 +27,7 @@
       a.href = "/bots/" + encodeURIComponent(b.bot);
       a.textContent = b.bot;
       name.appendChild(a);
+      if (b.field) { name.appendChild(document.createTextNode(" \u2605")); }
       cell(tr, b.author);
       cell(tr, "v" + b.version, "n");
       cell(tr, b.ordinal.toFixed(2), "n");
