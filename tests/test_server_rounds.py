@@ -186,6 +186,23 @@ def test_a_field_bot_plays_the_gauntlet_under_the_tweaked_rule(round_two: Path, 
     db.close()
 
 
+def test_a_round_two_upload_is_checked_under_the_rounds_rules(
+    round_two: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.author import CheckSettings
+    from arena.server import checks
+
+    folder = copy_of(round_two, tmp_path / "cup")
+    db = store.open_db(folder)
+    author = int(store.invite(db, "gil").split(".")[0][1:])
+    sid = store.add_submission(db, author, "gilbot", source("gilbot"))
+    seen = []
+    monkeypatch.setattr(checks, "check_one", lambda row, settings: (seen.append(settings.rules), ({}, None))[1])
+    assert checks.run_queue(db, CheckSettings(games=1), 1)
+    assert seen == [Rules(hand_size=6)] and rounds.round_of(db, sid) == 2 and rounds.round_of(db, 1) == 1
+    db.close()
+
+
 def test_the_leaderboard_is_kept_per_round_and_a_restart_keeps_the_round(round_two: Path) -> None:
     before = json.loads((round_two / "round-one.json").read_text())
     for _ in range(2):  # the server started twice over the same folder: the round is stored
@@ -295,3 +312,29 @@ def test_a_contest_database_from_before_rounds_opens_upgraded(tmp_path: Path) ->
     again.close()
     with pytest.raises(store.ContestError, match="schema '99'"):
         store.open_db(folder)
+
+
+def test_a_tampered_round_is_refused_never_a_500(round_two: Path, tmp_path: Path) -> None:
+    # The contest database is the organiser's, but hostile all the same: damaged rules, a past round's
+    # entrants list of garbage (or past SQLite's variable limit), a round number that is not one.
+    folder = copy_of(round_two, tmp_path / "cup")
+    db = store.open_db(folder)
+    huge = json.dumps(list(range(100_000)) + ["x", None, 1.5, [2]])
+    db.execute("UPDATE rounds SET closed = ? WHERE number = 1", (huge,))
+    assert [b["bot"] for b in rounds.leaderboard(db, 1)["bots"]] == [
+        f"{n}bot" for n in ("eve", "dot", "ann", "ben", "cat")
+    ]
+    db.execute("UPDATE rounds SET closed = '[[[[' WHERE number = 1")
+    assert rounds.leaderboard(db, 1)["bots"] == []
+    db.execute("UPDATE rounds SET rules = ? WHERE number = 2", ('{"hand_size": 99, "colour": 1}',))
+    with TestClient(create_app(ServerSettings(folder, workers=False))) as client:
+        for path in ("/api/leaderboard", "/api/leaderboard?round=2", "/"):
+            answer = client.get(path)
+            assert answer.status_code == 404 and "round 2's stored rules are damaged" in answer.json()["error"]
+        assert client.get("/api/leaderboard?round=1").status_code == 200
+    player = LadderPlayer(db)
+    assert player.play_block(random.Random(1)) == 0  # nothing played under rules it cannot read
+    player.close()
+    db.execute("UPDATE contest SET value = 'two' WHERE key = 'round'")
+    assert rounds.current_number(db) == 1
+    db.close()

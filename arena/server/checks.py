@@ -49,10 +49,20 @@ def check_one(row: sqlite3.Row, settings: CheckSettings) -> tuple[dict[str, Any]
 
 
 def run_queue(db: sqlite3.Connection, settings: CheckSettings, worker: int) -> bool:
-    """Check the oldest queued upload, if any; returns whether one was checked."""
+    """Check the oldest queued upload, if any, under the rules of the round it was uploaded in;
+    returns whether one was checked."""
+    from dataclasses import replace
+
+    from .rounds import get_round, round_of
+
     row = store.claim_check(db, worker)
     if row is None:
         return False
-    report, error = check_one(row, settings)
+    try:
+        rules = get_round(db, round_of(db, int(row["id"]))).rules
+    except store.ContestError as exc:  # a damaged round: the upload fails, the queue goes on
+        store.finish_check(db, int(row["id"]), {"clean": False}, escape(f"the check could not run: {exc}", 600))
+        return True
+    report, error = check_one(row, replace(settings, rules=rules))
     store.finish_check(db, int(row["id"]), report, error)
     return True

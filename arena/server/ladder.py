@@ -94,7 +94,10 @@ class LadderPlayer:
 
     def play_block(self, rng: random.Random) -> int:
         """Choose a table and play its block; returns the games stored (0: nothing to play)."""
-        current, found = rounds.entrants(self.db)
+        try:
+            current, found = rounds.entrants(self.db)
+        except store.ContestError:  # a damaged round in the database: nothing to play (the pages say why)
+            return 0
         rows = {int(r["id"]): r for r in found}
         entrants = [Entrant(sid, r["bot"], r["mu"], r["sigma"], r["games"]) for sid, r in rows.items()]
         if current.number == 1:

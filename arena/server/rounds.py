@@ -90,6 +90,12 @@ def get_round(db: sqlite3.Connection, number: int | None = None) -> Round:
     )
 
 
+def round_of(db: sqlite3.Connection, submission: int) -> int:
+    """The round a submission was uploaded in (and is checked and rated in)."""
+    row = db.execute("SELECT COALESCE(MAX(number), 1) FROM rounds WHERE first_submission <= ?", (submission,))
+    return int(row.fetchone()[0])
+
+
 def members(db: sqlite3.Connection, number: int | None = None) -> list[int]:
     """The submissions that play (or played) round ``number``: for the current round its field and
     each bot's active version uploaded in it (clean, not rejected); for a past round the entrants
@@ -114,12 +120,10 @@ def members(db: sqlite3.Connection, number: int | None = None) -> list[int]:
 def entrants(db: sqlite3.Connection) -> tuple[Round, list[sqlite3.Row]]:
     """The current round and the versions its ladder plays, each with its source and its rating in the round."""
     rnd = get_round(db)
-    ids = members(db, rnd.number)
-    marks = ",".join("?" * len(ids))
     rows = db.execute(
-        f"SELECT s.id, s.bot, s.source, r.mu, r.sigma, r.games FROM submissions s "
-        f"JOIN ratings r ON r.submission = s.id AND r.round = ? WHERE s.id IN ({marks}) ORDER BY s.id",
-        (rnd.number, *ids),
+        "SELECT s.id, s.bot, s.source, r.mu, r.sigma, r.games FROM submissions s JOIN ratings r "
+        "ON r.submission = s.id AND r.round = ? WHERE s.id IN (SELECT value FROM json_each(?)) ORDER BY s.id",
+        (rnd.number, json.dumps(members(db, rnd.number))),
     ).fetchall()
     return rnd, list(rows)
 
@@ -130,13 +134,11 @@ def leaderboard(db: sqlite3.Connection, number: int | None = None) -> dict[str, 
 
     :raises store.ContestError: no such round."""
     rnd = get_round(db, number)
-    ids = members(db, rnd.number)
-    marks = ",".join("?" * len(ids))
     rows = db.execute(
-        f"SELECT s.id, s.bot, s.version, a.name AS author, r.mu, r.sigma, r.games FROM submissions s "
-        f"JOIN authors a ON a.id = s.author JOIN ratings r ON r.submission = s.id AND r.round = ? "
-        f"WHERE s.id IN ({marks})",
-        (rnd.number, *ids),
+        "SELECT s.id, s.bot, s.version, a.name AS author, r.mu, r.sigma, r.games FROM submissions s "
+        "JOIN authors a ON a.id = s.author JOIN ratings r ON r.submission = s.id AND r.round = ? "
+        "WHERE s.id IN (SELECT value FROM json_each(?))",
+        (rnd.number, json.dumps(members(db, rnd.number))),
     ).fetchall()
     field = set(rnd.field)
     bots = sorted(
