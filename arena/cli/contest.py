@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
 def open_round(args: argparse.Namespace) -> int:
     """Open round two; print its rules and its field. :raises store.ContestError:."""
+    import sqlite3
     from pathlib import Path
 
     from ..server import rounds, store
@@ -49,6 +50,8 @@ def open_round(args: argparse.Namespace) -> int:
     db = store.open_db(args.dir)
     try:
         rnd, picks = rounds.open_round(db, Path(args.dir), args.field, rules, args.variant, args.rule)
+    except sqlite3.Error as exc:  # a read-only or locked database: nothing was written
+        raise UsageError(f"{args.dir}: cannot open round two: {exc}") from None
     finally:
         db.close()
     changed = ", ".join(f"{k}={v}" for k, v in rnd.rules.changed().items())
