@@ -1,6 +1,8 @@
-"""``arena contest init DIR``, ``arena contest invite DIR AUTHOR``: a contest folder and its tokens
-(each printed once; the database keeps only its hash); ``arena contest round DIR --field K``: round
-two opens with the best K of round one as its field and rules of its own."""
+"""``arena contest init DIR``, ``arena contest invite DIR AUTHOR`` and ``arena contest guest DIR``: a
+contest folder, its tokens and its guest links; ``arena contest round DIR --field K``: round two opens
+with the best K of round one as its field and rules of its own.
+
+Each token is printed once; the database keeps only its hash."""
 
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if args.action == "round":
             return open_round(args)
+        if args.action == "guest":
+            return guest(args)
         if not NAME_PATTERN.fullmatch(args.author):
             raise UsageError(
                 f"author name {args.author[:60]!r}: use letters, digits, - or _, from a letter, at most 40"
@@ -64,6 +68,28 @@ def open_round(args: argparse.Namespace) -> int:
     return 0
 
 
+def guest(args: argparse.Namespace) -> int:
+    """``arena contest guest DIR [--name N] [--hours H] [--url BASE]``: a signed guest link."""
+    import secrets
+
+    from ..server import store
+    from ..server.tablepages import MAX_GUEST_HOURS, guest_link
+
+    name = args.name or f"g{secrets.token_hex(2)}"
+    if not NAME_PATTERN.fullmatch(name):
+        raise UsageError(f"guest name {name[:60]!r}: use letters, digits, - or _, from a letter, at most 40")
+    if not 0 < args.hours <= MAX_GUEST_HOURS:
+        raise UsageError(f"--hours {args.hours:g}: a guest link lives more than 0 and at most {MAX_GUEST_HOURS} hours")
+    db = store.open_db(args.dir)
+    try:
+        secret = store.setting(db, "session_key")
+    finally:
+        db.close()
+    link = args.url.rstrip("/") + guest_link(secret, name, args.hours)
+    print(f"guest link for guest-{name} (valid {args.hours:g} h; whoever opens it plays at the tables): {link}")
+    return 0
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "contest",
@@ -86,4 +112,9 @@ def register(sub: Any) -> None:
     rnd.add_argument("dir", metavar="DIR")
     rnd.add_argument("--field", type=positive, required=True, metavar="K", help="how many of round one form the field")
     add_rules_options(rnd)
+    gst = actions.add_parser("guest", help="make a signed guest link: a person without a token plays at the tables")
+    gst.add_argument("dir", metavar="DIR")
+    gst.add_argument("--name", help="the guest's name (letters, digits, - or _; default: a random one)")
+    gst.add_argument("--hours", type=float, default=24.0, help="how long the link works (default 24, at most 336)")
+    gst.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address the link starts with")
     p.set_defaults(func=run)

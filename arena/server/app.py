@@ -24,10 +24,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 
 from ..safetext import escape
-from . import api, desk, pages, store
+from . import api, desk, pages, store, tablepages
 from .auth import Failures
 from .common import ServerSettings
 from .supervisor import Supervisor
+from .tables import Hub
 
 #: Security headers of every answer.
 HEADERS = {
@@ -86,6 +87,7 @@ def routes(settings: ServerSettings) -> list[Any]:
         Route("/desk", desk.desk_page),
         Route("/desk/freeze", desk.freeze_form, methods=["POST"]),
         Route("/desk/final", desk.final_form, methods=["POST"]),
+        *tablepages.routes(),
         Route("/desk/{id}", desk.review_page),
         Route("/desk/{id}/review", desk.review_form, methods=["POST"]),
     ]
@@ -114,6 +116,7 @@ def create_app(settings: ServerSettings) -> Starlette:
         try:
             yield
         finally:
+            app.state.tables.close_all()
             if supervisor is not None:
                 supervisor.stop()
 
@@ -137,6 +140,8 @@ def create_app(settings: ServerSettings) -> Starlette:
     app.state.contest = name
     app.state.failures = Failures()
     app.state.live = 0
+    app.state.secret = secret
+    app.state.tables = Hub(Path(settings.folder))
     return app
 
 

@@ -47,7 +47,7 @@ _LENGTH = re.compile(r"[0-9]{1,9}")
 
 def play_page(token: str) -> str:
     """The browser seat's page, everything inlined."""
-    return render("play.html.j2", token=token)
+    return render("play.html.j2", token=token, socket=None)
 
 
 class SeatServer(ThreadingHTTPServer):

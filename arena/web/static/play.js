@@ -1,5 +1,7 @@
-/* The browser seat: long-polls the seat's state, animates what the others did,
- * and sends the person's clicks (put, draw, finish, leave) to the server. */
+/* The browser seat: follows the seat's state, animates what the others did, and sends the
+ * person's clicks (put, draw, finish, leave). Two transports, one page: `arena play --web`
+ * long-polls its seat server (ARENA_TOKEN); a table at the contest server (ARENA_SOCKET) is
+ * a websocket that comes back by itself when the connection drops. */
 "use strict";
 
 (function () {
@@ -10,8 +12,15 @@
   // ?speed=N plays the others' moves N times faster (tests use it)
   const speed = Math.max(0.1, parseFloat(new URLSearchParams(location.search).get("speed") || "1") || 1);
 
+  let socket = null;
+
   async function send(action) {
     setControls(null);
+    if (ARENA_SOCKET) {
+      if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(action));
+      else $("status").textContent = "reconnecting\u2026";
+      return;
+    }
     try {
       const r = await fetch(base + "act", { method: "POST", headers: { "Content-Type": "application/json" },
         body: JSON.stringify(action) });
@@ -24,6 +33,9 @@
   function describe(st) {
     const moving = st.phase === "move" && seen.shown >= st.events.length - 1;
     const jack = moving && (st.prompt === "suit" || !!pendingJack);
+    if (st.phase === "waiting")
+      return { moving, jack, done: false, status: "waiting for the table's people to join",
+        hint: (st.messages || []).join(" ") };
     if (st.phase === "closed" && !st.result)
       return { moving, jack, done: true, status: "the match was stopped; you may close this page",
         hint: "The match was stopped before this game ended: it has no result." };
@@ -106,6 +118,7 @@
     document.body.dataset.phase = st.phase;
     document.body.dataset.version = String(st.version);
     if (st.phase !== "move") pendingJack = null;
+    if (st.record) { $("record").href = st.record; $("record").hidden = false; }
     animate();
   }
 
@@ -125,6 +138,24 @@
     }
   }
 
+  // The table's websocket: every message is the seat's state, or a refusal of the last action.
+  function follow() {
+    const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + ARENA_SOCKET;
+    socket = new WebSocket(url);
+    socket.onmessage = (m) => {
+      const st = JSON.parse(m.data);
+      if (st.error) { if (seen.state) setControls(seen.state); $("status").textContent = st.error; return; }
+      if (st.version !== seen.version) { seen.version = st.version; update(st); }
+    };
+    socket.onclose = (e) => {
+      socket = null;
+      if (seen.state && seen.state.phase === "closed") return;
+      if (e.code === 4001) { $("status").textContent = "this seat is open in another page"; setControls(null); return; }
+      $("status").textContent = "connection lost; reconnecting\u2026";
+      setTimeout(follow, 1000);
+    };
+  }
+
   $("draw").onclick = () => send({ action: "draw" });
   $("finish").onclick = () => send({ action: "finish" });
   $("leave").onclick = () => { if (confirm("Leave the game? The match stops.")) send({ action: "leave" }); };
@@ -138,5 +169,5 @@
     };
   });
   $("suit-cancel").onclick = () => { pendingJack = null; setControls(seen.state); };
-  poll();
+  if (ARENA_SOCKET) follow(); else poll();
 })();

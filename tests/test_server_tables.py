@@ -1,0 +1,267 @@
+"""Tables over the network (issue 21, item 6): people play the ladder's bots at a server started as
+users start it, each seat a websocket carrying the seat's R10 view only; forged moves are refused
+without harm to the table; a person who drops comes back to the same view; the game is recorded
+outside the ladder's ratings and shown in the viewer."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import ClientConnection, connect
+
+from arena.server import store, tablestore
+from arena.server.tables import BotSeat, Hub
+from arena.visibility import game_seen_by
+from tests.server_helpers import ROOT, Server, arena, bot_file, token_of, wait_for
+
+pytestmark = [pytest.mark.long, pytest.mark.filterwarnings("ignore:connect.. must be used:DeprecationWarning")]
+
+
+class Person:
+    """A scripted client: a session cookie (from a guest link) for the pages, the API and the socket."""
+
+    def __init__(self, server: Server, link: str) -> None:
+        self.server = server
+        status, headers, _ = self.call("GET", link.split("8000", 1)[1] if "8000" in link else link)
+        assert status == 303, status
+        self.cookie = headers["set-cookie"].split(";", 1)[0]
+
+    def call(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, str], Any]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=30)
+        sent = {**(headers or {})}
+        if getattr(self, "cookie", None):
+            sent["Cookie"] = self.cookie
+        data = None
+        if body is not None:
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+            sent.setdefault("Content-Type", "application/json")
+        conn.request(method, path, body=data, headers=sent)
+        r = conn.getresponse()
+        raw = r.read()
+        got = {k.lower(): v for k, v in r.getheaders()}
+        conn.close()
+        kind = got.get("content-type", "")
+        return r.status, got, json.loads(raw) if kind.startswith("application/json") else raw.decode()
+
+    def socket(self, key: str, origin: str | None = None) -> ClientConnection:
+        return connect(
+            f"ws://127.0.0.1:{self.server.port}/ws/tables/{key}",
+            additional_headers={"Cookie": self.cookie},
+            origin=origin or self.server.url,  # type: ignore[arg-type]  # websockets takes a str
+            open_timeout=30,
+        )
+
+
+def state_of(ws: ClientConnection, until: Any, bound: float = 120.0) -> dict[str, Any]:
+    """The first state the socket sends that satisfies ``until`` (refusals are skipped)."""
+    while True:
+        msg = json.loads(ws.recv(timeout=bound))
+        if "error" not in msg and until(msg):
+            return msg
+
+
+def error_of(ws: ClientConnection) -> str:
+    while True:
+        msg = json.loads(ws.recv(timeout=30))
+        if "error" in msg:
+            return str(msg["error"])
+
+
+def a_move(st: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """A legal action from the state alone (what a person may click)."""
+    if st["puttable"]:
+        card = rng.choice(st["puttable"])
+        return {"action": "put", "card": card, "suit": rng.choice("schd") if card.startswith("j") else None}
+    return {"action": "draw" if st["can_draw"] else "finish"}
+
+
+@pytest.fixture(scope="module")
+def contest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    tmp = tmp_path_factory.mktemp("tables")
+    folder = tmp / "cup"
+    organiser = token_of(arena("contest", "init", str(folder), "--name", "Table Cup").stdout.splitlines()[-1])
+    ann = token_of(arena("contest", "invite", str(folder), "ann").stdout)
+    server = Server(folder)
+    server.start()
+    try:
+        done = arena("submit", str(bot_file(tmp, "annbot", "random")), "--server", server.url, "--token", ann)
+        assert done.returncode == 0, done.stderr
+        links = {}
+        for name in ("zed", "yan"):
+            out = arena("contest", "guest", str(folder), "--name", name, "--url", server.url)
+            assert out.returncode == 0, out.stderr
+            links[name] = out.stdout.strip().rsplit(" ", 1)[1]
+        yield {"server": server, "folder": folder, "organiser": organiser, "ann": ann, "links": links}
+    finally:
+        server.stop()
+
+
+def test_two_people_and_a_bot_play_a_table_over_websockets(contest: dict[str, Any]) -> None:
+    server: Server = contest["server"]
+    zed, yan = Person(server, contest["links"]["zed"]), Person(server, contest["links"]["yan"])
+    status, _, made = zed.call("POST", "/api/tables", {"people": 2, "bots": ["annbot"], "limit": 30})
+    assert status == 201, made
+    key = made["id"]
+    # yan joins by the table's link: the page offers the seat, the API takes it
+    status, _, html = yan.call("GET", f"/tables/{key}")
+    assert status == 200 and "Take a seat" in html
+    assert yan.call("POST", f"/api/tables/{key}/join", {})[0] == 200
+    assert yan.call("POST", f"/api/tables/{key}/join", b"{}", {"Content-Type": "text/plain"})[0] == 415
+    people = {0: zed, 1: yan}
+    socks = {0: zed.socket(key), 1: yan.socket(key)}
+    rng = random.Random(21)
+    seen: dict[int, list[dict[str, Any]]] = {0: [], 1: []}
+    hands: dict[int, set[str]] = {0: set(), 1: set()}
+    states: dict[int, dict[str, Any]] = {0: {}, 1: {}}
+
+    def take(seat: int, msg: dict[str, Any]) -> None:
+        states[seat] = msg
+        seen[seat].extend(msg.get("events", [])[len(seen[seat]) :])
+        hands[seat].update(msg.get("hand", []))
+
+    # the first person to move: forged and malformed actions are refused, the table plays on
+    while not any(st.get("phase") == "move" for st in states.values()):
+        for seat, sock in socks.items():
+            try:
+                take(seat, json.loads(sock.recv(timeout=0.05)))
+            except TimeoutError:
+                continue
+    mover = next(seat for seat, st in states.items() if st.get("phase") == "move")
+    other = 1 - mover
+    first, ws = states[mover], socks[mover]
+    ws.send("not json")
+    assert "Expecting value" in error_of(ws)
+    ws.send(json.dumps({"action": "put", "card": "zz"}))
+    assert error_of(ws)
+    ws.send(json.dumps({"action": "put", "card": "x" * 5000}))
+    assert "at most 4096 bytes" in error_of(ws)
+    foreign = next(c for r in "6789" for c in (r + s for s in "schd") if c not in first["hand"])
+    ws.send(json.dumps({"action": "put", "card": foreign}))
+    refused = state_of(ws, lambda s: s.get("phase") == "move" and s["version"] > first["version"])
+    assert any("not allowed" in m for m in refused["messages"]) and refused["hand"] == first["hand"]
+    # the mover drops and comes back: the same view, at once
+    ws.close()
+    socks[mover] = people[mover].socket(key)
+    again = state_of(socks[mover], lambda s: True)
+    assert again["version"] == refused["version"] and again["hand"] == refused["hand"]
+    assert again["events"] == refused["events"]
+    take(mover, again)
+    # the other cannot move for the mover: not theirs
+    socks[other].send(json.dumps({"action": "draw"}))
+    assert "not your move" in error_of(socks[other])
+
+    # both play to the end
+    done: dict[int, dict[str, Any]] = {}
+    while len(done) < 2:
+        for seat, sock in socks.items():
+            if seat in done:
+                continue
+            try:
+                msg = json.loads(sock.recv(timeout=0.05))
+            except TimeoutError:
+                st = states[seat]
+                if st.get("phase") == "move" and not st.get("sent"):
+                    st["sent"] = True
+                    sock.send(json.dumps(a_move(st, rng)))
+                continue
+            if "error" in msg:
+                states[seat]["sent"] = False
+                continue
+            take(seat, msg)
+            if msg["phase"] == "closed":
+                done[seat] = msg
+    assert done[0]["result"] == done[1]["result"] and done[0]["record"] == f"/tables/{key}/game"
+    for sock in socks.values():
+        sock.close()
+
+    # recorded outside the ladder, and each socket saw only its seat's view (R10)
+    db = store.open_db(contest["folder"])
+    try:
+        seats, log = tablestore.game(db, key) or ([], [])
+        assert db.execute("SELECT COUNT(*) FROM seats WHERE game LIKE 't-%'").fetchone()[0] == 0
+        assert db.execute("SELECT COUNT(*) FROM games WHERE key = ?", (key,)).fetchone()[0] == 0
+    finally:
+        db.close()
+    assert [s["name"] for s in seats] == ["guest-zed", "guest-yan", seats[2]["name"]]
+    assert seats[2]["name"].startswith("annbot#v")
+    end = next(e for e in reversed(log) if e["event"] == "end")
+    assert end["places"] == done[0]["result"]["places"]
+    public = {json.dumps(e, sort_keys=True) for e in game_seen_by(log, "public")}
+    for seat in (0, 1):
+        sent = [json.dumps(e, sort_keys=True) for e in seen[seat]]
+        assert sent and all(e in public for e in sent), "a socket got more than the public history"
+        own = json.dumps(game_seen_by(log, seat))  # the cards a seat was shown are its own
+        assert hands[seat] and all(f'"{card}"' in own for card in hands[seat])
+    # the viewer shows it: the public view to a stranger, the seat's own view to zed
+    status, _, page = zed.call("GET", f"/tables/{key}/game")
+    assert status == 200 and "Table game" in page
+    assert server.request("GET", f"/tables/{key}/game")[0] == 200
+    status, _, listing = zed.call("GET", "/tables")
+    assert status == 200 and f"/tables/{key}/game" in listing
+
+
+def test_refusals_are_json_4xx_and_sockets_are_seated_only(contest: dict[str, Any]) -> None:
+    server: Server = contest["server"]
+    zed = Person(server, contest["links"]["zed"])
+    link = contest["links"]["zed"]
+    forged = link[:-3] + ("AAA" if not link.endswith("AAA") else "BBB")
+    status, _, body = zed.call("GET", forged.split(server.url, 1)[1])
+    assert status == 403 and "not valid" in body["error"]
+    stranger = Person.__new__(Person)
+    stranger.server, stranger.cookie = server, "arena_session=forged"
+    assert stranger.call("POST", "/api/tables", {"people": 1, "bots": ["annbot"]})[0] == 401
+    assert zed.call("POST", "/api/tables", {"people": 1, "bots": ["nobot"]})[0] == 400
+    assert zed.call("POST", "/api/tables", {"people": 1, "bots": [], "limit": 30})[0] == 400  # one seat
+    assert zed.call("POST", "/api/tables", {"people": 1, "bots": ["annbot"], "limit": 9})[0] == 400
+    assert zed.call("POST", "/api/tables", b"[1", {"Content-Type": "application/json"})[0] == 400
+    assert zed.call("POST", "/api/tables", {"people": 1}, {"Origin": "http://evil.example"})[0] == 403
+    made = [zed.call("POST", "/api/tables", {"people": 2, "bots": ["annbot"]}) for _ in range(3)]
+    assert [m[0] for m in made] == [201, 201, 429]  # tables per person
+    key = made[0][2]["id"]
+    assert zed.call("GET", "/tables/nosuchtable")[0] == 404
+    with pytest.raises(InvalidStatus) as denied:
+        stranger.socket(key)
+    assert denied.value.response.status_code == 401
+    yan = Person(server, contest["links"]["yan"])
+    with pytest.raises(InvalidStatus) as denied:
+        yan.socket(key)  # not seated here
+    assert denied.value.response.status_code == 403
+    with pytest.raises(InvalidStatus) as denied:
+        zed.socket(key, origin="http://evil.example")
+    assert denied.value.response.status_code == 403
+    ws = zed.socket(key)
+    waiting = state_of(ws, lambda s: True)
+    assert waiting["phase"] == "waiting" and "1 of 2" in waiting["messages"][0]
+    ws.send(json.dumps({"action": "draw"}))
+    assert "not your move" in error_of(ws)
+    ws.close()
+
+
+def test_a_person_who_does_not_move_is_played_by_the_fallback(tmp_path: Path) -> None:
+    """The per-move limit: no move in time is a timeout fault and the fallback's move; three retire
+    the seat and the game still ends and is recorded (the table never hangs)."""
+    store.init_contest(tmp_path, "T")
+    hub = Hub(tmp_path, move_seconds=0.2)
+    source = (ROOT / "bots" / "random.py").read_bytes()
+    table = hub.open(("guest", "g1"), "guest-sleepy", 1, [BotSeat(1, "randombot", source)], 10)
+    wait_for(lambda: table.state == "over", "the table to finish", 60)
+    db = sqlite3.connect(tmp_path / "contest.db")
+    db.row_factory = sqlite3.Row
+    try:
+        _, log = tablestore.game(db, table.id) or ([], [])
+    finally:
+        db.close()
+    faults = [(e["seat"], e["kind"]) for e in log if e["event"] == "fault"]
+    assert faults[:4] == [(0, "timeout")] * 3 + [(0, "retired")]
+    assert any(e["event"] == "end" for e in log)
+    assert table.people()[0].snapshot()["phase"] == "closed"
