@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         log_level="warning",
         ws="websockets-sansio",
+        ws_max_size=64 * 1024,  # no socket message of a page is larger: a bigger one closes its connection unread
         proxy_headers=False,
         server_header=False,
     )

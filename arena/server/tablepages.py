@@ -327,7 +327,9 @@ async def table_socket(ws: WebSocket) -> None:
     if seat is None:
         return await deny(ws, 403, "you have no seat at this table: join it first")
     await ws.accept()
-    seat.connection += 1  # a newer page of the same person takes the seat over
+    seat.connection += 1  # a newer page of the same person takes the seat over: the older ones stop now
+    for _, older in list(seat.watchers.values()):
+        older.set()
     mine, changed = seat.connection, asyncio.Event()
     seat.watchers[mine] = (asyncio.get_running_loop(), changed)
     errors: list[str] = []

@@ -36,7 +36,7 @@ from ..referee import BotFault, Referee
 from ..rules import CONTEST
 from ..safetext import storable
 from ..turn import Turn
-from ..web.seat import BadAction, SeatState, WebHumanPlayer
+from ..web.seat import BadAction, SeatState, WebHumanPlayer, check_action
 
 #: Seconds a person has for one move before the fallback moves for the seat (a timeout fault).
 MOVE_SECONDS = 120.0
@@ -97,13 +97,14 @@ class PersonSeat(SeatState):
                 pass
 
     def send(self, action: dict[str, Any]) -> None:
+        checked = check_action(action)  # its shape first, then whether it may come now
         with self.cond:
             moving = self.state.get("phase") == "move"
         if not moving:
             raise BadAction("it is not your move")
         if self.actions.qsize() >= 2:
             raise BadAction("one action at a time: wait for the table's answer")
-        super().send(action)
+        self.actions.put(checked)
 
     def next_action(self, stop: Any = None) -> dict[str, Any]:
         while True:
@@ -283,6 +284,14 @@ class Hub:
         table.thread.start()
 
     def _play(self, table: Table) -> None:
+        try:
+            self._game(table)
+        except Exception as exc:  # noqa: BLE001 - a table that fails ends; the server and other tables go on
+            table.state, table.ended = "over", time.monotonic()
+            for s in table.people():
+                s.publish(phase="closed", result=None, messages=[f"The table failed: {storable(str(exc))[:200]}"])
+
+    def _game(self, table: Table) -> None:
         from ..loader import bot_source
         from ..players import make_factory
         from ..tournament.gamerunner import CrashedPlayer
@@ -346,6 +355,7 @@ class Hub:
         for t in tables:
             for s in t.people():
                 s.closed = True
+        deadline = time.monotonic() + wait
         for t in tables:
             if t.thread is not None:
-                t.thread.join(timeout=wait)
+                t.thread.join(timeout=max(0.0, deadline - time.monotonic()))
