@@ -375,3 +375,48 @@ def test_a_guest_plays_a_network_table_to_the_end_by_clicking(
     assert reloaded and clicks > 3
     assert errors == []
     page.close()
+
+
+def test_guest_links_from_the_desk_end_and_grant_only_the_tables(tmp_path: Path) -> None:
+    import warnings
+
+    from arena.server.app import create_app
+    from arena.server.common import ServerSettings
+    from arena.server.tablepages import guest_link
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    organiser = store.init_contest(tmp_path, "Cup")
+    db = store.open_db(tmp_path)
+    secret, ann = store.setting(db, "session_key"), store.invite(db, "ann")
+    db.close()
+
+    def login(client: Any, token: str) -> None:
+        csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text)
+        assert csrf and client.post("/login", data={"token": token, "csrf": csrf.group(1)}).status_code == 200
+
+    with TestClient(create_app(ServerSettings(tmp_path, workers=False)), base_url="http://127.0.0.1:8000") as org:
+        login(org, organiser)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', org.get("/desk").text)
+        assert csrf
+        assert org.post("/desk/guest", data={"name": "lee"}).status_code == 403  # no CSRF token
+        assert org.post("/desk/guest", data={"name": "<b>", "csrf": csrf.group(1)}).status_code == 400
+        made = org.post("/desk/guest", data={"name": "lee", "csrf": csrf.group(1)})
+        link = re.search(r'<pre class="code" id="link">([^<]+)</pre>', made.text)
+        assert made.status_code == 200 and link
+        with TestClient(org.app, base_url="http://127.0.0.1:8000") as guest:
+            assert guest.get("/tables").status_code == 200 and "guest-lee" not in guest.get("/tables").text
+            landed = guest.get(link.group(1).split("8000", 1)[1])
+            assert landed.status_code == 200 and "You play as <b>guest-lee</b>" in landed.text
+            assert guest.get("/upload").status_code == 401  # a guest only plays
+            assert guest.get("/desk").status_code == 401
+        with TestClient(org.app) as late:
+            expired = late.get(guest_link(secret, "old", hours=-1), follow_redirects=False)
+            assert expired.status_code == 403 and "past its end" in expired.json()["error"]
+            other = late.get(guest_link("another contest's secret", "lee"), follow_redirects=False)
+            assert other.status_code == 403
+        with TestClient(org.app) as author:
+            login(author, ann)
+            assert "You play as <b>ann</b>" in author.get(link.group(1).split("8000", 1)[1]).text
