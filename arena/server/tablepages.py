@@ -27,12 +27,13 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from ..author import NAME_PATTERN
+from ..rules import Rules
 from ..safetext import escape
 from ..visibility import PUBLIC, game_seen_by
 from ..web.render import render
 from ..web.seat import BadAction
 from ..web.view import render_viewer, viewer_game
-from . import store, tablestore
+from . import rounds, store, tablestore
 from .auth import bearer, check_csrf, session_who
 from .common import SMALL_BODY, read_body
 from .pages import page, signed_in
@@ -111,16 +112,20 @@ def hub_of(conn: HTTPConnection) -> Hub:
     return hub
 
 
-def choose_bots(db: sqlite3.Connection, names: list[str]) -> list[BotSeat]:
-    """The ladder's active, checked versions of the bots ``names``. :raises TableError: not one."""
-    active = {r["bot"]: r for r in store.entrants(db)}
+def choose_bots(db: sqlite3.Connection, names: list[str]) -> tuple[list[BotSeat], Rules]:
+    """The current round's ladder versions of the bots ``names``, and the round's rules.
+
+    :raises TableError: not one of them.
+    """
+    rnd, rows = rounds.entrants(db)
+    active = {r["bot"]: r for r in rows}
     chosen = []
     for name in names:
         row = active.get(name)
         if row is None:
             raise TableError(400, f"{escape(name, 60)!r} is not a bot on the ladder")
         chosen.append(BotSeat(int(row["id"]), str(row["bot"]), bytes(row["source"])))
-    return chosen
+    return chosen, rnd.rules
 
 
 async def open_table(conn: Request, person: tuple[Person, str], people: Any, bots: Any, limit: Any) -> str:
@@ -129,8 +134,8 @@ async def open_table(conn: Request, person: tuple[Person, str], people: Any, bot
     if not isinstance(bots, list) or len(bots) > 6 or not all(isinstance(b, str) and len(b) <= 40 for b in bots):
         raise HTTPException(400, "bots is a list of at most 6 bot names")
     try:
-        seats = await in_thread(conn, choose_bots, bots)
-        return hub_of(conn).open(person[0], person[1], people, seats, limit).id
+        seats, rules = await in_thread(conn, choose_bots, bots)
+        return hub_of(conn).open(person[0], person[1], people, seats, limit, rules).id
     except TableError as exc:
         raise HTTPException(exc.status, str(exc)) from None
 
@@ -193,7 +198,7 @@ async def json_body(request: Request) -> dict[str, Any]:
 
 async def tables_page(request: Request) -> HTMLResponse:
     me = await person_of(request)
-    bots = await in_thread(request, lambda db: [r["bot"] for r in store.entrants(db)])
+    bots = await in_thread(request, lambda db: [r["bot"] for r in rounds.entrants(db)[1]])
     recent = await in_thread(request, tablestore.recent)
     return page(
         request, "server_tables.html.j2", person=me[1] if me else None, tables=hub_of(request).listing(),

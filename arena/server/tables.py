@@ -33,7 +33,7 @@ from ..errors import BotLoadError
 from ..events import FaultKind
 from ..human import HumanLeft
 from ..referee import BotFault, Referee
-from ..rules import CONTEST
+from ..rules import CONTEST, Rules
 from ..safetext import storable
 from ..turn import Turn
 from ..web.seat import BadAction, SeatState, WebHumanPlayer, check_action
@@ -171,6 +171,7 @@ class Table:
     ended: float = 0.0
     recorded: bool = False
     thread: threading.Thread | None = None
+    rules: Rules = CONTEST  # the contest round's rules when it opened (the point limit is the table's own)
 
     def people(self) -> list[PersonSeat]:
         return [s for s in self.seats if isinstance(s, PersonSeat)]
@@ -236,12 +237,14 @@ class Hub:
             self._tidy()
             return [t.summary() for t in self.tables.values() if t.state in ("waiting", "playing")]
 
-    def open(self, owner: Person, name: str, people: int, bots: list[BotSeat], limit: int) -> Table:
+    def open(
+        self, owner: Person, name: str, people: int, bots: list[BotSeat], limit: int, rules: Rules = CONTEST
+    ) -> Table:
         """A new table with ``owner`` at seat 0. :raises TableError: a limit, or a bad seating."""
         if not MIN_SEATS <= people + len(bots) <= MAX_SEATS or people < 1:
             raise TableError(400, f"a table seats {MIN_SEATS} to {MAX_SEATS}, at least one of them a person")
-        if not MIN_LIMIT <= limit <= CONTEST.limit:
-            raise TableError(400, f"the point limit (R2.3) is {MIN_LIMIT} to {CONTEST.limit}")
+        if not MIN_LIMIT <= limit <= rules.limit:
+            raise TableError(400, f"the point limit (R2.3) is {MIN_LIMIT} to {rules.limit}")
         with self.lock:
             self._tidy()
             if sum(1 for t in self.tables.values() if t.state in ("waiting", "playing")) >= self.max_tables:
@@ -251,7 +254,7 @@ class Hub:
             seats: list[PersonSeat | BotSeat] = [PersonSeat(owner, name)]
             seats += [PersonSeat(None, "") for _ in range(people - 1)]
             seats += bots
-            table = Table(secrets.token_urlsafe(9), owner, limit, seats)
+            table = Table(secrets.token_urlsafe(9), owner, limit, seats, rules=rules)
             self.tables[table.id] = table
         self._maybe_start(table)
         return table
@@ -314,7 +317,7 @@ class Hub:
                     player = CrashedPlayer(spec.label, str(exc))
                 player.name = spec.label
                 players.append(player)
-            referee = Referee(CONTEST.replace(limit=table.limit))
+            referee = Referee(table.rules.replace(limit=table.limit))
             outcome = referee.play(players, seed=seed, game_id=f"t-{table.id}", bots=names)
         except TableClosed:
             table.state, table.ended = "over", time.monotonic()
