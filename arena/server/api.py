@@ -9,6 +9,7 @@ import sqlite3
 import time
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -110,9 +111,13 @@ def round_param(request: Request) -> int | None:
 
 
 async def board_of(request: Request) -> dict[str, Any]:
-    """The leaderboard of the round ``?round=N`` asks for (the current one by default)."""
+    """The leaderboard of the round ``?round=N`` asks for (the current one by default: the shared board)."""
+    number = round_param(request)
+    if number is None:
+        board: dict[str, Any] = await run_in_threadpool(request.app.state.board.get)
+        return board
     try:
-        return await db_call(request, rounds.leaderboard, round_param(request))
+        return await db_call(request, rounds.leaderboard, number)
     except store.ContestError as exc:
         raise HTTPException(404, str(exc)) from None
 

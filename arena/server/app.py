@@ -26,6 +26,7 @@ from starlette.routing import Route, WebSocketRoute
 from ..safetext import escape
 from . import api, desk, pages, store, tablepages
 from .auth import Failures
+from .board import Board
 from .common import ServerSettings
 from .supervisor import Supervisor
 from .tables import Hub
@@ -117,6 +118,7 @@ def create_app(settings: ServerSettings) -> Starlette:
             yield
         finally:
             app.state.tables.close_all()
+            app.state.board.close()
             if supervisor is not None:
                 supervisor.stop()
 
@@ -142,6 +144,7 @@ def create_app(settings: ServerSettings) -> Starlette:
     app.state.live = 0
     app.state.secret = secret
     app.state.tables = Hub(Path(settings.folder))
+    app.state.board = Board(settings.folder)
     return app
 
 

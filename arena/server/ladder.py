@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import BotLoadError
 from ..loader import bot_source
 from ..players import make_factory
-from ..referee import Referee
+from ..referee import BotFault, Referee
 from ..rules import Rules
 from ..safetext import storable
 from ..seeds import derive_seed
@@ -63,13 +63,16 @@ def pick_table(entrants: Sequence[Entrant], rng: random.Random, largest: int = M
 class LadderPlayer:
     """Plays blocks for one worker process; keeps each version's sandboxed factory for the next game."""
 
-    def __init__(self, db: sqlite3.Connection, limits: Any = None, keep: int = 12) -> None:
+    def __init__(self, db: sqlite3.Connection, limits: Any = None, keep: int = 12, keep_streams: int = 24) -> None:
         self.db = db
         self.limits = limits
         self.keep = keep
+        self.keep_streams = keep_streams
         self.seed = int(store.setting(db, "seed") or 0)
         self._referees: dict[Rules, Referee] = {}
         self._factories: OrderedDict[int, Any] = OrderedDict()
+        #: (submission, rotation) -> a :class:`~arena.sandbox.pool.Stream` kept across blocks.
+        self._streams: OrderedDict[tuple[int, int], Any] = OrderedDict()
 
     def _factory(self, sid: int, bot: str, source: bytes) -> Any:
         if sid in self._factories:
@@ -81,12 +84,42 @@ class LadderPlayer:
             factory = exc
         self._factories[sid] = factory
         while len(self._factories) > self.keep:
-            old = self._factories.popitem(last=False)[1]
+            old_sid, old = self._factories.popitem(last=False)
+            self._close_streams(old_sid)
             if callable(getattr(old, "close", None)):
                 old.close()
         return factory
 
+    def _close_streams(self, sid: int | None = None) -> None:
+        for slot in [s for s in self._streams if sid is None or s[0] == sid]:
+            self._streams.pop(slot).close()
+
+    def _player(self, sid: int, row: Any, rotation: int, bot_key: int, seat: int, deal: int, label: str) -> Any:
+        """The seat of ``sid`` in this game: its stream for this rotation slot when its factory has
+        streams (one process serving one game per block, as a tournament's stream serves one
+        rotation of a table over its deals: never the same deal twice), else a fresh process."""
+        f = self._factory(sid, row["bot"], bytes(row["source"]))
+        if isinstance(f, BotLoadError):
+            return CrashedPlayer(label, str(f))
+        try:
+            if not hasattr(f, "stream"):
+                return f(bot_key, seat)
+            slot = (sid, rotation)
+            stream = self._streams.get(slot)
+            if stream is None:
+                stream = self._streams[slot] = f.stream()
+                while len(self._streams) > self.keep_streams:
+                    self._streams.popitem(last=False)[1].close()
+            self._streams.move_to_end(slot)
+            try:
+                return stream(bot_key, seat, deal=deal)
+            except ValueError:  # a deal this stream saw (never, block ids are unique): a fresh process
+                return f(bot_key, seat)
+        except (BotLoadError, BotFault) as exc:
+            return CrashedPlayer(label, str(exc))
+
     def close(self) -> None:
+        self._close_streams()
         factories, self._factories = self._factories, OrderedDict()
         for f in factories.values():
             if callable(getattr(f, "close", None)):
@@ -120,11 +153,7 @@ class LadderPlayer:
             players = []
             try:
                 for seat, sid in enumerate(seating):
-                    f = self._factory(sid, rows[sid]["bot"], bytes(rows[sid]["source"]))
-                    try:
-                        p = CrashedPlayer(labels[seat], str(f)) if isinstance(f, BotLoadError) else f(bot_key, seat)
-                    except BotLoadError as exc:
-                        p = CrashedPlayer(labels[seat], str(exc))
+                    p = self._player(sid, rows[sid], rotation, bot_key, seat, deal, labels[seat])
                     p.name = labels[seat]
                     players.append(p)
                 key = f"b{block}-r{rotation}"

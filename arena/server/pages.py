@@ -66,20 +66,11 @@ async def live_leaderboard(ws: WebSocket) -> None:
 
 
 async def follow(ws: WebSocket) -> None:
-    folder = ws.app.state.settings.folder
     every = ws.app.state.settings.live_seconds
     last = None
-
-    def current() -> dict[str, Any]:
-        db = store.open_db(folder)
-        try:
-            return rounds.leaderboard(db)
-        finally:
-            db.close()
-
     try:
-        while True:
-            board = await asyncio.to_thread(current)
+        while True:  # the shared board (.board): no query per socket
+            board = await asyncio.to_thread(ws.app.state.board.get)
             if board != last:
                 await ws.send_text(json.dumps(board))
                 last = board
@@ -91,6 +82,10 @@ async def follow(ws: WebSocket) -> None:
                 return
     except (WebSocketDisconnect, RuntimeError, OSError):
         return
+
+
+#: Games a bot's page reads (its rating chart, its games and faults): the latest ones.
+RECENT_GAMES = 600
 
 
 def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> dict[str, Any] | None:
@@ -116,11 +111,12 @@ def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> d
     ]
     ids = [v["id"] for v in versions]
     marks = ",".join("?" * len(ids))
-    seats = db.execute(
+    seats = db.execute(  # the latest games only: a page's work stays bounded however long the ladder runs
         f"SELECT s.game, s.seat, s.submission, s.place, s.mu, s.sigma, g.seating, g.faults, g.finished FROM seats s "
-        f"JOIN games g ON g.key = s.game WHERE s.submission IN ({marks}) ORDER BY g.finished, s.game",
+        f"JOIN games g ON g.key = s.game WHERE s.submission IN ({marks}) ORDER BY g.finished DESC, s.game DESC "
+        f"LIMIT {RECENT_GAMES}",
         ids,
-    ).fetchall()
+    ).fetchall()[::-1]
     history = [{"game": r["game"], "ordinal": round(r["mu"] - 3 * r["sigma"], 3)} for r in seats]
     games: list[dict[str, Any]] = []
     faults: list[dict[str, Any]] = []
@@ -153,7 +149,7 @@ def chart(history: list[dict[str, Any]], width: int = 600, height: int = 160) ->
     points = " ".join(
         f"{i * step:.1f},{height - (v - low) / span * (height - 10) - 5:.1f}" for i, v in enumerate(values)
     )
-    return {"points": points, "width": width, "height": height, "low": low, "high": high}
+    return {"points": points, "width": width, "height": height, "low": low, "high": high, "count": len(values)}
 
 
 async def bot_page(request: Request) -> HTMLResponse:

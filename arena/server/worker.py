@@ -20,6 +20,8 @@ from collections.abc import Sequence
 
 #: Seconds a worker with nothing to do waits before it looks again.
 IDLE_SECONDS = 0.3
+#: How much lower a worker's CPU priority is than the server's (os.nice).
+NICE = 10
 
 
 class Stop(Exception):
@@ -39,6 +41,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     opts = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     signal.signal(signal.SIGTERM, _stop)
+    try:  # background work yields the CPU to the site's answers (docs/server.md, "Load")
+        os.nice(NICE)
+    except OSError:
+        pass
     try:
         return work(opts.kind, opts.folder, opts.parent or os.getppid(), opts.check_games)
     except Stop:  # asked to stop (even while starting up): nothing half-written, nothing to say

@@ -1,0 +1,105 @@
+"""What keeps the server fast under load (issue 21, item 8): the shared leaderboard (one query per
+change of the database, not one per reader), the ladder's streams (one process per version and
+rotation slot across blocks, never one deal twice), bounded bot pages, and the benchmark itself."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.server import store
+from arena.server.board import Board
+from arena.server.ladder import LadderPlayer
+from tests.server_helpers import ROOT
+
+GREEDY = (ROOT / "bots" / "greedy.py").read_text()
+RANDOM = (ROOT / "bots" / "random.py").read_text()
+
+
+def contest(folder: Path, bots: dict[str, str]) -> None:
+    store.init_contest(folder, "Cup")
+    db = store.open_db(folder)
+    try:
+        author = int(store.invite(db, "ann").split(".")[0][1:])
+        for name, source in bots.items():
+            sid = store.add_submission(db, author, name, source.encode())
+            store.finish_check(db, sid, {"clean": True}, None)
+    finally:
+        db.close()
+
+
+def test_the_board_is_computed_once_per_change_and_sees_every_change(tmp_path: Path) -> None:
+    folder = tmp_path / "cup"
+    contest(folder, {"gbot": GREEDY.replace('"greedy"', '"gbot"'), "rbot": RANDOM.replace('"random"', '"rbot"')})
+    board = Board(folder, fresh=0.0)  # no grace period: every read looks at the database's version
+    try:
+        first = board.get()
+        assert [b["bot"] for b in first["bots"]] == ["gbot", "rbot"] and first["games"] == 0
+        for _ in range(20):
+            assert board.get() is first  # nothing changed: no query
+        assert board.computed == 1
+        db = store.open_db(folder)  # another connection writes (as the ladder's worker does)
+        try:
+            player = LadderPlayer(db)
+            try:
+                player.play_block(random.Random(1))
+            finally:
+                player.close()
+            games = store.games_count(db)
+            store.set_setting(db, "frozen", "1")
+        finally:
+            db.close()
+        now = board.get()
+        assert board.computed == 2 and now["games"] == games > 0 and now["frozen"] is True
+    finally:
+        board.close()
+
+
+def test_ladder_streams_serve_one_game_per_block_and_never_one_deal_twice(tmp_path: Path) -> None:
+    folder = tmp_path / "cup"
+    contest(folder, {"gbot": GREEDY.replace('"greedy"', '"gbot"'), "rbot": RANDOM.replace('"random"', '"rbot"')})
+    db = store.open_db(folder)
+    player = LadderPlayer(db)
+    try:
+        rng = random.Random(7)
+        for _ in range(4):
+            assert player.play_block(rng) == 2  # the only table: both bots, two rotations
+        streams = dict(player._streams)
+        assert set(streams) == {(1, 0), (1, 1), (2, 0), (2, 1)}
+        for stream in streams.values():
+            assert stream.games == 4 and len(stream.deals) == 4  # one game a block, four deals
+            assert stream.processes < stream.games  # the same process served the blocks
+        # the attack: a deal this stream has seen (a block played again) is never served by it
+        row = {r["id"]: r for r in store.entrants(db)}[1]
+        seen = next(iter(streams[(1, 0)].deals))
+        seat = player._player(1, row, 0, 5, 0, seen, "gbot#v1")
+        assert getattr(seat, "stream", None) is not streams[(1, 0)]
+        seat.close()
+        assert store.games_count(db) == 8
+    finally:
+        player.close()
+        db.close()
+    assert not player._streams
+
+
+@pytest.mark.long
+def test_the_benchmark_prints_its_report(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "server.py"), "--clients", "2", "--live", "1", "--seconds", "2"]
+        + ["--quiet-seconds", "1", "--warmup", "0", "--uploads", "1", "--bots", "2", "--tournament-deals", "1"]
+        + ["--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    for kind in ("pages (all)", "api (all)"):
+        assert report["latency_ms"][kind]["n"] > 0 and report["latency_ms"][kind]["p99"] >= 0
+    assert report["tournament"]["games"] > 0 and report["ratio"] >= 0 and report["errors"] == {}
