@@ -69,7 +69,7 @@ def test_ladder_streams_serve_one_game_per_block_and_never_one_deal_twice(tmp_pa
         rng = random.Random(7)
         for _ in range(4):
             assert player.play_block(rng) == 2  # the only table: both bots, two rotations
-        streams = dict(player._streams)
+        streams = dict(player.runner._streams)
         assert set(streams) == {(1, 0), (1, 1), (2, 0), (2, 1)}
         for stream in streams.values():
             assert stream.games == 4 and len(stream.deals) == 4  # one game a block, four deals
@@ -77,14 +77,14 @@ def test_ladder_streams_serve_one_game_per_block_and_never_one_deal_twice(tmp_pa
         # the attack: a deal this stream has seen (a block played again) is never served by it
         row = {r["id"]: r for r in store.entrants(db)}[1]
         seen = next(iter(streams[(1, 0)].deals))
-        seat = player._player(1, row, 0, 5, 0, seen, "gbot#v1")
+        seat = player.runner._player(1, ("gbot", bytes(row["source"])), 0, 5, 0, seen)
         assert getattr(seat, "stream", None) is not streams[(1, 0)]
         seat.close()
         assert store.games_count(db) == 8
     finally:
         player.close()
         db.close()
-    assert not player._streams
+    assert not player.runner._streams
 
 
 @pytest.mark.long

@@ -27,6 +27,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--check-games takes 1 to 100")
     if not 1 <= args.port <= 65535:
         raise UsageError("--port takes 1 to 65535")
+    if args.backend == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise UsageError("the ray backend needs Ray: pip install 'yard-bridge-arena[ray]'") from None
+    tls = tls_options(args)
     settings = ServerSettings(
         folder=Path(args.dir),
         open_registration=args.open_registration,
@@ -34,12 +40,14 @@ def run(args: argparse.Namespace) -> int:
         check_workers=args.check_workers,
         check_games=args.check_games,
         uploads_per_minute=args.uploads_per_minute,
+        backend=args.backend,
+        secure_cookies=bool(tls) or args.forwarded_allow_ips is not None,
     )
     try:
         app = create_app(settings)
     except store.ContestError as exc:
         raise UsageError(str(exc)) from None
-    where = f"http://{args.host}:{args.port}/"
+    where = f"{'https' if tls else 'http'}://{args.host}:{args.port}/"
     print(f"arena: serving {escape(args.dir)} on {where} (Ctrl-C stops)", file=sys.stderr, flush=True)
     config = uvicorn.Config(
         app,
@@ -48,14 +56,49 @@ def run(args: argparse.Namespace) -> int:
         log_level="warning",
         ws="websockets-sansio",
         ws_max_size=64 * 1024,  # no socket message of a page is larger: a bigger one closes its connection unread
-        proxy_headers=False,
+        proxy_headers=args.forwarded_allow_ips is not None,
+        forwarded_allow_ips=args.forwarded_allow_ips or "",
         server_header=False,
+        ssl_certfile=tls.get("ssl_certfile"),
+        ssl_keyfile=tls.get("ssl_keyfile"),
     )
     server = uvicorn.Server(config)
     server.run()
     if not server.started:
         raise UsageError(f"cannot serve on {args.host}:{args.port} (in use, or not an address of this machine)")
     return 0
+
+
+def tls_options(args: argparse.Namespace) -> dict[str, str]:
+    """uvicorn's TLS options, the certificate and key loaded once first, so that a missing,
+    unreadable or mismatched file is one line here rather than a traceback from uvicorn.
+
+    :raises UsageError: one of the two options without the other, or files TLS cannot use.
+    """
+    if args.ssl_certfile is None and args.ssl_keyfile is None:
+        return {}
+    if args.ssl_certfile is None or args.ssl_keyfile is None:
+        raise UsageError("TLS needs both --ssl-certfile and --ssl-keyfile")
+    import ssl
+
+    from ..untrusted import NotRegularFile, regular
+
+    for path in (args.ssl_certfile, args.ssl_keyfile):
+        try:
+            regular(path)  # a FIFO or device would block the load below
+        except NotRegularFile as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"{escape(path)}: {exc.strerror or exc}") from None
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(args.ssl_certfile, args.ssl_keyfile)
+    except (ssl.SSLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or exc
+        raise UsageError(
+            f"--ssl-certfile {escape(args.ssl_certfile)} / --ssl-keyfile {escape(args.ssl_keyfile)}: "
+            f"not a certificate and its key ({escape(reason, 200)})"
+        ) from None
+    return {"ssl_certfile": args.ssl_certfile, "ssl_keyfile": args.ssl_keyfile}
 
 
 def register(sub: Any) -> None:
@@ -84,4 +127,19 @@ def register(sub: Any) -> None:
         help="uploads an author may make a minute before the server answers 429 (default 10)",
     )
     p.add_argument("--open-registration", action="store_true", help="authors may register themselves")
+    p.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="where the ladder's and the final's games run: local processes (default) or a local Ray instance "
+        "(pip install 'yard-bridge-arena[ray]')",
+    )
+    p.add_argument("--ssl-certfile", metavar="FILE", help="serve HTTPS with this certificate (PEM; with --ssl-keyfile)")
+    p.add_argument("--ssl-keyfile", metavar="FILE", help="the certificate's private key (PEM)")
+    p.add_argument(
+        "--forwarded-allow-ips",
+        metavar="IPS",
+        help="behind a reverse proxy: the proxy's addresses (comma-separated), whose X-Forwarded-For and "
+        "X-Forwarded-Proto headers are believed (client addresses for the rate limits, https links)",
+    )
     p.set_defaults(func=run)

@@ -110,7 +110,7 @@ def create_app(settings: ServerSettings) -> Starlette:
         supervisor = None
         if settings.workers:
             supervisor = Supervisor(
-                settings.folder, settings.check_workers, settings.ladder_workers, settings.check_games
+                settings.folder, settings.check_workers, settings.ladder_workers, settings.check_games, settings.backend
             )
             supervisor.start()
         app.state.supervisor = supervisor
@@ -131,7 +131,7 @@ def create_app(settings: ServerSettings) -> Starlette:
                 secret_key=secret,
                 session_cookie="arena_session",
                 same_site="strict",
-                https_only=False,
+                https_only=settings.secure_cookies,
                 max_age=14 * 24 * 3600,
             ),
         ],

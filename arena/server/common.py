@@ -36,6 +36,10 @@ class ServerSettings:
     check_workers: int = 1
     ladder_workers: int = 1
     check_games: int = 2
+    #: Where the ladder's and the final's games run: "local" processes or "ray" (``--backend``).
+    backend: str = "local"
+    #: Session cookies only over HTTPS (TLS, or behind a TLS reverse proxy).
+    secure_cookies: bool = False
     #: Seconds between the live leaderboard's looks at the database.
     live_seconds: float = 0.5
     #: Live leaderboard connections at once; more are closed at once (1013, try again later).

@@ -137,5 +137,5 @@ async def final_form(request: Request) -> Response:
     why = await db_call(request, begin)
     if why is not None:
         raise HTTPException(409, why)
-    start(request.app.state.settings.folder)
+    start(request.app.state.settings.folder, request.app.state.settings)
     return RedirectResponse("/desk", status_code=303)

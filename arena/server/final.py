@@ -58,17 +58,30 @@ def can_start(db: sqlite3.Connection) -> str | None:
     return None
 
 
-def start(folder: Path) -> None:
-    """Start the final's process (``python -m arena.server.worker final DIR``)."""
+def start(folder: Path, settings: Any = None) -> None:
+    """Start the final's process (``python -m arena.server.worker final DIR``), on the server's
+    backend (:class:`.common.ServerSettings`: ``backend``, ``ladder_workers``)."""
+    backend = ["--backend", "ray", "--workers", str(max(1, settings.ladder_workers))] if backend_of(settings) else []
     subprocess.Popen(
-        [sys.executable, "-m", "arena.server.worker", "final", str(folder), "--parent", str(os.getpid())],
+        [sys.executable, "-m", "arena.server.worker", "final", str(folder), "--parent", str(os.getpid()), *backend],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
 
 
-def run(db: sqlite3.Connection, folder: Path, games: int = FINAL_GAMES) -> None:
+def backend_of(settings: Any) -> bool:
+    return getattr(settings, "backend", "local") == "ray"
+
+
+def tournament_backend(backend: str, workers: int) -> list[str]:
+    """The tournament's options for the server's backend: Ray with the ladder's worker count, or one local process."""
+    return ["--backend", "ray", "--workers", str(workers)] if backend == "ray" else ["--workers", "1"]
+
+
+def run(
+    db: sqlite3.Connection, folder: Path, games: int = FINAL_GAMES, backend: str = "local", workers: int = 1
+) -> None:
     """Play and publish the final; its state says how it went (one line when it failed)."""
     entrants = field(db)
     home = folder / "final"
@@ -99,8 +112,7 @@ def run(db: sqlite3.Connection, folder: Path, games: int = FINAL_GAMES) -> None:
             "--replays",
             str(home / "records"),
             "--quiet",
-            "--workers",
-            "1",
+            *tournament_backend(backend, workers),
         ]
         report = [
             sys.executable,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,16 +60,59 @@ def pick_table(entrants: Sequence[Entrant], rng: random.Random, largest: int = M
     return table
 
 
-class LadderPlayer:
-    """Plays blocks for one worker process; keeps each version's sandboxed factory for the next game."""
+@dataclass(frozen=True)
+class Block:
+    """One table's duplicate block, as a player needs it (it pickles: a Ray task's argument)."""
 
-    def __init__(self, db: sqlite3.Connection, limits: Any = None, keep: int = 12, keep_streams: int = 24) -> None:
-        self.db = db
+    id: int
+    table: tuple[int, ...]
+    #: submission -> (bot name, the stored bytes: a Python bot's text or a program's bundle)
+    bots: dict[int, tuple[str, bytes]]
+    deal: int
+    bot_key: int
+    rules: Rules  # the rules of the round the block belongs to
+
+
+@dataclass(frozen=True)
+class Game:
+    """One finished game of a block, as :func:`.store.record_game` stores it."""
+
+    key: str
+    block: int
+    rotation: int
+    seating: list[int]
+    places: list[int]
+    scores: list[int]
+    faults: list[tuple[int, str, str, int]]
+    log: list[dict[str, Any]]
+
+
+def stored_bot(bot: str, source: bytes) -> Any:
+    """The bot in an upload's stored bytes: a program's bundle (checked: the database is untrusted
+    input), else a Python bot file's text.
+
+    :raises BotLoadError: not UTF-8, or a bundle that breaks its rules."""
+    from ..botfolder import BUNDLE_MAGIC
+
+    if source.startswith(BUNDLE_MAGIC.encode()):
+        from ..loader import stored_source
+
+        src = stored_source(bot, source.decode("utf-8", "replace"))
+        if src.problem:
+            raise BotLoadError(src.problem, path=f"{bot}")
+        return src
+    return bot_source(source, f"{bot}.py")
+
+
+class BlockPlayer:
+    """Plays blocks, with no database: keeps each version's sandboxed factory, and its streams
+    (one per rotation slot), for the next block. One per ladder worker, or per Ray worker."""
+
+    def __init__(self, limits: Any = None, keep: int = 12, keep_streams: int = 24) -> None:
         self.limits = limits
         self.keep = keep
         self.keep_streams = keep_streams
-        self.seed = int(store.setting(db, "seed") or 0)
-        self._referees: dict[Rules, Referee] = {}
+        self._referees: dict[Rules, Referee] = {}  # one per round's rules
         self._factories: OrderedDict[int, Any] = OrderedDict()
         #: (submission, rotation) -> a :class:`~arena.sandbox.pool.Stream` kept across blocks.
         self._streams: OrderedDict[tuple[int, int], Any] = OrderedDict()
@@ -79,7 +122,7 @@ class LadderPlayer:
             self._factories.move_to_end(sid)
             return self._factories[sid]
         try:  # uploaded code: always sandboxed, never trusted
-            factory: Any = make_factory(bot_source(source, f"{bot}.py"), trusted=False, limits=self.limits)
+            factory: Any = make_factory(stored_bot(bot, source), trusted=False, limits=self.limits)
         except BotLoadError as exc:
             factory = exc
         self._factories[sid] = factory
@@ -94,11 +137,12 @@ class LadderPlayer:
         for slot in [s for s in self._streams if sid is None or s[0] == sid]:
             self._streams.pop(slot).close()
 
-    def _player(self, sid: int, row: Any, rotation: int, bot_key: int, seat: int, deal: int, label: str) -> Any:
+    def _player(self, sid: int, bot: tuple[str, bytes], rotation: int, bot_key: int, seat: int, deal: int) -> Any:
         """The seat of ``sid`` in this game: its stream for this rotation slot when its factory has
         streams (one process serving one game per block, as a tournament's stream serves one
         rotation of a table over its deals: never the same deal twice), else a fresh process."""
-        f = self._factory(sid, row["bot"], bytes(row["source"]))
+        label = f"{bot[0]}#v{sid}"
+        f = self._factory(sid, *bot)
         if isinstance(f, BotLoadError):
             return CrashedPlayer(label, str(f))
         try:
@@ -118,6 +162,28 @@ class LadderPlayer:
         except (BotLoadError, BotFault) as exc:
             return CrashedPlayer(label, str(exc))
 
+    def play(self, block: Block) -> Iterator[Game]:
+        """The block's games, one per seat rotation, each as it ends."""
+        referee = self._referees.setdefault(block.rules, Referee(block.rules))
+        n = len(block.table)
+        for rotation in range(n):
+            seating = [block.table[(s + rotation) % n] for s in range(n)]
+            labels = [f"{block.bots[sid][0]}#v{sid}" for sid in seating]
+            players = []
+            try:
+                for seat, sid in enumerate(seating):
+                    p = self._player(sid, block.bots[sid], rotation, block.bot_key, seat, block.deal)
+                    p.name = labels[seat]
+                    players.append(p)
+                key = f"b{block.id}-r{rotation}"
+                outcome = referee.play(players, seed=block.deal, game_id=key, bots=labels)
+            finally:
+                for p in players:
+                    p.close()
+            faults = [(f.seat, f.kind.value, storable(f.detail), f.round) for f in outcome.faults]
+            result = outcome.result
+            yield Game(key, block.id, rotation, seating, list(result.places), list(result.scores), faults, outcome.log)
+
     def close(self) -> None:
         self._close_streams()
         factories, self._factories = self._factories, OrderedDict()
@@ -125,12 +191,23 @@ class LadderPlayer:
             if callable(getattr(f, "close", None)):
                 f.close()
 
-    def play_block(self, rng: random.Random) -> int:
-        """Choose a table and play its block; returns the games stored (0: nothing to play)."""
+
+class LadderPlayer:
+    """The ladder of one worker process: chooses tables, plays their blocks here (or hands them
+    to Ray: :mod:`.rayladder`) and stores each game as it ends."""
+
+    def __init__(self, db: sqlite3.Connection, limits: Any = None, keep: int = 12, keep_streams: int = 24) -> None:
+        self.db = db
+        self.seed = int(store.setting(db, "seed") or 0)
+        self.runner = BlockPlayer(limits, keep, keep_streams)
+
+    def next_block(self, rng: random.Random) -> Block | None:
+        """Choose a table and open its block, in the current round (round two: the gauntlet); None
+        when nothing can play, or the next round opened meanwhile."""
         try:
             current, found = rounds.entrants(self.db)
         except store.ContestError:  # a damaged round in the database: nothing to play (the pages say why)
-            return 0
+            return None
         rows = {int(r["id"]): r for r in found}
         entrants = [Entrant(sid, r["bot"], r["mu"], r["sigma"], r["games"]) for sid, r in rows.items()]
         if current.number == 1:
@@ -140,31 +217,28 @@ class LadderPlayer:
             new = [e for e in entrants if e.submission not in field]
             table = rounds.pick_gauntlet(new, [e for e in entrants if e.submission in field], rng, current.sizes)
         block = store.new_block(self.db, table, current.number) if table else 0
-        if not block:  # nothing to play, or the next round opened meanwhile
+        if not block:
+            return None
+        return Block(
+            block,
+            tuple(table),
+            {sid: (str(rows[sid]["bot"]), bytes(rows[sid]["source"])) for sid in table},
+            derive_seed(self.seed, "ladder-deal", block),
+            derive_seed(self.seed, "ladder-bots", block),
+            current.rules,
+        )
+
+    def store(self, game: Game) -> bool:
+        """Store and rate one game (False: its key is stored already)."""
+        g = game
+        return store.record_game(self.db, g.key, g.block, g.rotation, g.seating, g.places, g.scores, g.faults, g.log)
+
+    def play_block(self, rng: random.Random) -> int:
+        """Choose a table and play its block here; returns the games stored (0: nothing to play)."""
+        block = self.next_block(rng)
+        if block is None:
             return 0
-        referee = self._referees.setdefault(current.rules, Referee(current.rules))
-        n = len(table)
-        deal = derive_seed(self.seed, "ladder-deal", block)
-        bot_key = derive_seed(self.seed, "ladder-bots", block)
-        stored = 0
-        for rotation in range(n):
-            seating = [table[(s + rotation) % n] for s in range(n)]
-            labels = [f"{rows[sid]['bot']}#v{sid}" for sid in seating]
-            players = []
-            try:
-                for seat, sid in enumerate(seating):
-                    p = self._player(sid, rows[sid], rotation, bot_key, seat, deal, labels[seat])
-                    p.name = labels[seat]
-                    players.append(p)
-                key = f"b{block}-r{rotation}"
-                outcome = referee.play(players, seed=deal, game_id=key, bots=labels)
-            finally:
-                for p in players:
-                    p.close()
-            faults = [(f.seat, f.kind.value, storable(f.detail), f.round) for f in outcome.faults]
-            result = outcome.result
-            if store.record_game(
-                self.db, key, block, rotation, seating, list(result.places), list(result.scores), faults, outcome.log
-            ):
-                stored += 1
-        return stored
+        return sum(self.store(game) for game in self.runner.play(block))
+
+    def close(self) -> None:
+        self.runner.close()

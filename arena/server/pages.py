@@ -20,7 +20,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from ..visibility import PUBLIC, game_seen_by
 from ..web.render import render
 from ..web.view import render_viewer, viewer_game
-from . import rounds, store
+from . import store
 from .api import accept_upload, board_of, choose_active, path_int, register, upload_bytes, visible_submission
 from .auth import check_csrf, client_of, csrf_token, session_who
 from .common import SMALL_BODY, db_call, read_body

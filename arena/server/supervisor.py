@@ -27,6 +27,9 @@ class Supervisor:
     checkers: int = 1
     ladder: int = 1
     check_games: int = 2
+    #: Where the ladder's and the final's games run: "local" (``ladder`` processes) or "ray"
+    #: (one ladder process keeping ``ladder`` blocks in flight on Ray).
+    backend: str = "local"
     procs: dict[tuple[str, int], subprocess.Popen[bytes]] = field(default_factory=dict)
     restarts: int = 0
     _stopping: threading.Event = field(default_factory=threading.Event)
@@ -44,6 +47,8 @@ class Supervisor:
             "--parent",
             str(os.getpid()),
         ]
+        if kind == "ladder" and self.backend == "ray":
+            cmd += ["--backend", "ray", "--workers", str(self.ladder)]
         return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=False)
 
     def start(self) -> None:
@@ -57,7 +62,7 @@ class Supervisor:
             db.close()
         for i in range(self.checkers):
             self.procs[("check", i)] = self._spawn("check")
-        for i in range(self.ladder):
+        for i in range(min(self.ladder, 1) if self.backend == "ray" else self.ladder):
             self.procs[("ladder", i)] = self._spawn("ladder")
         self._thread = threading.Thread(target=self._watch, name="arena-supervisor", daemon=True)
         self._thread.start()

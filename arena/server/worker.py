@@ -38,6 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("folder")
     parser.add_argument("--check-games", type=int, default=2)
     parser.add_argument("--parent", type=int, default=0)
+    parser.add_argument("--backend", choices=("local", "ray"), default="local")
+    parser.add_argument("--workers", type=int, default=1, help="with --backend ray: blocks (games) in flight")
     opts = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     signal.signal(signal.SIGTERM, _stop)
@@ -46,12 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError:
         pass
     try:
-        return work(opts.kind, opts.folder, opts.parent or os.getppid(), opts.check_games)
+        return work(opts.kind, opts.folder, opts.parent or os.getppid(), opts.check_games, opts.backend, opts.workers)
     except Stop:  # asked to stop (even while starting up): nothing half-written, nothing to say
         return 0
 
 
-def work(kind: str, folder: str, parent: int, check_games: int) -> int:
+def work(kind: str, folder: str, parent: int, check_games: int, backend: str = "local", workers: int = 1) -> int:
     from . import store
 
     try:
@@ -65,11 +67,11 @@ def work(kind: str, folder: str, parent: int, check_games: int) -> int:
 
             from .final import run
 
-            run(db, Path(folder))
+            run(db, Path(folder), backend=backend, workers=workers)
         elif kind == "check":
             run_checks(db, parent, check_games)
         else:
-            run_ladder(db, parent)
+            run_ladder(db, parent, backend, workers)
     finally:
         db.close()
     return 0
@@ -89,12 +91,21 @@ def run_checks(db: object, parent: int, games: int) -> None:
             time.sleep(IDLE_SECONDS)
 
 
-def run_ladder(db: object, parent: int) -> None:
+def run_ladder(db: object, parent: int, backend: str = "local", workers: int = 1) -> None:
     from .ladder import LadderPlayer
 
     rng = random.Random(random.SystemRandom().randrange(2**63))
     player = LadderPlayer(db)  # type: ignore[arg-type]
     try:
+        if backend == "ray":  # the blocks played as Ray tasks, `workers` at a time
+            from ..tournament.local import HarnessError
+            from .rayladder import run
+
+            try:
+                run(player, rng, workers, lambda: alive(parent), IDLE_SECONDS)
+            except HarnessError as exc:
+                sys.stderr.write(f"arena worker: {exc}\n")
+            return
         while alive(parent):
             if not player.play_block(rng):
                 time.sleep(IDLE_SECONDS)

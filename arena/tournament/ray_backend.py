@@ -83,6 +83,35 @@ def chunk_size(games: int, workers: int) -> int:
     return max(1, min(16, games // (workers * 8)))
 
 
+def start(workers: int, address: str | None) -> bool:
+    """Join the cluster at ``address``, or start a local Ray instance of ``workers`` CPUs, unless
+    this process is in one already; returns whether it started here (then :func:`ray.shutdown` it).
+
+    :raises HarnessError: Ray could not start or join, in one line.
+    """
+    import ray
+
+    if ray.is_initialized():
+        return False
+    options: dict[str, Any] = {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "logging_level": logging.ERROR,
+        "configure_logging": True,
+    }
+    if address:
+        options["address"] = address
+    else:
+        options["num_cpus"] = workers
+    try:
+        ray.init(**options)
+    except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; one line for each
+        lines = str(exc).strip().splitlines() or [type(exc).__name__]
+        where = f"join the Ray cluster at {address}" if address else "start a local Ray instance"
+        raise HarnessError(f"cannot {where}: {lines[-1]}") from None
+    return True
+
+
 def run(
     job: Job,
     keys: Sequence[GameKey],
@@ -98,24 +127,7 @@ def run(
     # Ray's own hints are partial (untyped calls, remote functions typed by the
     # Python function): the backend talks to it through Any.
     ray_api: Any = ray
-    started_here = not ray.is_initialized()
-    if started_here:
-        options: dict[str, Any] = {
-            "include_dashboard": False,
-            "log_to_driver": False,
-            "logging_level": logging.ERROR,
-            "configure_logging": True,
-        }
-        if address:
-            options["address"] = address
-        else:
-            options["num_cpus"] = workers
-        try:
-            ray.init(**options)
-        except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; one line for each
-            lines = str(exc).strip().splitlines() or [type(exc).__name__]
-            where = f"join the Ray cluster at {address}" if address else "start a local Ray instance"
-            raise HarnessError(f"cannot {where}: {lines[-1]}") from None
+    started_here = start(workers, address)
     try:
         task = ray_api.remote(num_cpus=1, max_retries=2)(play_chunk)
         job_ref = ray.put(job)

@@ -1,0 +1,181 @@
+"""`arena serve` options beyond the defaults (issue 21, item 1): the ladder and the final on Ray
+(`--backend ray`), HTTPS (`--ssl-certfile/--ssl-keyfile`), and the headers of a reverse proxy
+believed from the proxy's own addresses only (`--forwarded-allow-ips`)."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import ssl
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from arena.cli import main
+from arena.server import store
+from arena.server.auth import FAILURES_PER_MINUTE
+from arena.server.final import tournament_backend
+from arena.server.ladder import LadderPlayer
+from tests.server_helpers import ARENA, ROOT, arena, free_port
+
+GREEDY = (ROOT / "bots" / "greedy.py").read_text()
+RANDOM = (ROOT / "bots" / "random.py").read_text()
+
+
+def contest(folder: Path) -> None:
+    store.init_contest(folder, "Cup")
+    db = store.open_db(folder)
+    try:
+        author = int(store.invite(db, "ann").split(".")[0][1:])
+        for name, source in (("gbot", GREEDY.replace('"greedy"', '"gbot"')), ("rbot", RANDOM)):
+            store.finish_check(db, store.add_submission(db, author, name, source.encode()), {"clean": True}, None)
+    finally:
+        db.close()
+
+
+@contextmanager
+def serving(folder: Path, *extra: str, scheme: str = "http", verify: object = True) -> Iterator[str]:
+    port = free_port()
+    url = f"{scheme}://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [*ARENA, "serve", str(folder), "--port", str(port), "--ladder-workers", "0", "--check-workers", "0", *extra],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(url + "/api/leaderboard", verify=verify, timeout=5).status_code == 200:  # type: ignore[arg-type]
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a certificate")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert)]
+        + ["-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+def test_https_with_a_certificate_and_secure_session_cookies(tmp_path: Path) -> None:
+    folder = tmp_path / "cup"
+    contest(folder)
+    cert, key = self_signed(tmp_path)
+    trust = ssl.create_default_context(cafile=str(cert))
+    with serving(folder, "--ssl-certfile", str(cert), "--ssl-keyfile", str(key), scheme="https", verify=trust) as url:
+        answer = httpx.get(url + "/api/leaderboard", verify=trust)
+        assert answer.status_code == 200 and [b["bot"] for b in answer.json()["bots"]] == ["gbot", "rbot"]
+        login = httpx.get(url + "/login", verify=trust)
+        assert "secure" in login.headers["set-cookie"].lower()  # the session never travels in clear
+        with pytest.raises(httpx.HTTPError):  # plain HTTP on the TLS port gets no page
+            httpx.get(url.replace("https://", "http://") + "/api/leaderboard", timeout=5)
+
+
+def test_tls_files_that_cannot_serve_are_one_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "cup"
+    contest(folder)
+    cert, key = self_signed(tmp_path)
+    other_cert, _ = self_signed(tmp_path / "other") if (tmp_path / "other").mkdir() is None else (None, None)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    cases = [
+        (["--ssl-certfile", str(cert)], "needs both"),
+        (["--ssl-keyfile", str(key)], "needs both"),
+        (["--ssl-certfile", str(tmp_path / "none.pem"), "--ssl-keyfile", str(key)], "none.pem"),
+        (["--ssl-certfile", str(cert), "--ssl-keyfile", str(fifo)], "fifo"),  # would block a plain read
+        (["--ssl-certfile", str(cert), "--ssl-keyfile", str(cert)], "not a certificate and its key"),
+        (["--ssl-certfile", str(other_cert), "--ssl-keyfile", str(key)], "not a certificate and its key"),
+    ]
+    for extra, needle in cases:
+        code = main(["serve", str(folder), "--port", str(free_port()), *extra])  # refused before it serves
+        err = capsys.readouterr().err
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and needle in lines[0] and "Traceback" not in err, (extra, err)
+
+
+def bad_tokens(url: str, forwarded: list[str]) -> list[int]:
+    return [
+        httpx.get(
+            url + "/api/submissions/1", headers={"Authorization": "Bearer a1.wrong", "X-Forwarded-For": f}
+        ).status_code
+        for f in forwarded
+    ]
+
+
+def test_forwarded_headers_are_believed_from_the_listed_proxy_only(tmp_path: Path) -> None:
+    folder = tmp_path / "cup"
+    contest(folder)
+    n = FAILURES_PER_MINUTE
+    # the attack: a client that is not the proxy names a new address on every guess
+    with serving(folder, "--forwarded-allow-ips", "10.255.255.1") as url:
+        seen = bad_tokens(url, [f"198.51.100.{i}" for i in range(n + 1)])
+        assert seen[:n] == [401] * n and seen[n] == 429
+        assert "secure" in httpx.get(url + "/login").headers["set-cookie"].lower()
+    # the proxy's word is believed: one client's guesses do not lock the others out
+    with serving(folder, "--forwarded-allow-ips", "127.0.0.1") as url:
+        seen = bad_tokens(url, ["203.0.113.5"] * (n + 1) + ["203.0.113.6"])
+        assert seen[:n] == [401] * n and seen[n] == 429 and seen[n + 1] == 401
+
+
+def test_backend_ray_without_ray_is_one_line(tmp_path: Path) -> None:
+    fake = tmp_path / "fake"
+    (fake / "ray").mkdir(parents=True)
+    (fake / "ray" / "__init__.py").write_text("raise ImportError('no ray here')\n")
+    folder = tmp_path / "cup"
+    contest(folder)
+    done = arena("serve", str(folder), "--backend", "ray", env={"PYTHONPATH": str(fake)}, timeout=60)
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        "arena: error: the ray backend needs Ray: pip install 'yard-bridge-arena[ray]'"
+    ], done.stderr
+
+
+def test_the_final_runs_on_the_servers_backend() -> None:
+    assert tournament_backend("ray", 3) == ["--backend", "ray", "--workers", "3"]
+    assert tournament_backend("local", 3) == ["--workers", "1"]
+
+
+@pytest.mark.long
+def test_ladder_blocks_play_on_ray_and_are_stored_as_local_ones(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    from arena.server import rayladder
+
+    folder = tmp_path / "cup"
+    contest(folder)
+    db = store.open_db(folder)
+    player = LadderPlayer(db)
+    try:
+        rayladder.run(player, random.Random(3), 2, lambda: store.games_count(db) < 6, 0.1)
+        rows = db.execute("SELECT key, block, rotation, places FROM games ORDER BY block, rotation").fetchall()
+        assert len(rows) >= 6
+        blocks: dict[int, list[int]] = {}
+        for r in rows:
+            assert r["key"] == f"b{r['block']}-r{r['rotation']}"
+            blocks.setdefault(r["block"], []).append(r["rotation"])
+        assert all(rot == [0, 1] for rot in blocks.values())  # whole blocks: both rotations of each
+        games = {int(r["submission"]): int(r["games"]) for r in db.execute("SELECT * FROM ratings")}
+        assert games[1] == games[2] == len(rows)  # rated once per game
+    finally:
+        player.close()
+        db.close()
