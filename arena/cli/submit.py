@@ -51,9 +51,10 @@ def run(args: argparse.Namespace) -> int:
     if args.server is not None:
         from .upload import upload
 
-        if is_folder:
-            raise UsageError(f"{path}: a contest server takes one bot file (.py or .js); a bot folder goes --to DIR")
-        try:
+        try:  # a program (.js, or a folder with a bot.toml) as its bundle, as a tournament stores it
+            if is_folder or path.suffix == ".js":
+                program = read_bot_file(path)
+                return upload(args, path, program.source.encode("utf-8"), program.name)
             upload_data = read_bot_bytes(path)
         except BotLoadError as exc:
             return refuse(str(exc))

@@ -13,7 +13,8 @@ from ..errors import UsageError
 from ..safetext import escape
 
 
-def upload(args: argparse.Namespace, path: Path, data: bytes) -> int:
+def upload(args: argparse.Namespace, path: Path, data: bytes, name: str | None = None) -> int:
+    """Send ``data`` (a Python bot file's bytes, or a program's bundle named ``name``) and wait for its check."""
     import httpx
 
     token = args.token or os.environ.get("ARENA_TOKEN", "")
@@ -25,7 +26,8 @@ def upload(args: argparse.Namespace, path: Path, data: bytes) -> int:
     headers = {"Authorization": f"Bearer {token}"}
     try:
         with httpx.Client(base_url=url, headers=headers, timeout=30.0) as client:
-            sent = client.post("/api/submissions", files={"bot": (path.name, data, "text/x-python")})
+            filename = path.name if name is None else f"{name}.js" if path.suffix == ".js" else name
+            sent = client.post("/api/submissions", files={"bot": (filename, data, "application/octet-stream")})
             answer = _json(sent)
             if sent.status_code != 202:
                 return refuse(f"the server answered {sent.status_code}: {answer.get('error', '')}")

@@ -61,6 +61,15 @@ async def accept_upload(request: Request, author: int, data: bytes, filename: st
         raise HTTPException(
             429, f"at most {settings.uploads_per_minute} uploads a minute; wait a little", {"Retry-After": "60"}
         )
+    from ..errors import BotLoadError
+    from .uploads import as_stored
+
+    try:  # a .js file bundled as the loader bundles it; a program's bundle checked whole
+        data = as_stored(data, filename)
+    except BotLoadError as exc:
+        raise HTTPException(400, f"{filename or 'the upload'}: {exc.message}") from None
+    if len(data) > request.app.state.settings.max_upload:
+        raise HTTPException(413, f"the bot, stored, is larger than {request.app.state.settings.max_upload} bytes")
     name = bot_name(data, filename)
     try:
         return await db_call(request, store.add_submission, author, name, data)

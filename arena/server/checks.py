@@ -11,6 +11,7 @@ from ..errors import BotLoadError, UsageError
 from ..events import FaultKind
 from ..safetext import escape
 from . import store
+from .uploads import is_bundle, stored_bot
 
 
 def failure_line(report: dict[str, Any]) -> str | None:
@@ -35,9 +36,15 @@ def failure_line(report: dict[str, Any]) -> str | None:
 
 def check_one(row: sqlite3.Row, settings: CheckSettings) -> tuple[dict[str, Any], str | None]:
     """Check one stored upload (its bytes, never a file that could change): (report, error line)."""
+    data = bytes(row["source"])
     name = f"{row['bot']}.py"
     try:
-        report = run_check(name, settings, data=bytes(row["source"])).to_dict()
+        if is_bundle(data):  # a program (a .js file or a bot folder), read back checked
+            src = stored_bot(str(row["bot"]), data)
+            name = f"{row['bot']}.js" if src.runtime == "node" else f"{row['bot']}/"
+            report = run_check(name, settings, src=src).to_dict()
+        else:
+            report = run_check(name, settings, data=data).to_dict()
     except (UsageError, BotLoadError) as exc:
         return {"clean": False, "problems": [{"path": name, "line": None, "message": str(exc)}]}, escape(
             f"the check failed: {exc}", 600

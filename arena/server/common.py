@@ -83,7 +83,9 @@ def bot_name(source: bytes, filename: str | None) -> str:
 
     :raises HTTPException: 400, no usable name.
     """
-    declared, _ = describe(source.decode("utf-8", "replace"))
+    from .uploads import declared_name, is_bundle
+
+    declared = declared_name(source) if is_bundle(source) else describe(source.decode("utf-8", "replace"))[0]
     name = declared or (Path(filename).stem if filename else "")
     if not NAME_PATTERN.fullmatch(name) or name.lower() in RESERVED_NAMES:
         raise HTTPException(

@@ -70,6 +70,29 @@ def start(folder: Path, settings: Any = None) -> None:
     )
 
 
+def write_bot(bots: Path, bot: str, data: bytes) -> None:
+    """A stored version as the tournament reads it: ``NAME.py``, ``NAME.js`` or a folder ``NAME/``
+    (a program's bundle unpacked; the tournament bundles it again into the same bytes)."""
+    from ..submissions import write_atomic
+    from .uploads import is_bundle, stored_bot
+
+    files: tuple[tuple[str, bytes], ...] = ((f"{bot}.py", data),)
+    if is_bundle(data):
+        try:
+            src = stored_bot(bot, data)
+        except Exception:  # noqa: BLE001 - an unreadable stored bundle plays as the crashed file it is
+            src = None
+        if src is not None and src.runtime == "node":
+            files = ((f"{bot}.js", src.files[0][1]),)
+        elif src is not None:
+            files = tuple((f"{bot}/{rel}", content) for rel, content in src.files)
+    for rel, content in files:
+        target = bots / rel
+        if not (target.is_file() and not target.is_symlink() and target.read_bytes() == content):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, content)
+
+
 def backend_of(settings: Any) -> bool:
     return getattr(settings, "backend", "local") == "ray"
 
@@ -89,13 +112,8 @@ def run(
     set_state(db, state="running", bots=[r["bot"] for r in entrants])
     try:
         bots.mkdir(parents=True, exist_ok=True)
-        for r in entrants:  # the stored, checked bytes; the same file again when resumed
-            target = bots / f"{r['bot']}.py"
-            data = bytes(r["source"])
-            if not (target.is_file() and not target.is_symlink() and target.read_bytes() == data):
-                from ..submissions import write_atomic
-
-                write_atomic(target, data)
+        for r in entrants:  # the stored, checked bytes; the same files again when resumed
+            write_bot(bots, str(r["bot"]), bytes(r["source"]))
         size = str(min(4, len(entrants)))
         tournament = [
             sys.executable,

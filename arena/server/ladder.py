@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import BotLoadError
-from ..loader import bot_source
 from ..players import make_factory
 from ..referee import BotFault, Referee
 from ..rules import Rules
@@ -30,6 +29,7 @@ from ..safetext import storable
 from ..seeds import derive_seed
 from ..tournament.gamerunner import CrashedPlayer
 from . import rounds, store
+from .uploads import stored_bot
 
 MIN_TABLE, MAX_TABLE = 2, 6
 
@@ -85,23 +85,6 @@ class Game:
     scores: list[int]
     faults: list[tuple[int, str, str, int]]
     log: list[dict[str, Any]]
-
-
-def stored_bot(bot: str, source: bytes) -> Any:
-    """The bot in an upload's stored bytes: a program's bundle (checked: the database is untrusted
-    input), else a Python bot file's text.
-
-    :raises BotLoadError: not UTF-8, or a bundle that breaks its rules."""
-    from ..botfolder import BUNDLE_MAGIC
-
-    if source.startswith(BUNDLE_MAGIC.encode()):
-        from ..loader import stored_source
-
-        src = stored_source(bot, source.decode("utf-8", "replace"))
-        if src.problem:
-            raise BotLoadError(src.problem, path=f"{bot}")
-        return src
-    return bot_source(source, f"{bot}.py")
 
 
 class BlockPlayer:
