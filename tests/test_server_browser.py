@@ -1,6 +1,7 @@
 """The contest server in Chromium (issue 21, item 8): an author signs in and uploads through the form,
 the leaderboard updates live over its websocket, the organiser approves and rejects on the desk
-(a rejected version leaves the ladder); no console error; screenshots at desktop and phone sizes."""
+(a rejected version leaves the ladder); no console error; screenshots at desktop and phone sizes.
+The final run from the desk needs no browser: tests/test_server_final.py."""
 
 from __future__ import annotations
 
@@ -34,12 +35,13 @@ def test_upload_by_form_live_leaderboard_and_the_desk(browser: Any, tmp_path: Pa
     organiser = token_of(arena("contest", "init", str(folder), "--name", "Browser Cup").stdout.splitlines()[-1])
     ann = token_of(arena("contest", "invite", str(folder), "ann").stdout)
     ben = token_of(arena("contest", "invite", str(folder), "ben").stdout)
-    server = Server(folder)
+    server = Server(folder, "--check-workers", "2")
     server.start()
     shots = Path(SHOTS) if SHOTS else tmp_path
-    try:
-        done = arena("submit", str(bot_file(tmp_path, "benbot")), "--server", server.url, "--token", ben)
-        assert done.returncode == 0, done.stderr
+    try:  # ben uploads by the API (`arena submit --server`: tests/test_server.py), checked while ann signs in
+        upload = bot_file(tmp_path, "benbot").read_bytes()
+        sent = server.request("POST", "/api/submissions?name=benbot.py", upload, {"Authorization": f"Bearer {ben}"})
+        assert sent[0] == 202, sent
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -101,19 +103,8 @@ def test_upload_by_form_live_leaderboard_and_the_desk(browser: Any, tmp_path: Pa
         wait_for(lambda: set(b["bot"] for b in server.get("/api/leaderboard")[1]["bots"]) == {"benbot"}, "the reject")
         page.goto(server.url + "/bots/annbot")
         assert "obscure code: please explain the <script> trick" in page.text_content("main")
-        # approved after all, then frozen: the final runs by the tournament engine and is published
-        org.goto(server.url + "/desk/2")
-        org.fill("#comment", "explained: fine")
-        org.click("button[value=approved]")
-        org.wait_for_selector("#review:text('approved')")
-        org.goto(server.url + "/desk")
-        assert "freeze submissions first" in (org.text_content("#final") or "")  # not while uploads are open
-        org.click("text=Freeze submissions")
-        org.click("#run-final")
-        wait_for(lambda: "published" in (org.reload() and org.text_content("#final")), "the final to be published")
+        org.goto(server.url + "/desk")  # (the final, run from the desk: tests/test_server_final.py)
         org.screenshot(path=str(shots / "server-desk-1280.png"), full_page=True)
-        org.click("text=the published results")
-        assert "annbot" in org.text_content("body") and "benbot" in org.text_content("body")
         assert errors == []
     finally:
         server.stop()

@@ -1,16 +1,12 @@
 """What keeps the server fast under load (issue 21, item 8): the shared leaderboard (one query per
 change of the database, not one per reader), the ladder's streams (one process per version and
-rotation slot across blocks, never one deal twice), bounded bot pages, and the benchmark itself."""
+rotation slot across blocks, never one deal twice). The benchmark itself (benchmarks/server.py)
+takes about 20 s at its smallest, so it is not in the suite."""
 
 from __future__ import annotations
 
-import json
 import random
-import subprocess
-import sys
 from pathlib import Path
-
-import pytest
 
 from arena.server import store
 from arena.server.board import Board
@@ -85,21 +81,3 @@ def test_ladder_streams_serve_one_game_per_block_and_never_one_deal_twice(tmp_pa
         player.close()
         db.close()
     assert not player.runner._streams
-
-
-@pytest.mark.long
-def test_the_benchmark_prints_its_report(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "server.py"), "--clients", "2", "--live", "1", "--seconds", "2"]
-        + ["--quiet-seconds", "1", "--warmup", "0", "--uploads", "1", "--bots", "2", "--tournament-deals", "1"]
-        + ["--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    report = json.loads(done.stdout)
-    for kind in ("pages (all)", "api (all)"):
-        assert report["latency_ms"][kind]["n"] > 0 and report["latency_ms"][kind]["p99"] >= 0
-    assert report["tournament"]["games"] > 0 and report["ratio"] >= 0 and report["errors"] == {}
