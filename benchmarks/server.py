@@ -36,6 +36,7 @@ import json
 import os
 import random
 import re
+import resource
 import signal
 import socket
 import sqlite3
@@ -81,6 +82,40 @@ def cpu_seconds(pid: int) -> float:
     """A process's CPU time (user + system) so far, from /proc (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(roots: list[int]) -> float:
+    """CPU seconds of the processes ``roots`` and all their descendants: each one's own time and its
+    reaped children's (so a process that ends inside a window still counts its share of it)."""
+    stats: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stats[int(entry.name)] = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+    children: dict[int, list[int]] = defaultdict(list)
+    for pid, fields in stats.items():
+        children[int(fields[1])].append(pid)
+    total, todo = 0, list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid in stats:
+            total += sum(int(x) for x in stats[pid][11:15])
+            todo.extend(children[pid])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def ladder_pids(server: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == server:
+                if b"ladder" in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -294,22 +329,25 @@ def lower_priority() -> None:
     os.nice(NICE)
 
 
-def tournament(folder: Path, bots: list[str], workers: int, deals: int) -> dict[str, Any]:
+def tournament(folder: Path, bots: list[str], workers: int, deals: int, name: str) -> dict[str, Any]:
     """``arena tournament`` on the bots' uploaded bytes: its games/s and its wall seconds per game of each size."""
     files = []
     for b in bots:
         path = folder / f"b_{b}.py"
         path.write_bytes(bot_bytes(b, f"b_{b}"))
         files.append(str(path))
-    db = folder / "tournament.sqlite"
+    db = folder / f"tournament-{name}.sqlite"
     cmd = [*ARENA, "tournament", *files, "--players", f"2-{len(bots)}", "--games", str(deals)]
     cmd += ["--workers", str(workers), "--db", str(db), "--no-h2h", "--seed", "1"]
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(  # at the ladder workers' CPU priority: the same share of a shared machine
         cmd, capture_output=True, text=True, cwd=ROOT, stdin=subprocess.DEVNULL, timeout=1800, preexec_fn=lower_priority
     )
     found = re.search(r"played (\d+) games in ([\d.]+) s", done.stderr)
     if done.returncode != 0 or not found:
         raise SystemExit(f"benchmark: arena tournament failed: {done.stderr.strip()[-300:]}")
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime
     played, elapsed = int(found[1]), float(found[2])
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
@@ -318,7 +356,21 @@ def tournament(folder: Path, bots: list[str], workers: int, deals: int) -> dict[
         con.close()
     total = sum(float(d) for _, _, d in rows) or 1.0
     per_game = {int(k): elapsed * float(d) / total / int(n) for k, n, d in rows}
-    return {"games": played, "seconds": elapsed, "rate": played / elapsed, "seconds_per_game": per_game}
+    share = {int(k): float(d) / total / int(n) * played for k, n, d in rows}  # a game's cost by size, mean 1
+    return {
+        "games": played,
+        "seconds": elapsed,
+        "rate": played / elapsed,
+        "seconds_per_game": per_game,
+        "share": share,
+        "cpu": cpu,
+    }
+
+
+def compare_cpu(ladder: dict[str, Any], tour: dict[str, Any]) -> float:
+    """The same on CPU time, which a machine shared with other work blurs much less than wall time."""
+    priced = sum(n * tour["cpu_per_game"] * tour["share"].get(k, 0.0) for k, n in ladder["sizes"].items())
+    return priced / ladder["cpu"] if ladder.get("cpu") else 0.0
 
 
 def compare(ladder: dict[str, Any], tour: dict[str, Any]) -> float:
@@ -335,9 +387,11 @@ def run(opts: argparse.Namespace) -> dict[str, Any]:
         try:
             uploads = asyncio.run(setup(contest, bots))
             time.sleep(opts.warmup)  # the ladder's workers load their bots
-            start = time.time()
+            workers = ladder_pids(contest.proc.pid)
+            start, ladder_cpu = time.time(), tree_cpu(workers)
             time.sleep(opts.quiet_seconds)
             quiet = ladder_rate(contest.games(start), start, time.time())
+            quiet["cpu"] = tree_cpu(workers) - ladder_cpu
             load = Load(contest, [f"b_{b}" for b in bots], list(uploads), opts.seed)
             start, cpu, before = time.time(), cpu_seconds(contest.proc.pid), os.getloadavg()[0]
             checked = asyncio.run(drive(load, opts, contest.tokens[0]))
@@ -346,7 +400,10 @@ def run(opts: argparse.Namespace) -> dict[str, Any]:
             after = os.getloadavg()[0]
         finally:
             contest.stop()
-        tour = tournament(folder, bots, opts.ladder_workers, opts.tournament_deals)
+        small = tournament(folder, bots, opts.ladder_workers, max(1, opts.tournament_deals // 4), "small")
+        tour = tournament(folder, bots, opts.ladder_workers, opts.tournament_deals, "full")
+        # CPU per game at the margin: the difference of two runs leaves out the start (imports, templates)
+        tour["cpu_per_game"] = (tour["cpu"] - small["cpu"]) / max(1, tour["games"] - small["games"])
     pages = [v for k in PAGES for v in load.latency[k]]
     apis = [v for k in APIS for v in load.latency[k]]
     answered = len(pages) + len(apis)
@@ -371,8 +428,13 @@ def run(opts: argparse.Namespace) -> dict[str, Any]:
             **tour,
             "rate": round(tour["rate"], 2),
             "seconds_per_game": {k: round(v, 4) for k, v in sorted(tour["seconds_per_game"].items())},
+            "share": {k: round(v, 3) for k, v in sorted(tour["share"].items())},
+            "cpu": round(tour["cpu"], 2),
         },
         "ratio": round(compare(quiet, tour), 3),
+        "ratio_cpu": round(compare_cpu(quiet, tour), 3),
+        "ladder_cpu_per_game_ms": round(1000 * quiet["cpu"] / quiet["games"], 2) if quiet["games"] else None,
+        "tournament_cpu_per_game_ms": round(1000 * tour["cpu_per_game"], 2),
         "ratio_loaded": round(compare(loaded, tour), 3),
         "workers": opts.ladder_workers,
     }
@@ -404,6 +466,10 @@ def show(r: dict[str, Any]) -> None:
         f"({t['rate']} games/s; s/game by size {t['seconds_per_game']})"
     )
     print(f"ladder / tournament on the same work: {r['ratio']} (alone), {r['ratio_loaded']} (under load)")
+    print(
+        f"on CPU time: ladder {r['ladder_cpu_per_game_ms']} ms a game, tournament {r['tournament_cpu_per_game_ms']} "
+        f"ms a game at the margin; ladder / tournament on the same work: {r['ratio_cpu']}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
