@@ -111,19 +111,21 @@ def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> d
     ]
     ids = [v["id"] for v in versions]
     marks = ",".join("?" * len(ids))
-    seats = db.execute(  # the latest games only: a page's work stays bounded however long the ladder runs
-        f"SELECT s.game, s.seat, s.submission, s.place, s.mu, s.sigma, g.seating, g.faults, g.finished FROM seats s "
-        f"JOIN games g ON g.key = s.game WHERE s.submission IN ({marks}) ORDER BY g.finished DESC, s.game DESC "
-        f"LIMIT {RECENT_GAMES}",
+    seats = db.execute(  # the latest games only (seats are stored as games end: rowid order), then their games
+        f"SELECT s.game, s.seat, s.submission, s.place, s.mu, s.sigma, g.seating, g.faults FROM "
+        f"(SELECT rowid AS n, * FROM seats WHERE submission IN ({marks}) ORDER BY rowid DESC LIMIT {RECENT_GAMES}) s "
+        f"JOIN games g ON g.key = s.game ORDER BY s.n",
         ids,
-    ).fetchall()[::-1]
+    ).fetchall()
     history = [{"game": r["game"], "ordinal": round(r["mu"] - 3 * r["sigma"], 3)} for r in seats]
     games: list[dict[str, Any]] = []
     faults: list[dict[str, Any]] = []
-    for r in reversed(seats):
-        seating = json.loads(r["seating"])
+    for r in reversed(seats):  # only the JSON a row shows is parsed: the listed games', the faults there are
         if len(games) < 50:
-            games.append({"key": r["game"], "players": len(seating), "place": r["place"], "seat": r["seat"]})
+            players = len(json.loads(r["seating"]))
+            games.append({"key": r["game"], "players": players, "place": r["place"], "seat": r["seat"]})
+        if r["faults"] == "[]" or len(faults) >= 50:
+            continue
         for seat, kind, detail, rnd in json.loads(r["faults"]):
             if seat == r["seat"] and kind != "retired" and len(faults) < 50:
                 faults.append({"game": r["game"], "kind": kind, "round": rnd, "detail": detail if own else None})
