@@ -102,3 +102,44 @@ def test_a_bot_page_reads_only_its_latest_games(tmp_path: Path) -> None:
         assert data["faults"][0]["detail"] is None  # the public sees no fault detail (R10)
     finally:
         db.close()
+
+
+def test_public_pages_are_shared_but_never_a_signed_in_view(tmp_path: Path) -> None:
+    import re
+    import time
+    import warnings
+
+    from arena.server.app import create_app
+    from arena.server.board import FRESH_SECONDS
+    from arena.server.common import ServerSettings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    folder = tmp_path / "cup"
+    contest(folder, {"gbot": GREEDY.replace('"greedy"', '"gbot"'), "rbot": RANDOM.replace('"random"', '"rbot"')})
+    organiser = store.init_contest(tmp_path / "other", "x")  # a second contest: its own pages
+    db = store.open_db(folder)
+    try:
+        block = store.new_block(db, [1, 2])
+        store.record_game(db, "g0", block, 0, [1, 2], [1, 2], [0, 30], [(0, "exception", "secret-detail", 1)], [])
+        app = create_app(ServerSettings(folder, workers=False))
+        with TestClient(app) as public:
+            first = public.get("/bots/gbot").text
+            assert "g0" in first and "secret-detail" not in first
+            store.record_game(db, "g1", block, 1, [2, 1], [1, 2], [0, 30], [], [])
+            time.sleep(FRESH_SECONDS)
+            assert "g1" in public.get("/bots/gbot").text  # a new game shows within FRESH_SECONDS
+            assert public.get("/games/g0").status_code == 404  # an empty record: no page, and nothing kept
+        hashed = store.token_hash(organiser)
+        store.set_setting(db, "organiser_hash", hashed)  # this contest's organiser now signs in with that token
+        with TestClient(app) as org:
+            page = org.get("/login").text
+            token = re.search(r'name="csrf" value="([^"]+)"', page)
+            assert token and org.post("/login", data={"token": organiser, "csrf": token.group(1)}).status_code == 200
+            assert "secret-detail" in org.get("/bots/gbot").text  # the organiser's own view, not the shared one
+        with TestClient(app) as public:
+            assert "secret-detail" not in public.get("/bots/gbot").text  # and the organiser's view was not kept
+    finally:
+        db.close()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import time
+from collections import OrderedDict
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -154,8 +156,25 @@ def chart(history: list[dict[str, Any]], width: int = 600, height: int = 160) ->
     return {"points": points, "width": width, "height": height, "low": low, "high": high, "count": len(values)}
 
 
+#: Public bot pages' data, kept as the leaderboard is (at most FRESH_SECONDS old): (folder, name) -> (when, data).
+PUBLIC_BOTS: OrderedDict[tuple[str, str], tuple[float, dict[str, Any]]] = OrderedDict()
+
+
 async def bot_page(request: Request) -> HTMLResponse:
-    data = await db_call(request, bot_data, request.path_params["name"], session_who(request))
+    from .board import FRESH_SECONDS
+
+    me, name = session_who(request), str(request.path_params["name"])
+    cached = (str(request.app.state.settings.folder), name) if me is None else None
+    kept = PUBLIC_BOTS.get(cached) if cached else None  # only the public view is shared between readers
+    if kept is not None and time.monotonic() - kept[0] < FRESH_SECONDS:
+        data: dict[str, Any] | None = kept[1]
+    else:
+        data = await db_call(request, bot_data, name, me)
+        if cached and data is not None:
+            PUBLIC_BOTS[cached] = (time.monotonic(), data)
+            PUBLIC_BOTS.move_to_end(cached)
+            while len(PUBLIC_BOTS) > PUBLIC_GAMES_KEPT:
+                PUBLIC_BOTS.popitem(last=False)
     if data is None:
         raise HTTPException(404, "no such bot")
     return page(request, "server_bot.html.j2", bot=data)
@@ -179,11 +198,27 @@ def game_data(db: sqlite3.Connection, key: str, me: tuple[str, int] | None) -> d
     return viewer_game(game_seen_by(events, PUBLIC))
 
 
+#: Public game pages kept rendered (a stored game never changes): (contest folder, key) -> HTML.
+PUBLIC_GAMES: OrderedDict[tuple[str, str], str] = OrderedDict()
+#: How many public game pages are kept (about 50 KB each).
+PUBLIC_GAMES_KEPT = 128
+
+
 async def game_page(request: Request) -> HTMLResponse:
-    game = await db_call(request, game_data, request.path_params["key"], session_who(request))
-    if game is None:
-        raise HTTPException(404, "no such game")
-    html = render_viewer([game], title=f"Game {game['id']}", back=("/", "Leaderboard"))
+    me = session_who(request)
+    cached = (str(request.app.state.settings.folder), str(request.path_params["key"])) if me is None else None
+    html = PUBLIC_GAMES.get(cached) if cached else None  # only the public view is shared between readers
+    if html is None:
+        game = await db_call(request, game_data, request.path_params["key"], me)
+        if game is None:
+            raise HTTPException(404, "no such game")
+        html = render_viewer([game], title=f"Game {game['id']}", back=("/", "Leaderboard"))
+        if cached:
+            PUBLIC_GAMES[cached] = html
+            while len(PUBLIC_GAMES) > PUBLIC_GAMES_KEPT:
+                PUBLIC_GAMES.popitem(last=False)
+    elif cached:
+        PUBLIC_GAMES.move_to_end(cached)
     return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
 
