@@ -115,28 +115,29 @@ def test_tls_files_that_cannot_serve_are_one_line_each(tmp_path: Path, capsys: p
         assert code == 2 and len(lines) == 1 and needle in lines[0] and "Traceback" not in err, (extra, err)
 
 
-def bad_tokens(url: str, forwarded: list[str]) -> list[int]:
-    return [
-        httpx.get(
-            url + "/api/submissions/1", headers={"Authorization": "Bearer a1.wrong", "X-Forwarded-For": f}
-        ).status_code
-        for f in forwarded
-    ]
+def bad_tokens(url: str, forwarded: list[str], source: str = "127.0.0.1") -> list[int]:
+    """Wrong tokens sent from the local address ``source``, each naming a client in X-Forwarded-For."""
+    with httpx.Client(transport=httpx.HTTPTransport(local_address=source)) as client:
+        return [
+            client.get(
+                url + "/api/submissions/1", headers={"Authorization": "Bearer a1.wrong", "X-Forwarded-For": f}
+            ).status_code
+            for f in forwarded
+        ]
 
 
 def test_forwarded_headers_are_believed_from_the_listed_proxy_only(tmp_path: Path) -> None:
     folder = tmp_path / "cup"
     contest(folder)
     n = FAILURES_PER_MINUTE
-    # the attack: a client that is not the proxy names a new address on every guess
-    with serving(folder, "--forwarded-allow-ips", "10.255.255.1") as url:
-        seen = bad_tokens(url, [f"198.51.100.{i}" for i in range(n + 1)])
+    with serving(folder, "--forwarded-allow-ips", "127.0.0.1") as url:  # the proxy is 127.0.0.1
+        # the attack: a client that is not the proxy (127.0.0.2) names a new address on every guess
+        seen = bad_tokens(url, [f"198.51.100.{i}" for i in range(n + 1)], source="127.0.0.2")
         assert seen[:n] == [401] * n and seen[n] == 429
-        assert "secure" in httpx.get(url + "/login").headers["set-cookie"].lower()
-    # the proxy's word is believed: one client's guesses do not lock the others out
-    with serving(folder, "--forwarded-allow-ips", "127.0.0.1") as url:
+        # the proxy's word is believed: one client's guesses do not lock the others out
         seen = bad_tokens(url, ["203.0.113.5"] * (n + 1) + ["203.0.113.6"])
         assert seen[:n] == [401] * n and seen[n] == 429 and seen[n + 1] == 401
+        assert "secure" in httpx.get(url + "/login").headers["set-cookie"].lower()
 
 
 def test_backend_ray_without_ray_is_one_line(tmp_path: Path) -> None:
