@@ -295,10 +295,10 @@ class Hub:
                 s.publish(phase="closed", result=None, messages=[f"The table failed: {storable(str(exc))[:200]}"])
 
     def _game(self, table: Table) -> None:
-        from ..loader import bot_source
         from ..players import make_factory
         from ..tournament.gamerunner import CrashedPlayer
         from . import store, tablestore
+        from .uploads import stored_bot
 
         players: list[Any] = []
         factories: list[Any] = []
@@ -310,7 +310,7 @@ class Hub:
                     players.append(TablePerson(seat, spec, self.move_seconds))
                     continue
                 try:  # an upload: always sandboxed, never trusted
-                    factory = make_factory(bot_source(spec.source, f"{spec.bot}.py"), trusted=False)
+                    factory = make_factory(stored_bot(spec.bot, spec.source), trusted=False)
                     factories.append(factory)
                     player = factory(seed, seat)
                 except BotLoadError as exc:
