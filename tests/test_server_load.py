@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from arena.server import store
+from arena.server import rounds, store
 from arena.server.board import Board
 from arena.server.ladder import LadderPlayer
 from tests.server_helpers import ROOT
@@ -71,7 +71,7 @@ def test_ladder_streams_serve_one_game_per_block_and_never_one_deal_twice(tmp_pa
             assert stream.games == 4 and len(stream.deals) == 4  # one game a block, four deals
             assert stream.processes < stream.games  # the same process served the blocks
         # the attack: a deal this stream has seen (a block played again) is never served by it
-        row = {r["id"]: r for r in store.entrants(db)}[1]
+        row = {r["id"]: r for r in rounds.entrants(db)[1]}[1]
         seen = next(iter(streams[(1, 0)].deals))
         seat = player.runner._player(1, ("gbot", bytes(row["source"])), 0, 5, 0, seen)
         assert getattr(seat, "stream", None) is not streams[(1, 0)]

@@ -122,10 +122,10 @@ def round_param(request: Request) -> int | None:
 async def board_of(request: Request) -> dict[str, Any]:
     """The leaderboard of the round ``?round=N`` asks for (the current one by default: the shared board)."""
     number = round_param(request)
-    if number is None:
-        board: dict[str, Any] = await run_in_threadpool(request.app.state.board.get)
-        return board
     try:
+        if number is None:
+            board: dict[str, Any] = await run_in_threadpool(request.app.state.board.get)
+            return board
         return await db_call(request, rounds.leaderboard, number)
     except store.ContestError as exc:
         raise HTTPException(404, str(exc)) from None

@@ -82,7 +82,7 @@ async def follow(ws: WebSocket) -> None:
                 continue
             if message.get("type") == "websocket.disconnect":
                 return
-    except (WebSocketDisconnect, RuntimeError, OSError):
+    except (WebSocketDisconnect, RuntimeError, OSError, store.ContestError):  # a damaged round: no board to follow
         return
 
 
