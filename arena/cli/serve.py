@@ -17,6 +17,7 @@ def run(args: argparse.Namespace) -> int:
     from ..server import store
     from ..server.app import create_app
     from ..server.common import ServerSettings
+    from ..server.transport import limits
 
     for name in ("ladder_workers", "check_workers"):
         if not 0 <= getattr(args, name) <= 64:
@@ -55,12 +56,12 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         log_level="warning",
         ws="websockets-sansio",
-        ws_max_size=64 * 1024,  # no socket message of a page is larger: a bigger one closes its connection unread
         proxy_headers=args.forwarded_allow_ips is not None,
         forwarded_allow_ips=args.forwarded_allow_ips or "",
         server_header=False,
         ssl_certfile=tls.get("ssl_certfile"),
         ssl_keyfile=tls.get("ssl_keyfile"),
+        **limits(),  # bounded request heads, a deadline on each request, bounded websocket messages
     )
     server = uvicorn.Server(config)
     server.run()
