@@ -4,9 +4,7 @@ Every answer is JSON; every refusal a 4xx with ``{"error": "..."}`` (:mod:`.app`
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import time
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -17,7 +15,17 @@ from starlette.responses import JSONResponse
 
 from . import rounds, store
 from .auth import bearer, client_of
-from .common import FORM_OVERHEAD, SMALL_BODY, ServerSettings, bot_name, db_call, read_body, submission_view
+from .common import (
+    FORM_OVERHEAD,
+    SMALL_BODY,
+    ServerSettings,
+    bot_name,
+    db_call,
+    json_object,
+    parse_id,
+    read_body,
+    submission_view,
+)
 
 
 async def token_who(request: Request) -> tuple[str, int]:
@@ -54,13 +62,11 @@ async def upload_bytes(request: Request, limit: int) -> tuple[bytes, str | None,
 
 
 async def accept_upload(request: Request, author: int, data: bytes, filename: str | None) -> int:
-    """Store an upload for its check; the rate limit and the bot name's owner are checked first."""
+    """Store an upload for its check, within the limits per author (counted in the insert's own
+    transaction) and per client address; the bot name's owner is checked too."""
     settings: ServerSettings = request.app.state.settings
-    recent = await db_call(request, store.uploads_since, author, time.time() - 60)
-    if recent >= settings.uploads_per_minute:
-        raise HTTPException(
-            429, f"at most {settings.uploads_per_minute} uploads a minute; wait a little", {"Retry-After": "60"}
-        )
+    request.app.state.uploads.check(client_of(request))
+    request.app.state.uploads.add(client_of(request))  # counted before any wait: no race past the limit
     from ..errors import BotLoadError
     from .uploads import as_stored
 
@@ -72,9 +78,12 @@ async def accept_upload(request: Request, author: int, data: bytes, filename: st
         raise HTTPException(413, f"the bot, stored, is larger than {request.app.state.settings.max_upload} bytes")
     name = bot_name(data, filename)
     try:
-        return await db_call(request, store.add_submission, author, name, data)
+        sid = await db_call(request, store.add_submission, author, name, data, settings.uploads_per_minute)
+    except store.TooMany as exc:
+        raise HTTPException(429, str(exc), {"Retry-After": "60"}) from None
     except store.ContestError as exc:
         raise HTTPException(409, str(exc)) from None
+    return sid
 
 
 async def post_submission(request: Request) -> JSONResponse:
@@ -95,10 +104,10 @@ def visible_submission(db: sqlite3.Connection, sid: int, role: str, author: int)
 
 
 def path_int(request: Request, name: str) -> int:
-    text = request.path_params.get(name, "")
-    if not (isinstance(text, str) and text.isdigit() and len(text) < 12):
+    number = parse_id(request.path_params.get(name, ""))
+    if number is None:
         raise HTTPException(404, f"no such {name}")
-    return int(text)
+    return number
 
 
 async def get_submission(request: Request) -> JSONResponse:
@@ -114,9 +123,10 @@ def round_param(request: Request) -> int | None:
     text = request.query_params.get("round")
     if text is None:
         return None
-    if not (text.isdigit() and len(text) < 6):
+    number = parse_id(text)
+    if number is None:
         raise HTTPException(404, "no such round: ?round=N takes a round's number")
-    return int(text)
+    return number
 
 
 async def board_of(request: Request) -> dict[str, Any]:
@@ -138,12 +148,9 @@ async def get_leaderboard(request: Request) -> JSONResponse:
 async def post_active(request: Request) -> JSONResponse:
     """``{"submission": ID}``: the author's choice of the version that plays."""
     role, author = await token_who(request)
-    body = await read_body(request, SMALL_BODY)
-    try:
-        sid = json.loads(body or b"{}").get("submission")
-    except (ValueError, AttributeError):
-        sid = None
-    if not isinstance(sid, int) or isinstance(sid, bool):
+    given = json_object(await read_body(request, SMALL_BODY)).get("submission")
+    sid = parse_id(given) if isinstance(given, int) else None  # a JSON number, not a string of digits
+    if sid is None:
         raise HTTPException(400, 'send {"submission": ID} as JSON')
     await choose_active(request, role, author, request.path_params["name"], sid)
     return JSONResponse({"bot": request.path_params["name"], "active": sid})
@@ -164,11 +171,7 @@ async def post_register(request: Request) -> JSONResponse:
     if not request.app.state.settings.open_registration:
         raise HTTPException(403, "registration is by invitation only on this server")
     request.app.state.failures.check(client_of(request))
-    body = await read_body(request, SMALL_BODY)
-    try:
-        name = json.loads(body or b"{}").get("name")
-    except (ValueError, AttributeError):
-        name = None
+    name = json_object(await read_body(request, SMALL_BODY)).get("name")
     token = await register(request, name)
     return JSONResponse({"name": name, "token": token}, status_code=201)
 

@@ -141,10 +141,12 @@ def create_app(settings: ServerSettings) -> Starlette:
     app.state.settings = settings
     app.state.contest = name
     app.state.failures = Failures()
+    app.state.uploads = Failures(settings.uploads_per_address, "uploads")
     app.state.live = 0
     app.state.secret = secret
     app.state.tables = Hub(Path(settings.folder))
     app.state.board = Board(settings.folder)
+    app.state.live_by = {}  # live leaderboard sockets per client address
     return app
 
 

@@ -24,8 +24,9 @@ FAILURES_PER_MINUTE = 30
 class Failures:
     """Failed sign-ins per client address over the last minute (in memory: a restart forgives)."""
 
-    def __init__(self, limit: int = FAILURES_PER_MINUTE) -> None:
+    def __init__(self, limit: int = FAILURES_PER_MINUTE, what: str = "failed sign-ins") -> None:
         self.limit = limit
+        self.what = what
         self.seen: dict[str, deque[float]] = {}
 
     def _recent(self, client: str) -> deque[float]:
@@ -41,7 +42,7 @@ class Failures:
     def check(self, client: str) -> None:
         if len(self._recent(client)) >= self.limit:
             raise HTTPException(
-                429, "too many failed sign-ins from this address; wait a minute", headers={"Retry-After": "60"}
+                429, f"too many {self.what} from this address; wait a minute", headers={"Retry-After": "60"}
             )
 
     def add(self, client: str) -> None:

@@ -23,6 +23,8 @@ T = TypeVar("T")
 FORM_OVERHEAD = 16 * 1024
 #: Largest body of any other request (sign-in, review forms, JSON).
 SMALL_BODY = 64 * 1024
+#: Largest id a route takes: SQLite's INTEGER is 64-bit (a bigger number is no row's id, never an overflow).
+MAX_ID = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,8 @@ class ServerSettings:
     folder: Path
     max_upload: int = MAX_SOURCE_BYTES
     uploads_per_minute: int = 10
+    #: Uploads one client address may make a minute, whoever signs them (many authors behind one address).
+    uploads_per_address: int = 60
     open_registration: bool = False
     check_workers: int = 1
     ladder_workers: int = 1
@@ -44,8 +48,31 @@ class ServerSettings:
     live_seconds: float = 0.5
     #: Live leaderboard connections at once; more are closed at once (1013, try again later).
     max_live: int = 500
+    #: Live leaderboard connections from one client address at once (one client cannot take them all).
+    max_live_per_address: int = 20
     #: Start the background workers with the app (tests of the routes alone set False).
     workers: bool = True
+
+
+def parse_id(value: object) -> int | None:
+    """A non-negative id from a path, a query, a form or JSON: an int, or ASCII digits only (``str.isdigit``
+    also takes ``²`` and ``١``, which ``int`` refuses or reads), at most :data:`MAX_ID`; else None."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_ID:
+        return value
+    return None
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """A request's JSON object; {} for anything else (not JSON, not UTF-8, nested past the parser's depth)."""
+    import json
+
+    try:
+        data = json.loads(body or b"{}")
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 async def db_call(request: Request, fn: Callable[..., T], *args: Any) -> T:
@@ -64,8 +91,8 @@ async def db_call(request: Request, fn: Callable[..., T], *args: Any) -> T:
 
 async def read_body(request: Request, limit: int) -> bytes:
     """The request's body, refused with 413 past ``limit`` bytes (declared or sent)."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    declared = parse_id(request.headers.get("content-length", ""))
+    if declared is not None and declared > limit:
         raise HTTPException(413, f"the request is larger than {limit} bytes")
     chunks, size = [], 0
     async for chunk in request.stream():

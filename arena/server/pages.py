@@ -25,7 +25,7 @@ from ..web.view import render_viewer, viewer_game
 from . import store
 from .api import accept_upload, board_of, choose_active, path_int, register, upload_bytes, visible_submission
 from .auth import check_csrf, client_of, csrf_token, session_who
-from .common import SMALL_BODY, db_call, read_body
+from .common import SMALL_BODY, db_call, parse_id, read_body
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -55,35 +55,48 @@ async def leaderboard_page(request: Request) -> HTMLResponse:
 
 async def live_leaderboard(ws: WebSocket) -> None:
     """Sends the leaderboard now and again whenever a game or an upload changes it."""
-    state = ws.app.state
-    if state.live >= state.settings.max_live:  # each socket costs a database look twice a second: bounded
+    state, settings, client = ws.app.state, ws.app.state.settings, client_of(ws)
+    mine = state.live_by.get(client, 0)
+    if state.live >= settings.max_live or mine >= settings.max_live_per_address:  # bounded, and per address
         await ws.close(code=1013)
         return
     state.live += 1
+    state.live_by[client] = mine + 1
     try:
         await ws.accept()
         await follow(ws)
     finally:
         state.live -= 1
+        state.live_by[client] -= 1
+        if not state.live_by[client]:
+            del state.live_by[client]
 
 
 async def follow(ws: WebSocket) -> None:
-    every = ws.app.state.settings.live_seconds
+    """Sends the shared board (:mod:`.board`: no query per socket) on a timer; what the client
+    sends is read and dropped (it cannot make the server look again), and its close ends the loop
+    at once."""
+
+    async def drain() -> None:
+        try:
+            while (await ws.receive()).get("type") != "websocket.disconnect":
+                pass
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            return
+
+    reader = asyncio.ensure_future(drain())
     last = None
     try:
-        while True:  # the shared board (.board): no query per socket
-            board = await asyncio.to_thread(ws.app.state.board.get)
+        while not reader.done():
+            board = json.dumps(await asyncio.to_thread(ws.app.state.board.get))
             if board != last:
-                await ws.send_text(json.dumps(board))
+                await ws.send_text(board)
                 last = board
-            try:  # the client's close (or the server's shutdown) ends the loop at once
-                message = await asyncio.wait_for(ws.receive(), timeout=every)
-            except TimeoutError:
-                continue
-            if message.get("type") == "websocket.disconnect":
-                return
-    except (WebSocketDisconnect, RuntimeError, OSError, store.ContestError):  # a damaged round: no board to follow
+            await asyncio.wait({reader}, timeout=ws.app.state.settings.live_seconds)
+    except (WebSocketDisconnect, RuntimeError, OSError, store.ContestError):  # a damaged round: no board
         return
+    finally:
+        reader.cancel()
 
 
 #: Games a bot's page reads (its rating chart, its games and faults): the latest ones.
@@ -279,8 +292,8 @@ async def submission_page(request: Request) -> HTMLResponse:
 async def active_form(request: Request) -> Response:
     role, author = signed_in(request)
     fields = await form_fields(request)
-    sid = fields.get("submission", "")
-    if not sid.isdigit() or len(sid) > 11:
+    sid = parse_id(fields.get("submission", ""))
+    if sid is None:
         raise HTTPException(400, "choose a submission")
-    await choose_active(request, role, author, request.path_params["name"], int(sid))
+    await choose_active(request, role, author, request.path_params["name"], sid)
     return RedirectResponse(f"/bots/{request.path_params['name']}", status_code=303)

@@ -61,7 +61,7 @@ def _seats(rules: Rules, n: int) -> bool:
 
 def current_number(db: sqlite3.Connection) -> int:
     text = store.setting(db, "round")
-    return int(text) if text.isdigit() and len(text) < 6 else 1
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 6 else 1
 
 
 def get_round(db: sqlite3.Connection, number: int | None = None) -> Round:

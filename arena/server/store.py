@@ -69,6 +69,10 @@ class ContestError(Exception):
     """A contest folder or database that cannot be used: the message says why, in one line."""
 
 
+class TooMany(ContestError):
+    """An upload past its author's limit per minute."""
+
+
 def token_hash(token: str) -> str:
     """How a token is stored: its sha256 (tokens are 256 random bits: no salt or stretching needed)."""
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
@@ -210,10 +214,11 @@ def who(db: sqlite3.Connection, token: str) -> tuple[str, int] | None:
     if prefix == "o":
         stored = setting(db, "organiser_hash")
         return ("organiser", 0) if stored and hmac.compare_digest(given, stored) else None
-    if prefix[:1] == "a" and prefix[1:].isdigit() and len(prefix) < 20:
-        row = db.execute("SELECT token_hash FROM authors WHERE id = ?", (int(prefix[1:]),)).fetchone()
+    number = prefix[1:]
+    if prefix[:1] == "a" and number.isascii() and number.isdigit() and len(number) < 19:  # "a²" is no id
+        row = db.execute("SELECT token_hash FROM authors WHERE id = ?", (int(number),)).fetchone()
         if row is not None and hmac.compare_digest(given, str(row[0])):
-            return ("author", int(prefix[1:]))
+            return ("author", int(number))
     hmac.compare_digest(given, given)  # the same work whichever way the token is wrong
     return None
 
@@ -226,12 +231,17 @@ def author_name(db: sqlite3.Connection, author: int) -> str:
 # -- uploads and checks ---------------------------------------------------------------------
 
 
-def add_submission(db: sqlite3.Connection, author: int, bot: str, source: bytes) -> int:
-    """Store an upload, queued for its check; the next version of ``bot``.
+def add_submission(db: sqlite3.Connection, author: int, bot: str, source: bytes, per_minute: int = 0) -> int:
+    """Store an upload, queued for its check; the next version of ``bot``. With ``per_minute``, the
+    author's uploads of the last minute are counted in the same transaction as the insert (uploads
+    sent at once cannot all pass a count made before any of them is stored).
 
+    :raises TooMany: ``per_minute`` uploads in the last minute already.
     :raises ContestError: ``bot`` belongs to another author, or the contest is frozen.
     """
     with writing(db):
+        if per_minute and uploads_since(db, author, time.time() - 60) >= per_minute:
+            raise TooMany(f"at most {per_minute} uploads a minute; wait a little")
         if setting(db, "frozen") == "1":
             raise ContestError("submissions are frozen")
         owner = db.execute("SELECT author FROM bots WHERE name = ?", (bot,)).fetchone()

@@ -1,0 +1,315 @@
+"""The contest server attacked (issue 21, item 7): as an anonymous client, as an author against
+other authors and the organiser, with hostile uploads and as a hostile websocket client. One
+server started as users start it (`arena contest init`, `invite`, `arena serve`) for the module;
+its log must hold no unexpected error at the end (every bad request a JSON 4xx, never a 500).
+Each attack is listed in docs/SECURITY.md ("Attacked")."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import socket
+import sqlite3
+import threading
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.server import store
+from arena.server.app import create_app
+from arena.server.common import ServerSettings
+from tests.server_helpers import ROOT, Server, arena, token_of, wait_for
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+pytestmark = pytest.mark.long
+CHROMIUM = "/usr/bin/chromium"
+GREEDY = (ROOT / "bots" / "greedy.py").read_text()
+#: Script that would run if a page let contestant text in as markup.
+XSS = (
+    '<img src=x onerror="window.PWNED=1"><script>window.PWNED=2</script>'
+    '</textarea></pre>"\'><svg onload="window.PWNED=3">'
+)
+#: A bot whose printed output, table talk and source carry markup; it plays cleanly.
+LOUD = GREEDY.replace('name = "greedy"', 'name = "loudbot"').replace(
+    "    def move(self, turn", f"    # {XSS}\n    def move(self, turn", 1
+)
+#: A bot that faults with markup in the fault's detail.
+FAULTY = f"""class Bot:
+    name = "faultbot"
+    def move(self, turn):
+        print({XSS!r})
+        raise ValueError({XSS!r})
+"""
+
+
+def greedy(name: str) -> bytes:
+    return GREEDY.replace('name = "greedy"', f'name = "{name}"').encode()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    folder = tmp_path_factory.mktemp("attacks") / "cup"
+    organiser = token_of(arena("contest", "init", str(folder), "--name", "Red Cup").stdout.splitlines()[-1])
+    tokens = {who: token_of(arena("contest", "invite", str(folder), who).stdout) for who in ("ann", "ben", "cat")}
+    server = Server(folder, "--ladder-workers", "0", "--uploads-per-minute", "5")
+    server.start()
+    try:
+        ids = {}
+        for who, name, source in (("ann", "annbot", greedy("annbot")), ("ben", "loudbot", LOUD.encode())):
+            status, data = server.request("POST", "/api/submissions", source, auth(tokens[who]))
+            assert status == 202, data
+            ids[name] = data["id"]
+        status, data = server.request("POST", "/api/submissions", FAULTY.encode(), auth(tokens["ben"]))
+        ids["faultbot"] = data["id"]
+        wait_for(
+            lambda: all(
+                server.get(f"/api/submissions/{i}", organiser)[1]["status"] in ("clean", "failed") for i in ids.values()
+            ),
+            "the checks",
+        )
+        yield {"server": server, "folder": folder, "tokens": tokens, "organiser": organiser, "ids": ids}
+    finally:
+        err = server.stop()
+    # the server's log after every attack: no error of the app (a 500), no traceback
+    assert "Exception in ASGI application" not in err and "Traceback" not in err, err[-3000:]
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def raw_get(server: Server, path: str, headers: dict[str, bytes] | None = None) -> tuple[int, Any]:
+    """A request whose path and header bytes are sent as given (latin-1), as no polite client would."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    conn.putrequest("GET", path, skip_accept_encoding=True)
+    for key, value in (headers or {}).items():
+        conn.putheader(key, value)
+    conn.endheaders()
+    answer = conn.getresponse()
+    body = answer.read()
+    conn.close()
+    is_json = answer.getheader("content-type", "").startswith("application/json")
+    return answer.status, json.loads(body) if is_json else body
+
+
+def signed_in(client: TestClient | Any, token: str, base: str = "") -> str:
+    """Sign ``client`` in with ``token``; returns the session's CSRF token."""
+    csrf = re.search(r'name="csrf" value="([^"]+)"', client.get(f"{base}/login").text)
+    assert csrf
+    client.post(f"{base}/login", data={"token": token, "csrf": csrf.group(1)}, follow_redirects=False)
+    fresh = re.search(r'name="csrf" value="([^"]+)"', client.get(f"{base}/").text)
+    assert fresh
+    return fresh.group(1)
+
+
+def is_json_4xx(status: int, data: Any) -> bool:
+    return 400 <= status < 500 and isinstance(data, dict) and set(data) == {"error"}
+
+
+# -- input: numbers, JSON, heads ---------------------------------------------------------------
+
+
+def test_odd_numbers_in_ids_rounds_forms_and_tokens_are_a_json_4xx(site: dict[str, Any]) -> None:
+    # str.isdigit() takes "²" (int() refuses it: a 500) and "١" (int() reads 1: an alias of id 1);
+    # an id past SQLite's 64 bits overflowed its driver (a 500)
+    server, ann = site["server"], site["tokens"]["ann"]
+    for path in (
+        "/api/submissions/%C2%B2",
+        "/api/submissions/%D9%A1",
+        "/api/submissions/" + "9" * 30,
+        "/api/leaderboard?round=%C2%B2",
+        "/?round=%C2%B2",
+        "/api/leaderboard?round=" + "9" * 25,
+    ):
+        status, data = raw_get(server, path, {"Authorization": f"Bearer {ann}".encode()})
+        assert is_json_4xx(status, data), (path, status, data)
+    status, data = raw_get(server, "/api/submissions/1", {"Authorization": b"Bearer a\xb2.x"})  # latin-1 "a²"
+    assert status == 401 and is_json_4xx(status, data)
+    for sid in (2**70, -1, "1", True, None, 1.0):
+        status, data = server.request(
+            "POST", "/api/bots/annbot/active", json.dumps({"submission": sid}).encode(), auth(ann)
+        )
+        assert status == 400 and is_json_4xx(status, data), (sid, status, data)
+
+
+def test_deeply_nested_json_is_a_400(site: dict[str, Any]) -> None:
+    server, ann = site["server"], site["tokens"]["ann"]
+    for body in (b"[" * 30000 + b"]" * 30000, b'{"a":' * 10000 + b"1" + b"}" * 10000, b"\xff\xfe{"):
+        status, data = server.request("POST", "/api/bots/annbot/active", body, auth(ann))
+        assert status == 400 and is_json_4xx(status, data), (status, data)
+
+
+def test_an_endless_request_head_is_cut_off(site: dict[str, Any]) -> None:
+    # uvicorn's default parser kept every header byte: 200 MB in one header held the event loop
+    # (every other client) for tens of seconds; now a head past 32 KiB ends the connection
+    server = site["server"]
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.sendall(b"GET /api/leaderboard HTTP/1.1\r\nHost: x\r\nX-Big: ")
+        answer = b""
+        try:
+            for _ in range(64):  # 4 MiB at most
+                s.sendall(b"a" * 65536)
+            s.sendall(b"\r\n\r\n")
+            answer = s.recv(200)
+        except OSError:  # reset while sending: cut off
+            pass
+    assert not answer.startswith(b"HTTP/1.1 200"), answer
+    assert server.get("/api/leaderboard")[0] == 200
+
+
+def test_a_request_sent_a_byte_at_a_time_is_dropped_at_its_deadline() -> None:
+    # slowloris: a client that never finished its request head held its connection (a file
+    # descriptor) for ever; now each request must arrive whole within its deadline
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from arena.server import transport
+
+    class Quick(transport.DeadlineH11):
+        seconds = 0.5
+
+    async def hello(request: Any) -> PlainTextResponse:
+        return PlainTextResponse("hi")
+
+    port = free_port()
+    app = Starlette(routes=[Route("/", hello)])
+    limits = {**transport.limits(), "http": Quick}
+    config = uvicorn.Config(app, port=port, log_level="warning", lifespan="off", **limits)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: server.started, "the server", 30)
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as slow:
+            slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # and nothing more
+            assert slow.recv(100) == b""  # closed by the server (a socket timeout would raise instead)
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as fine:  # a whole request is answered
+            for _ in range(2):  # and the next one on the same connection
+                fine.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+                got = b""
+                while not got.endswith(b"hi"):
+                    got += fine.recv(1000) or b"(closed)"
+                    assert b"(closed)" not in got
+                assert got.startswith(b"HTTP/1.1 200")
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- denial of service: uploads and live sockets ---------------------------------------------------
+
+
+def test_uploads_sent_at_once_cannot_pass_the_limit_together(site: dict[str, Any]) -> None:
+    # the count of an author's uploads was made before any of them was stored: 12 sent at once
+    # all passed a limit of 5 a minute; now the count and the insert are one transaction
+    server, cat = site["server"], site["tokens"]["cat"]
+    seen: list[int] = []
+
+    def send(i: int) -> None:
+        seen.append(server.request("POST", "/api/submissions", greedy(f"catbot{i}"), auth(cat))[0])
+
+    threads = [threading.Thread(target=send, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(seen) == [202] * 5 + [429] * 7, seen
+    db = sqlite3.connect(f"file:{site['folder']}/contest.db?mode=ro", uri=True)
+    stored = db.execute("SELECT COUNT(*) FROM submissions WHERE bot LIKE 'catbot%'").fetchone()[0]
+    db.close()
+    assert stored == 5
+
+
+def local_app(folder: Path, **settings: Any) -> Any:
+    return create_app(ServerSettings(folder, workers=False, **settings))
+
+
+def test_many_authors_behind_one_address_share_a_limit(site: dict[str, Any], tmp_path: Path) -> None:
+    # with open registration one address could make authors and upload as each of them: the
+    # check queue's flood was bounded only per author
+    store.init_contest(tmp_path / "c", "Flood")
+    db = store.open_db(tmp_path / "c")
+    tokens = [store.invite(db, f"eve{i}") for i in range(4)]
+    db.close()
+    with TestClient(local_app(tmp_path / "c", uploads_per_address=3)) as client:
+        seen = [
+            client.post("/api/submissions", content=greedy(f"eve{i}bot"), headers=auth(t)).status_code
+            for i, t in enumerate(tokens)
+        ]
+    assert seen == [202, 202, 202, 429], seen
+
+
+def test_what_a_websocket_sends_costs_no_database_look(site: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    # each message a client sent made the server read the leaderboard again (an amplifier), and
+    # each socket read it on its own; now one look per period serves every socket
+    from arena.server import rounds
+
+    looks = []
+    real = rounds.leaderboard
+
+    def counted(*args: Any) -> Any:
+        looks.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(rounds, "leaderboard", counted)
+    with TestClient(local_app(site["folder"], live_seconds=600)) as client:
+        sockets = [client.websocket_connect("/ws/leaderboard") for _ in range(4)]
+        boards = [ws.__enter__().receive_json() for ws in sockets]
+        for _ in range(300):
+            sockets[0].send_text("again")
+        sockets[0].send_bytes(b"\0" * 1000)
+        for ws in sockets:
+            ws.__exit__(None, None, None)
+    assert all(b["contest"] == "Red Cup" for b in boards)
+    assert len(looks) == 1, len(looks)
+
+
+def test_one_address_cannot_take_every_live_socket(site: dict[str, Any]) -> None:
+    from starlette.websockets import WebSocketDisconnect
+
+    with TestClient(local_app(site["folder"], max_live_per_address=2)) as client:
+        with client.websocket_connect("/ws/leaderboard") as a, client.websocket_connect("/ws/leaderboard") as b:
+            assert a.receive_json() and b.receive_json()
+            with pytest.raises(WebSocketDisconnect) as refused, client.websocket_connect("/ws/leaderboard") as c:
+                c.receive_json()
+            assert refused.value.code == 1013
+        with client.websocket_connect("/ws/leaderboard") as again:  # a closed socket frees its place
+            assert again.receive_json()
+
+
+def test_a_huge_websocket_frame_closes_that_socket_only(site: dict[str, Any]) -> None:
+    import asyncio
+
+    import websockets
+
+    server = site["server"]
+
+    async def attack() -> tuple[int | None, int]:
+        url = server.url.replace("http", "ws") + "/ws/leaderboard"
+        async with websockets.connect(url, max_size=None) as ws:
+            await ws.recv()
+            await ws.send("x" * (4 * 2**20))
+            try:
+                while True:
+                    await asyncio.wait_for(ws.recv(), 20)
+            except websockets.ConnectionClosed:
+                pass
+            return ws.close_code, server.get("/api/leaderboard")[0]
+
+    code, status = asyncio.run(attack())
+    assert code == 1009 and status == 200
