@@ -37,8 +37,19 @@ XSS = (
     '</textarea></pre>"\'><svg onload="window.PWNED=3">'
 )
 #: A bot whose printed output, table talk and source carry markup; it plays cleanly.
-LOUD = GREEDY.replace('name = "greedy"', 'name = "loudbot"').replace(
-    "    def move(self, turn", f"    # {XSS}\n    def move(self, turn", 1
+LOUD = (
+    GREEDY.replace("class Bot", "class Quiet")
+    + f"""
+
+# {XSS}
+class Bot(Quiet):
+    name = "loudbot"
+
+    def move(self, turn):
+        print({XSS!r})
+        turn.say({XSS!r})
+        return super().move(turn)
+"""
 )
 #: A bot that faults with markup in the fault's detail.
 FAULTY = f"""class Bot:
@@ -313,3 +324,166 @@ def test_a_huge_websocket_frame_closes_that_socket_only(site: dict[str, Any]) ->
 
     code, status = asyncio.run(attack())
     assert code == 1009 and status == 200
+
+
+def test_an_author_past_the_limit_costs_no_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # naming an upload parses it (up to 0.6 s of CPU on the event loop for 256 KiB of hostile
+    # source): an author past the limit is refused before the parse
+    from arena.server import api
+
+    parsed = []
+    real = api.bot_name
+    monkeypatch.setattr(api, "bot_name", lambda *a: parsed.append(1) or real(*a))
+    store.init_contest(tmp_path / "c", "Parse")
+    db = store.open_db(tmp_path / "c")
+    eve = store.invite(db, "eve")
+    db.close()
+    with TestClient(local_app(tmp_path / "c", uploads_per_minute=2)) as client:
+        seen = [
+            client.post("/api/submissions", content=greedy(f"eve{i}"), headers=auth(eve)).status_code for i in range(5)
+        ]
+    assert seen == [202, 202, 429, 429, 429] and len(parsed) == 2
+
+
+# -- authorisation: another author's things, the desk, sessions, CSRF --------------------------------
+
+
+def test_an_author_reaches_nothing_of_another_author_nor_the_desk(site: dict[str, Any]) -> None:
+    import httpx
+
+    server, tokens, ids = site["server"], site["tokens"], site["ids"]
+    ann_sub = ids["annbot"]
+    for path in (f"/api/submissions/{ann_sub}",):
+        status, data = server.get(path, tokens["ben"])
+        assert status == 404 and is_json_4xx(status, data)  # as absent as a missing one
+    status, data = server.request(
+        "POST", "/api/bots/annbot/active", json.dumps({"submission": ann_sub}).encode(), auth(tokens["ben"])
+    )
+    assert status == 404
+    status, data = server.request("POST", "/api/submissions", greedy("annbot"), auth(tokens["ben"]))
+    assert status == 409 and "another author" in data["error"]  # nobody uploads under another's bot name
+    status, data = server.request("POST", "/api/submissions", greedy("orgbot"), auth(site["organiser"]))
+    assert status == 403
+    with httpx.Client(base_url=server.url, timeout=30) as ben:
+        csrf = signed_in(ben, tokens["ben"])
+        assert ben.get(f"/submissions/{ann_sub}").status_code == 404
+        forms = {
+            "/bots/annbot/active": {"submission": str(ann_sub)},
+            f"/desk/{ann_sub}/review": {"verdict": "rejected", "comment": "mine now"},
+            "/desk/freeze": {"frozen": "1"},
+            "/desk/final": {},
+        }
+        for path, fields in forms.items():
+            answer = ben.post(path, data={**fields, "csrf": csrf})
+            assert answer.status_code in (403, 404), (path, answer.status_code)
+        for path in ("/desk", f"/desk/{ann_sub}"):
+            assert ben.get(path).status_code == 403
+    with httpx.Client(base_url=server.url, timeout=30) as ann:  # ben's failed check: its detail is ben's
+        signed_in(ann, tokens["ann"])
+        page = ann.get("/bots/faultbot").text
+        assert "failed" in page and "ValueError" not in page and "PWNED" not in page
+    status, view = server.get(f"/api/submissions/{ann_sub}", site["organiser"])
+    assert view["review"] == "pending" and view["comment"] == ""
+    assert server.get("/api/leaderboard")[1]["frozen"] is False
+
+
+def test_forms_refuse_a_cross_site_post_whatever_its_type(site: dict[str, Any]) -> None:
+    # the browser sends the session cookie (were SameSite not honoured); without the page's CSRF
+    # token nothing changes: form-encoded, multipart, JSON or text/plain
+    import httpx
+
+    server, tokens = site["server"], site["tokens"]
+    with httpx.Client(base_url=server.url, timeout=30) as ann:
+        csrf = signed_in(ann, tokens["ann"])
+        sub = str(site["ids"]["annbot"])
+        evil = {"Origin": "http://evil.example", "Referer": "http://evil.example/"}
+        attempts = [
+            ann.post("/bots/annbot/active", data={"submission": sub}, headers=evil),
+            ann.post("/bots/annbot/active", data={"submission": sub, "csrf": csrf[:-1] + "A"}, headers=evil),
+            ann.post("/bots/annbot/active", content=json.dumps({"submission": sub, "csrf": ""}), headers=evil),
+            ann.post(
+                "/bots/annbot/active", content=f"submission={sub}", headers={**evil, "Content-Type": "text/plain"}
+            ),
+            ann.post("/upload", files={"bot": ("x.py", greedy("csrfbot"))}, headers=evil),
+            ann.post("/logout", headers=evil),
+        ]
+        assert [a.status_code for a in attempts] == [403] * len(attempts)
+        assert ann.get("/upload").status_code == 200  # still signed in: the logout was refused
+    assert server.get("/bots/csrfbot")[0] == 404
+
+
+def test_a_session_is_bound_to_its_contest_and_renewed_at_sign_in(tmp_path: Path) -> None:
+    # replay of a contest's organiser cookie on another contest; fixation: a CSRF token (and
+    # session) made before signing in is not the one after
+    tokens = {}
+    for name in ("a", "b"):
+        tokens[name] = store.init_contest(tmp_path / name, name)
+    with TestClient(local_app(tmp_path / "a")) as a, TestClient(local_app(tmp_path / "b")) as b:
+        before = re.search(r'name="csrf" value="([^"]+)"', a.get("/login").text)
+        assert before
+        after = signed_in(a, tokens["a"])
+        assert a.get("/desk").status_code == 200 and after != before.group(1)
+        cookie = a.cookies.get("arena_session")
+        assert cookie
+        b.cookies.set("arena_session", cookie)
+        assert b.get("/desk").status_code == 401
+        b.cookies.clear()
+        flags = b.get("/login").headers["set-cookie"].lower()  # the cookie is out of scripts' and other sites' reach
+        assert "httponly" in flags and "samesite=strict" in flags
+
+
+# -- stored XSS: every page that shows contestant text, in Chromium ---------------------------------
+
+
+def test_no_contestant_text_runs_as_script_in_any_page(site: dict[str, Any]) -> None:
+    import random
+
+    import httpx
+    from playwright.sync_api import sync_playwright
+
+    from arena.server.ladder import LadderPlayer
+
+    server, tokens, ids = site["server"], site["tokens"], site["ids"]
+    assert server.get(f"/api/submissions/{ids['loudbot']}", site["organiser"])[1]["status"] == "clean"
+    db = store.open_db(site["folder"])
+    player = LadderPlayer(db)
+    try:  # a few ladder games (the server's ladder is off in this module), with the loud bot seated
+        while not db.execute("SELECT 1 FROM seats WHERE submission = ?", (ids["loudbot"],)).fetchone():
+            player.play_block(random.Random(store.games_count(db)))
+    finally:
+        player.close()
+    game = db.execute("SELECT game FROM seats WHERE submission = ? LIMIT 1", (ids["loudbot"],)).fetchone()[0]
+    db.close()
+    status, data = server.request(  # a second version: the desk shows a diff with markup in it
+        "POST", "/api/submissions", (LOUD + f"\n# v2 {XSS}\n").encode(), auth(tokens["ben"])
+    )
+    assert status == 202
+    v2 = data["id"]
+    pages = {
+        "organiser": ["/", "/desk", f"/desk/{ids['loudbot']}", f"/desk/{ids['faultbot']}", f"/desk/{v2}"],
+        "ben": [f"/submissions/{ids['faultbot']}", "/bots/faultbot", "/bots/loudbot", f"/games/{game}"],
+    }
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            shown, dialogs = "", []
+            for who, paths in pages.items():
+                context = browser.new_context()
+                with httpx.Client(base_url=server.url, timeout=30) as client:
+                    signed_in(client, site["organiser"] if who == "organiser" else tokens[who])
+                    context.add_cookies(
+                        [{"name": "arena_session", "value": client.cookies["arena_session"], "url": server.url}]
+                    )
+                page = context.new_page()
+                page.on("dialog", lambda d: dialogs.append(d.message))
+                for path in paths:
+                    assert page.goto(server.url + path).status == 200, path
+                    page.wait_for_load_state("load")
+                    assert page.evaluate("window.PWNED") is None, (who, path)
+                    assert page.evaluate("document.querySelectorAll('img[src=x], svg[onload]').length") == 0
+                    shown += page.inner_text("body")
+                context.close()
+            assert dialogs == []
+        finally:
+            browser.close()
+    assert shown.count("window.PWNED=2</script>") >= 4  # the text is shown, as text (source, diff, faults, output)

@@ -5,6 +5,7 @@ Every answer is JSON; every refusal a 4xx with ``{"error": "..."}`` (:mod:`.app`
 from __future__ import annotations
 
 import sqlite3
+import time
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -61,12 +62,18 @@ async def upload_bytes(request: Request, limit: int) -> tuple[bytes, str | None,
     return data, filename, fields
 
 
+def too_many(settings: ServerSettings) -> str:
+    return f"at most {settings.uploads_per_minute} uploads a minute; wait a little"
+
+
 async def accept_upload(request: Request, author: int, data: bytes, filename: str | None) -> int:
     """Store an upload for its check, within the limits per author (counted in the insert's own
     transaction) and per client address; the bot name's owner is checked too."""
     settings: ServerSettings = request.app.state.settings
     request.app.state.uploads.check(client_of(request))
     request.app.state.uploads.add(client_of(request))  # counted before any wait: no race past the limit
+    if await db_call(request, store.uploads_since, author, time.time() - 60) >= settings.uploads_per_minute:
+        raise HTTPException(429, too_many(settings), {"Retry-After": "60"})  # before the parse (up to 0.6 s of CPU)
     from ..errors import BotLoadError
     from .uploads import as_stored
 
