@@ -432,6 +432,49 @@ def test_a_session_is_bound_to_its_contest_and_renewed_at_sign_in(tmp_path: Path
         assert "httponly" in flags and "samesite=strict" in flags
 
 
+def test_no_name_passes_for_another_by_its_case_or_for_the_organiser(site: dict[str, Any], tmp_path: Path) -> None:
+    # ben could upload "AnnBot" next to ann's "annbot", and an open registration could make
+    # "Ann" or "organiser": the leaderboard showed them as if they were the others
+    server, ben = site["server"], site["tokens"]["ben"]
+    status, data = server.request("POST", "/api/submissions", greedy("AnnBot"), auth(ben))
+    assert status == 409 and "annbot" in data["error"], data
+    for name in ("Ann", "ANN", "organiser", "Admin"):
+        done = arena("contest", "invite", str(site["folder"]), name)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    store.init_contest(tmp_path / "c", "Open")
+    with TestClient(local_app(tmp_path / "c", open_registration=True)) as client:
+        assert client.post("/api/register", json={"name": "eve"}).status_code == 201
+        for name in ("Eve", "Organizer"):
+            answer = client.post("/api/register", json={"name": name})
+            assert answer.status_code == 409 and set(answer.json()) == {"error"}, answer.text
+
+
+def test_kill_9_in_the_middle_of_an_upload_and_of_its_check_leaves_no_half_row(site: dict[str, Any]) -> None:
+    server, ann = site["server"], site["tokens"]["ann"]
+
+    def rows() -> list[tuple[Any, ...]]:
+        db = sqlite3.connect(f"file:{site['folder']}/contest.db?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT id, bot, sha256, length(source) FROM submissions ORDER BY id").fetchall()
+        finally:
+            db.close()
+
+    before = rows()
+    body = greedy("halfbot") + b"#" * 100_000
+    half = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    head = f"POST /api/submissions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ann}\r\n"
+    half.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body[: len(body) // 2])
+    status, data = server.request("POST", "/api/submissions", greedy("wholebot"), auth(ann))  # queued for its check
+    assert status == 202
+    wait_for(lambda: server.get(f"/api/submissions/{data['id']}", ann)[1]["status"] != "queued", "its check to start")
+    server.kill9()  # the upload half sent, the check (most likely) running
+    half.close()
+    server.start()
+    after = rows()
+    assert after[: len(before)] == before and [r[1] for r in after[len(before) :]] == ["wholebot"]
+    wait_for(lambda: server.get(f"/api/submissions/{data['id']}", ann)[1]["status"] == "clean", "the check, again")
+
+
 # -- stored XSS: every page that shows contestant text, in Chromium ---------------------------------
 
 

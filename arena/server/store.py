@@ -65,6 +65,10 @@ CREATE INDEX seats_submission ON seats (submission, game);
 """
 
 
+#: Author names refused whatever their case: they would pass for the contest itself.
+RESERVED_AUTHORS = frozenset({"organiser", "organizer", "admin", "administrator", "root", "arena", "server"})
+
+
 class ContestError(Exception):
     """A contest folder or database that cannot be used: the message says why, in one line."""
 
@@ -196,9 +200,11 @@ def invite(db: sqlite3.Connection, name: str) -> str:
 
     :raises ContestError: the name is taken.
     """
-    with writing(db):
-        if db.execute("SELECT 1 FROM authors WHERE name = ?", (name,)).fetchone():
-            raise ContestError(f"an author named {name!r} exists already")
+    if name.lower() in RESERVED_AUTHORS:
+        raise ContestError(f"{name!r} cannot name an author: it would pass for the contest's own")
+    with writing(db):  # names compare ignoring case: "Ann" cannot pass for "ann"
+        if db.execute("SELECT 1 FROM authors WHERE lower(name) = lower(?)", (name,)).fetchone():
+            raise ContestError(f"an author named {name!r} exists already (names are compared ignoring case)")
         cur = db.execute("INSERT INTO authors (name, token_hash, created) VALUES (?, '', ?)", (name, time.time()))
         author = int(cur.lastrowid or 0)
         token = new_token(f"a{author}")
@@ -247,6 +253,9 @@ def add_submission(db: sqlite3.Connection, author: int, bot: str, source: bytes,
         owner = db.execute("SELECT author FROM bots WHERE name = ?", (bot,)).fetchone()
         if owner is not None and int(owner[0]) != author:
             raise ContestError(f"the bot name {bot!r} belongs to another author; choose another Bot.name")
+        like = db.execute("SELECT name FROM bots WHERE lower(name) = lower(?) AND name != ?", (bot, bot)).fetchone()
+        if like:  # "AnnBot" cannot pass for "annbot" (nor clash with it in a case-blind file system)
+            raise ContestError(f"the bot name {bot!r} is taken as {like[0]!r} (ignoring case); choose another Bot.name")
         if owner is None:
             db.execute("INSERT INTO bots (name, author) VALUES (?, ?)", (bot, author))
         version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM submissions WHERE bot = ?", (bot,)).fetchone()
