@@ -530,3 +530,18 @@ def test_no_contestant_text_runs_as_script_in_any_page(site: dict[str, Any]) -> 
         finally:
             browser.close()
     assert shown.count("window.PWNED=2</script>") >= 4  # the text is shown, as text (source, diff, faults, output)
+
+
+def test_one_author_flooding_the_check_queue_does_not_hold_back_the_others(tmp_path: Path) -> None:
+    # the queue was first come, first checked: an author uploading at the limit kept every other
+    # author's check waiting behind theirs; now authors take turns
+    store.init_contest(tmp_path / "c", "Queue")
+    db = store.open_db(tmp_path / "c")
+    ann, ben, cat = (int(store.invite(db, who).split(".")[0][1:]) for who in ("ann", "ben", "cat"))
+    flood = [store.add_submission(db, ann, f"ann{i}", b"x = 1\n") for i in range(5)]
+    others = [store.add_submission(db, ben, "ben0", b"x = 1\n"), store.add_submission(db, cat, "cat0", b"x = 1\n")]
+    order = []
+    while (row := store.claim_check(db, 1)) is not None:
+        order.append(int(row["id"]))
+    db.close()
+    assert order[:3] == [flood[0], *others] and order[3:] == flood[1:]

@@ -275,13 +275,22 @@ def uploads_since(db: sqlite3.Connection, author: int, since: float) -> int:
 MAX_ATTEMPTS = 3
 
 
+#: The next upload to check: authors take turns (each author's k-th upload waiting, counting the one
+#: being checked, comes after every author's (k-1)-th), oldest first within a turn; an author who
+#: uploads as fast as the limit allows cannot make everyone else's checks wait behind theirs.
+FAIR_NEXT = (
+    "SELECT * FROM submissions s WHERE status = 'queued' ORDER BY (SELECT COUNT(*) FROM submissions o "
+    "WHERE o.author = s.author AND o.status IN ('queued', 'checking') AND o.id < s.id), id LIMIT 1"
+)
+
+
 def claim_check(db: sqlite3.Connection, worker: int) -> sqlite3.Row | None:
-    """The oldest queued upload, now marked as being checked by ``worker`` (a process id). An
+    """The next upload to check (:data:`FAIR_NEXT`), now marked as being checked by ``worker`` (a process id). An
     upload whose check has killed its worker :data:`MAX_ATTEMPTS` times is failed instead, so
     one upload cannot stop the queue."""
     with writing(db):
         while True:
-            row = db.execute("SELECT * FROM submissions WHERE status = 'queued' ORDER BY id LIMIT 1").fetchone()
+            row = db.execute(FAIR_NEXT).fetchone()
             if row is None or row["attempts"] < MAX_ATTEMPTS:
                 break
             db.execute(
