@@ -84,19 +84,19 @@ def test_ladder_streams_serve_one_game_per_block_and_never_one_deal_twice(tmp_pa
 
 
 def test_a_bot_page_reads_only_its_latest_games(tmp_path: Path) -> None:
-    from arena.server.pages import RECENT_GAMES, bot_data
+    from arena.server.pages import HISTORY, bot_data
 
     folder = tmp_path / "cup"
     contest(folder, {"gbot": GREEDY.replace('"greedy"', '"gbot"'), "rbot": RANDOM.replace('"random"', '"rbot"')})
     db = store.open_db(folder)
     try:
         block = store.new_block(db, [1, 2])
-        total = RECENT_GAMES + 40
+        total = HISTORY + 40
         for i in range(total):  # an old fault, then games without, then a fresh fault
             faults = [(0, "exception", f"detail {i}", 1)] if i in (0, total - 1) else []
             assert store.record_game(db, f"g{i}", block, 0, [1, 2], [1, 2], [0, 30], faults, [])
         data = bot_data(db, "gbot", None)
-        assert data["chart"]["count"] == RECENT_GAMES
+        assert data["chart"]["count"] == HISTORY
         assert [g["key"] for g in data["games"]][:2] == [f"g{total - 1}", f"g{total - 2}"]
         assert [f["game"] for f in data["faults"]] == [f"g{total - 1}"]  # the first game's is past the window
         assert data["faults"][0]["detail"] is None  # the public sees no fault detail (R10)

@@ -99,8 +99,8 @@ async def follow(ws: WebSocket) -> None:
         reader.cancel()
 
 
-#: Games a bot's page reads (its rating chart, its games and faults): the latest ones.
-RECENT_GAMES = 600
+#: Games (their ratings, faults) and versions a bot's page shows at most: its latest.
+HISTORY = 500
 
 
 def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> dict[str, Any] | None:
@@ -122,25 +122,21 @@ def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> d
             "error": r["error"] if own else None,
             "comment": r["comment"] if own else "",
         }
-        for r in db.execute("SELECT * FROM submissions WHERE bot = ? ORDER BY version DESC", (name,))
+        for r in db.execute("SELECT * FROM submissions WHERE bot = ? ORDER BY version DESC LIMIT ?", (name, HISTORY))
     ]
-    ids = [v["id"] for v in versions]
-    marks = ",".join("?" * len(ids))
-    seats = db.execute(  # the latest games only (seats are stored as games end: rowid order), then their games
-        f"SELECT s.game, s.seat, s.submission, s.place, s.mu, s.sigma, g.seating, g.faults FROM "
-        f"(SELECT rowid AS n, * FROM seats WHERE submission IN ({marks}) ORDER BY rowid DESC LIMIT {RECENT_GAMES}) s "
-        f"JOIN games g ON g.key = s.game ORDER BY s.n",
-        ids,
+    recent = db.execute(  # the latest seats first, then their games: the same cost after 100 games or 100 000
+        "SELECT s.game, s.seat, s.place, s.mu, s.sigma, g.seating, g.faults FROM (SELECT rowid AS n, * FROM seats "
+        "WHERE submission IN (SELECT id FROM submissions WHERE bot = ?) ORDER BY rowid DESC LIMIT ?) s "
+        "JOIN games g ON g.key = s.game ORDER BY s.n DESC",
+        (name, HISTORY),
     ).fetchall()
-    history = [{"game": r["game"], "ordinal": round(r["mu"] - 3 * r["sigma"], 3)} for r in seats]
-    games: list[dict[str, Any]] = []
+    history = [{"game": r["game"], "ordinal": round(r["mu"] - 3 * r["sigma"], 3)} for r in reversed(recent)]
+    games = [
+        {"key": r["game"], "players": len(json.loads(r["seating"])), "place": r["place"], "seat": r["seat"]}
+        for r in recent[:50]
+    ]
     faults: list[dict[str, Any]] = []
-    for r in reversed(seats):  # only the JSON a row shows is parsed: the listed games', the faults there are
-        if len(games) < 50:
-            players = len(json.loads(r["seating"]))
-            games.append({"key": r["game"], "players": players, "place": r["place"], "seat": r["seat"]})
-        if r["faults"] == "[]" or len(faults) >= 50:
-            continue
+    for r in recent:
         for seat, kind, detail, rnd in json.loads(r["faults"]):
             if seat == r["seat"] and kind != "retired" and len(faults) < 50:
                 faults.append({"game": r["game"], "kind": kind, "round": rnd, "detail": detail if own else None})
