@@ -128,8 +128,8 @@ def submission_view(row: sqlite3.Row, active: bool) -> dict[str, Any]:
     import json
 
     try:
-        report = json.loads(row["report"]) if row["report"] else None
-    except ValueError:
+        report = report_view(json.loads(row["report"])) if row["report"] else None
+    except (ValueError, RecursionError):
         report = None
     return {
         "id": row["id"],
@@ -143,3 +143,33 @@ def submission_view(row: sqlite3.Row, active: bool) -> dict[str, Any]:
         "active": active,
         "report": report,
     }
+
+
+#: The rows of a check report the pages show, and each row's fields.
+REPORT_ROWS = {
+    "problems": ("path", "line", "message"),
+    "faults": ("kind", "game", "round", "detail"),
+    "tables": ("players", "games", "places", "faults"),
+}
+
+
+def report_view(raw: Any) -> dict[str, Any] | None:
+    """A stored check report in the shape the pages read, whatever the database holds: a report
+    written when a round was damaged (``{"clean": false}``) or edited by hand lacked the rows the
+    templates read (a 500); every row and field is there now, missing ones empty."""
+    if not isinstance(raw, dict):
+        return None
+    view = dict(raw)
+    for key, fields in REPORT_ROWS.items():
+        given = raw.get(key)
+        rows: list[Any] = given if isinstance(given, list) else []
+        view[key] = [{**{f: None for f in fields}, **r} for r in rows if isinstance(r, dict)]
+    for row in view["tables"]:
+        row["places"] = row["places"] if isinstance(row["places"], list) else []
+    warnings = raw.get("warnings")
+    view["warnings"] = [str(w) for w in warnings] if isinstance(warnings, list) else []
+    timing = raw.get("move_time")
+    view["move_time"] = (
+        {k: timing.get(k) for k in ("moves", "median_ms", "worst_ms")} if isinstance(timing, dict) else None
+    )
+    return view
