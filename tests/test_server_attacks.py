@@ -616,3 +616,46 @@ def test_a_check_report_of_any_shape_is_shown_never_a_500(tmp_path: Path) -> Non
             assert author.get(f"/submissions/{sid}").status_code == 200
             assert author.get(f"/api/submissions/{sid}", headers=auth(eve)).status_code == 200
             assert desk.get(f"/desk/{sid}").status_code == 200
+
+
+def test_a_damaged_game_row_is_shown_as_far_as_it_can_be_never_a_500(tmp_path: Path) -> None:
+    # a game's seating or faults edited in the database (not JSON, entries of another shape, an id
+    # past 64 bits) made the bot's page and the game's page 500s for everyone
+    import random
+
+    from arena.server.ladder import LadderPlayer
+
+    organiser = store.init_contest(tmp_path / "c", "Damaged")
+    db = store.open_db(tmp_path / "c")
+    ann = store.invite(db, "ann")
+    author = int(ann.split(".")[0][1:])
+    sids = [store.add_submission(db, author, name, greedy(name)) for name in ("annbot", "annbot2")]
+    for sid in sids:
+        store.finish_check(db, sid, {"clean": True}, None)
+    player = LadderPlayer(db)
+    try:
+        player.play_block(random.Random(1))
+    finally:
+        player.close()
+    key = db.execute("SELECT key FROM games LIMIT 1").fetchone()[0]
+    damage = [
+        ("seating", "x"),
+        ("seating", json.dumps([2**70, 1])),
+        ("faults", "[1]"),
+        ("faults", json.dumps([[0, 1]])),
+        ("faults", json.dumps([[0, "exception", None, 1], "x"])),
+        ("faults", "[" * 5000),
+    ]
+    seen = []
+    with TestClient(local_app(tmp_path / "c")) as public, TestClient(local_app(tmp_path / "c")) as author_client:
+        signed_in(author_client, ann)
+        for column, value in damage:
+            db.execute(f"UPDATE games SET {column} = ? WHERE key = ?", (value, key))
+            for client in (public, author_client):
+                seen += [client.get("/bots/annbot").status_code, client.get(f"/games/{key}").status_code]
+        desk = TestClient(local_app(tmp_path / "c"))
+        with desk:
+            signed_in(desk, organiser)
+            seen.append(desk.get(f"/games/{key}").status_code)
+    db.close()
+    assert seen == [200] * len(seen), seen

@@ -3,6 +3,7 @@ request bodies, and the upload's bot name."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,8 +67,6 @@ def parse_id(value: object) -> int | None:
 
 def json_object(body: bytes) -> dict[str, Any]:
     """A request's JSON object; {} for anything else (not JSON, not UTF-8, nested past the parser's depth)."""
-    import json
-
     try:
         data = json.loads(body or b"{}")
     except (ValueError, RecursionError):
@@ -125,8 +124,6 @@ def bot_name(source: bytes, filename: str | None) -> str:
 
 def submission_view(row: sqlite3.Row, active: bool) -> dict[str, Any]:
     """A submission as its author (and the organiser) sees it."""
-    import json
-
     try:
         report = report_view(json.loads(row["report"])) if row["report"] else None
     except (ValueError, RecursionError):
@@ -173,3 +170,29 @@ def report_view(raw: Any) -> dict[str, Any] | None:
         {k: timing.get(k) for k in ("moves", "median_ms", "worst_ms")} if isinstance(timing, dict) else None
     )
     return view
+
+
+def stored_seating(text: Any) -> list[int]:
+    """A game row's seating (submission ids, seat by seat); [] for anything else (a damaged or
+    edited database is hostile input: a page shows what it can, never a 500)."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return []
+    if not isinstance(data, list) or not all(parse_id(s) is not None and isinstance(s, int) for s in data):
+        return []
+    return data
+
+
+def stored_faults(text: Any) -> list[tuple[int, str, str, int]]:
+    """A game row's faults as (seat, kind, detail, round); entries of another shape are left out."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return []
+    shape = (int, str, str, int)
+    return [
+        (f[0], f[1], f[2], f[3])
+        for f in (data if isinstance(data, list) else [])
+        if isinstance(f, list) and len(f) == 4 and all(isinstance(v, t) for v, t in zip(f, shape, strict=True))
+    ]

@@ -8,7 +8,6 @@ output) to the author of the bot in that seat, the whole record to the organiser
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import time
 from collections import OrderedDict
@@ -25,7 +24,7 @@ from ..web.view import render_viewer, viewer_game
 from . import store
 from .api import accept_upload, board_of, choose_active, path_int, register, upload_bytes, visible_submission
 from .auth import check_csrf, client_of, csrf_token, session_who
-from .common import SMALL_BODY, db_call, parse_id, read_body
+from .common import SMALL_BODY, db_call, parse_id, read_body, stored_faults, stored_seating
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -132,12 +131,12 @@ def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> d
     ).fetchall()
     history = [{"game": r["game"], "ordinal": round(r["mu"] - 3 * r["sigma"], 3)} for r in reversed(recent)]
     games = [
-        {"key": r["game"], "players": len(json.loads(r["seating"])), "place": r["place"], "seat": r["seat"]}
+        {"key": r["game"], "players": len(stored_seating(r["seating"])), "place": r["place"], "seat": r["seat"]}
         for r in recent[:50]
     ]
     faults: list[dict[str, Any]] = []
     for r in recent:
-        for seat, kind, detail, rnd in json.loads(r["faults"]):
+        for seat, kind, detail, rnd in stored_faults(r["faults"]):
             if seat == r["seat"] and kind != "retired" and len(faults) < 50:
                 faults.append({"game": r["game"], "kind": kind, "round": rnd, "detail": detail if own else None})
     return {
@@ -199,7 +198,7 @@ def game_data(db: sqlite3.Connection, key: str, me: tuple[str, int] | None) -> d
     if me is not None and me[0] == "organiser":
         return viewer_game(events)
     if me is not None:
-        seating = json.loads(row["seating"])
+        seating = stored_seating(row["seating"])
         owners = [db.execute("SELECT author FROM submissions WHERE id = ?", (s,)).fetchone() for s in seating]
         mine = [s for s, o in enumerate(owners) if o is not None and int(o[0]) == me[1]]
         if mine:
