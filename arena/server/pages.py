@@ -124,7 +124,8 @@ def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> d
         for r in db.execute("SELECT * FROM submissions WHERE bot = ? ORDER BY version DESC LIMIT ?", (name, HISTORY))
     ]
     recent = db.execute(  # the latest seats first, then their games: the same cost after 100 games or 100 000
-        "SELECT s.game, s.seat, s.place, s.mu, s.sigma, g.seating, g.faults FROM (SELECT rowid AS n, * FROM seats "
+        "SELECT s.game, s.seat, s.place, CAST(s.mu AS REAL) AS mu, CAST(s.sigma AS REAL) AS sigma, g.seating, g.faults "
+        "FROM (SELECT rowid AS n, * FROM seats "
         "WHERE submission IN (SELECT id FROM submissions WHERE bot = ?) ORDER BY rowid DESC LIMIT ?) s "
         "JOIN games g ON g.key = s.game ORDER BY s.n DESC",
         (name, HISTORY),

@@ -135,7 +135,8 @@ def leaderboard(db: sqlite3.Connection, number: int | None = None) -> dict[str, 
     :raises store.ContestError: no such round."""
     rnd = get_round(db, number)
     rows = db.execute(
-        "SELECT s.id, s.bot, s.version, a.name AS author, r.mu, r.sigma, r.games FROM submissions s "
+        "SELECT s.id, s.bot, CAST(s.version AS INTEGER) AS version, a.name AS author, CAST(r.mu AS REAL) AS mu, "
+        "CAST(r.sigma AS REAL) AS sigma, CAST(r.games AS INTEGER) AS games FROM submissions s "  # whatever a row holds
         "JOIN authors a ON a.id = s.author JOIN ratings r ON r.submission = s.id AND r.round = ? "
         "WHERE s.id IN (SELECT value FROM json_each(?))",
         (rnd.number, json.dumps(members(db, rnd.number))),
