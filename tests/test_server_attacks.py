@@ -662,3 +662,22 @@ def test_damaged_rows_in_the_database_are_shown_as_far_as_they_can_be_never_a_50
             seen += [(sql, path, desk.get(path).status_code) for path in (f"/desk/{sids[1]}", f"/games/{key}")]
     db.close()
     assert [s for s in seen if s[2] != 200] == []
+
+
+def test_signing_out_voids_every_copy_of_the_session(site: dict[str, Any]) -> None:
+    # a session lives in its signed cookie: signing out cleared the browser's copy only, and a
+    # copy (taken off a shared machine, a proxy log) stayed valid for 14 days
+    import httpx
+
+    server, ann = site["server"], site["tokens"]["ann"]
+    with httpx.Client(base_url=server.url, timeout=30) as phone, httpx.Client(base_url=server.url, timeout=30) as pc:
+        csrf = signed_in(phone, ann)
+        signed_in(pc, ann)
+        copied = phone.cookies["arena_session"]
+        assert phone.get("/upload").status_code == 200 and pc.get("/upload").status_code == 200
+        assert phone.post("/logout", data={"csrf": csrf}).status_code in (200, 303)
+        with httpx.Client(base_url=server.url, timeout=30, cookies={"arena_session": copied}) as thief:
+            assert thief.get("/upload").status_code == 401
+        assert pc.get("/upload").status_code == 401  # signed out everywhere
+        signed_in(pc, ann)  # signing in again works
+        assert pc.get("/upload").status_code == 200

@@ -25,7 +25,7 @@ from starlette.routing import Route, WebSocketRoute
 
 from ..safetext import escape
 from . import api, desk, pages, store, tablepages
-from .auth import Failures
+from .auth import Failures, SignOut
 from .board import Board
 from .common import ServerSettings
 from .supervisor import Supervisor
@@ -134,6 +134,7 @@ def create_app(settings: ServerSettings) -> Starlette:
                 https_only=settings.secure_cookies,
                 max_age=14 * 24 * 3600,
             ),
+            Middleware(SignOut, folder=settings.folder),
         ],
         exception_handlers={HTTPException: http_error, Exception: internal_error},
         lifespan=lifespan,

@@ -90,3 +90,45 @@ def check_csrf(conn: HTTPConnection, given: Any) -> None:
         or not hmac.compare_digest(given.encode(), expected.encode())
     ):
         raise HTTPException(403, "the form's CSRF token is missing or wrong; reload the page and try again")
+
+
+def signed_out_key(who: Any) -> str:
+    """The contest setting holding when ``who`` last signed out (their sessions before it are void)."""
+    return f"signed_out:{who[0]}:{who[1]}"
+
+
+class SignOut:
+    """Voids the sessions of a person who signed out after the session was made.
+
+    A session lives in its signed cookie (Starlette's ``SessionMiddleware``), so signing out used to
+    clear only the browser's copy: a copied cookie stayed valid for its 14 days. Signing out now
+    records the time in the contest database, and any session of that person made before it is
+    read as no session (signing out signs that person out everywhere). Runs inside the session
+    middleware; one small database read per request of a signed-in person."""
+
+    def __init__(self, app: Any, folder: Any) -> None:
+        self.app = app
+        self.folder = folder
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        session = scope.get("session") if scope["type"] in ("http", "websocket") else None
+        if session and isinstance(session.get("who"), list):
+            from starlette.concurrency import run_in_threadpool
+
+            from . import store
+
+            def out() -> str:
+                db = store.open_db(self.folder)
+                try:
+                    return store.setting(db, signed_out_key(session["who"]))
+                finally:
+                    db.close()
+
+            made, at = session.get("at"), await run_in_threadpool(out)
+            try:
+                cut = float(at) if at else None
+            except ValueError:  # a damaged setting: void, to be safe
+                cut = float("inf")
+            if cut is not None and not (isinstance(made, (int, float)) and made > cut):
+                session.clear()
+        await self.app(scope, receive, send)

@@ -8,6 +8,7 @@ output) to the author of the bot in that seat, the whole record to the organiser
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import time
 from collections import OrderedDict
@@ -23,7 +24,7 @@ from ..web.render import render
 from ..web.view import render_viewer, viewer_game
 from . import store
 from .api import accept_upload, board_of, choose_active, path_int, register, upload_bytes, visible_submission
-from .auth import check_csrf, client_of, csrf_token, session_who
+from .auth import check_csrf, client_of, csrf_token, session_who, signed_out_key
 from .common import SMALL_BODY, db_call, parse_id, read_body, stored_faults, stored_seating
 
 
@@ -245,12 +246,16 @@ async def login(request: Request) -> Response:
         raise HTTPException(401, "that token is not valid here")
     request.session.clear()
     request.session["who"] = list(found)
+    request.session["at"] = time.time()  # a sign-out after this voids the session (auth.SignOut)
     csrf_token(request)  # a fresh CSRF token with the new session
     return RedirectResponse("/desk" if found[0] == "organiser" else "/upload", status_code=303)
 
 
 async def logout(request: Request) -> Response:
     await form_fields(request)
+    me = session_who(request)
+    if me is not None:  # every session of this person made until now is void, copies included
+        await db_call(request, store.set_setting, signed_out_key(me), repr(time.time()))
     request.session.clear()
     return RedirectResponse("/", status_code=303)
 
