@@ -413,8 +413,11 @@ def test_forms_refuse_a_cross_site_post_whatever_its_type(site: dict[str, Any]) 
             ),
             ann.post("/upload", files={"bot": ("x.py", greedy("csrfbot"))}, headers=evil),
             ann.post("/logout", headers=evil),
+            # the API reads a bearer token only, never the session cookie: a cross-site JSON post is nobody
+            ann.post("/api/bots/annbot/active", content=json.dumps({"submission": int(sub)}), headers=evil),
+            ann.post("/api/submissions", content=greedy("csrfbot"), headers={**evil, "Content-Type": "text/plain"}),
         ]
-        assert [a.status_code for a in attempts] == [403] * len(attempts)
+        assert [a.status_code for a in attempts] == [403] * 6 + [401] * 2
         assert ann.get("/upload").status_code == 200  # still signed in: the logout was refused
     assert server.get("/bots/csrfbot")[0] == 404
 
