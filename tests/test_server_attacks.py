@@ -175,6 +175,14 @@ def test_an_endless_request_head_is_cut_off(site: dict[str, Any]) -> None:
             pass
     assert not answer.startswith(b"HTTP/1.1 200"), answer
     assert server.get("/api/leaderboard")[0] == 200
+    for bad in (b"GARBAGE\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n"):
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+            s.sendall(bad)  # what the parser refuses is a JSON 400 too
+            got = b""
+            while chunk := s.recv(4096):
+                got += chunk
+        head, _, body = got.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400") and b"application/json" in head and set(json.loads(body)) == {"error"}
 
 
 def test_a_request_sent_a_byte_at_a_time_is_dropped_at_its_deadline() -> None:

@@ -4,7 +4,7 @@ header of hundreds of megabytes, stalls the whole event loop for tens of seconds
 its request a byte at a time keeps its connection (and a file descriptor) for ever. Here:
 
 - the request head (request line and headers) is parsed by h11 and bounded to :data:`HEAD_BYTES`
-  (431/400 past it, the connection closed);
+  (a JSON 400 past it, or for a head h11 cannot parse, and the connection closed);
 - each request must arrive whole (head and body) within :data:`REQUEST_SECONDS` of the connection or of
   the previous answer, else the connection is closed (slowloris);
 - a websocket message from a client is bounded to :data:`WS_MESSAGE_BYTES` (the live pages send
@@ -14,6 +14,7 @@ its request a byte at a time keeps its connection (and a file descriptor) for ev
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import h11
@@ -60,6 +61,22 @@ class DeadlineH11(H11Protocol):
         super().on_response_complete()
         if not self.transport.is_closing():
             self._arm()
+
+    def send_400_response(self, msg: str) -> None:
+        """A request h11 cannot parse (a head past :data:`HEAD_BYTES`, a malformed line) is a JSON 400
+        like every other refusal (uvicorn's own is plain text)."""
+        body = json.dumps({"error": f"{msg[:200]} (a request line and headers take at most {HEAD_BYTES} bytes)"})
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+        try:
+            for event in (
+                h11.Response(status_code=400, headers=headers),
+                h11.Data(data=body.encode()),
+                h11.EndOfMessage(),
+            ):
+                self.transport.write(self.conn.send(event))
+        except h11.LocalProtocolError:  # h11 cannot answer in the state the request left it: close
+            pass
+        self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
