@@ -191,7 +191,7 @@ def test_a_request_sent_a_byte_at_a_time_is_dropped_at_its_deadline() -> None:
     import uvicorn
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
-    from starlette.routing import Route
+    from starlette.routing import Route, WebSocketRoute
 
     from arena.server import transport
 
@@ -201,8 +201,13 @@ def test_a_request_sent_a_byte_at_a_time_is_dropped_at_its_deadline() -> None:
     async def hello(request: Any) -> PlainTextResponse:
         return PlainTextResponse("hi")
 
+    async def echo(ws: Any) -> None:
+        await ws.accept()
+        while True:
+            await ws.send_text(await ws.receive_text())
+
     port = free_port()
-    app = Starlette(routes=[Route("/", hello)])
+    app = Starlette(routes=[Route("/", hello), WebSocketRoute("/ws", echo)])
     limits = {**transport.limits(), "http": Quick}
     config = uvicorn.Config(app, port=port, log_level="warning", lifespan="off", **limits)
     server = uvicorn.Server(config)
@@ -221,6 +226,17 @@ def test_a_request_sent_a_byte_at_a_time_is_dropped_at_its_deadline() -> None:
                     got += fine.recv(1000) or b"(closed)"
                     assert b"(closed)" not in got
                 assert got.startswith(b"HTTP/1.1 200")
+        import asyncio
+
+        import websockets
+
+        async def talk() -> str:  # a websocket outlives the deadline: it is no request in progress
+            async with websockets.connect(f"ws://127.0.0.1:{port}/ws") as ws:
+                await asyncio.sleep(1.2)
+                await ws.send("still here")
+                return str(await ws.recv())
+
+        assert asyncio.run(talk()) == "still here"
     finally:
         server.should_exit = True
         thread.join(30)

@@ -43,9 +43,15 @@ class DeadlineH11(H11Protocol):
             self._deadline.cancel()
             self._deadline = None
 
+    def _arriving(self) -> bool:
+        """A request is on its way: its head or body not all here, on a connection still ours (not
+        handed to a websocket)."""
+        ours = getattr(self.transport, "get_protocol", lambda: self)() is self
+        return ours and self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing()
+
     def _too_slow(self) -> None:
         self._deadline = None
-        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+        if self._arriving():
             self.transport.close()  # the app (if it got the head) sees a disconnect; nothing was stored
 
     def connection_made(self, transport: Any) -> None:
@@ -54,7 +60,7 @@ class DeadlineH11(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):  # whole, or a websocket taken over
+        if not self._arriving():  # whole, or taken over by a websocket
             self._disarm()
 
     def on_response_complete(self) -> None:
