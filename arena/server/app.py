@@ -28,6 +28,7 @@ from . import api, desk, pages, store, tablepages
 from .auth import Failures, SignOut
 from .board import Board
 from .common import ServerSettings
+from .migrate import add_indexes
 from .supervisor import Supervisor
 from .tables import Hub
 
@@ -102,7 +103,7 @@ def create_app(settings: ServerSettings) -> Starlette:
     db = store.open_db(settings.folder)
     try:
         secret, name = store.setting(db, "session_key"), store.setting(db, "name")
-        store.add_indexes(db)
+        add_indexes(db)
     finally:
         db.close()
 

@@ -36,7 +36,7 @@ def failure_line(report: dict[str, Any]) -> str | None:
 
 def check_one(row: sqlite3.Row, settings: CheckSettings) -> tuple[dict[str, Any], str | None]:
     """Check one stored upload (its bytes, never a file that could change): (report, error line)."""
-    data = bytes(row["source"])
+    data = store.source_bytes(row["source"])
     name = f"{row['bot']}.py"
     try:
         if is_bundle(data):  # a program (a .js file or a bot folder), read back checked

@@ -201,6 +201,4 @@ def stored_faults(text: Any) -> list[tuple[int, str, str, int]]:
 def stored_text(value: Any) -> str:
     """A stored source as text: its bytes decoded (bad UTF-8 replaced); a value of another type (an
     edited database stores text or a number where bytes belong) as its text."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return "" if value is None else str(value)
+    return store.source_bytes(value).decode("utf-8", "replace")

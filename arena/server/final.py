@@ -113,7 +113,7 @@ def run(
     try:
         bots.mkdir(parents=True, exist_ok=True)
         for r in entrants:  # the stored, checked bytes; the same files again when resumed
-            write_bot(bots, str(r["bot"]), bytes(r["source"]))
+            write_bot(bots, str(r["bot"]), store.source_bytes(r["source"]))
         size = str(min(4, len(entrants)))
         tournament = [
             sys.executable,

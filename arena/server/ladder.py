@@ -205,7 +205,7 @@ class LadderPlayer:
         return Block(
             block,
             tuple(table),
-            {sid: (str(rows[sid]["bot"]), bytes(rows[sid]["source"])) for sid in table},
+            {sid: (str(rows[sid]["bot"]), store.source_bytes(rows[sid]["source"])) for sid in table},
             derive_seed(self.seed, "ladder-deal", block),
             derive_seed(self.seed, "ladder-bots", block),
             current.rules,

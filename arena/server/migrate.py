@@ -73,3 +73,20 @@ def upgrade(db: sqlite3.Connection) -> None:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+
+#: Indexes the server's reads need as a ladder's games pile up (the leaderboard counts a round's
+#: games: 0.12 s at 50 000 games without, 0.015 s with), made when the server starts.
+INDEXES = ("CREATE INDEX IF NOT EXISTS games_block ON games (block)",)
+
+
+def add_indexes(db: sqlite3.Connection) -> None:
+    """Make :data:`INDEXES` (an optimisation: a database that cannot be written is served without)."""
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        for statement in INDEXES:
+            db.execute(statement)
+        db.execute("COMMIT")
+    except sqlite3.Error:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
