@@ -196,7 +196,7 @@ def test_a_request_sent_a_byte_at_a_time_is_dropped_at_its_deadline() -> None:
     from arena.server import transport
 
     class Quick(transport.DeadlineH11):
-        seconds = 0.5
+        seconds = 0.3
 
     async def hello(request: Any) -> PlainTextResponse:
         return PlainTextResponse("hi")
@@ -232,7 +232,7 @@ def test_a_request_sent_a_byte_at_a_time_is_dropped_at_its_deadline() -> None:
 
         async def talk() -> str:  # a websocket outlives the deadline: it is no request in progress
             async with websockets.connect(f"ws://127.0.0.1:{port}/ws") as ws:
-                await asyncio.sleep(1.2)
+                await asyncio.sleep(0.6)
                 await ws.send("still here")
                 return str(await ws.recv())
 
