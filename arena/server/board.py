@@ -28,11 +28,11 @@ class Board:
     def __init__(
         self,
         folder: Path,
-        compute: Callable[[sqlite3.Connection], dict[str, Any]] = rounds.leaderboard,
+        compute: Callable[[sqlite3.Connection], dict[str, Any]] | None = None,
         fresh: float = FRESH_SECONDS,
     ) -> None:
         self.folder = folder
-        self.compute = compute
+        self.compute = compute or (lambda db: rounds.leaderboard(db))  # looked up at each call
         self.fresh = fresh
         self.computed = 0  # how many times the board was computed (for tests and the benchmark)
         self._lock = threading.Lock()
