@@ -15,15 +15,16 @@ one for each game of a pair). Each worker process has its own streams.
 
 from __future__ import annotations
 
-import multiprocessing
 import signal
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .referee import GameOutcome, Referee
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 #: A stream's process is replaced after this many games (its record of deals played stays small).
 STREAM_GAMES = 10_000
@@ -119,7 +120,7 @@ class GameSource:
         self.make = make
         self.workers = workers
         self.table: Table | None = None
-        self.pool: ProcessPoolExecutor | None = None
+        self.pool: ProcessPoolExecutor | None = None  # with workers: made on the first game
 
     def __iter__(self) -> Iterator[tuple[int, list[int], GameOutcome]]:
         if self.workers <= 1 or self.games <= 1:
@@ -128,6 +129,9 @@ class GameSource:
                 order, outcome = self.table.play(g)
                 yield g, order, outcome
             return
+        import multiprocessing  # noqa: PLC0415 - here: a match in one process never loads the pool
+        from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
         with warnings.catch_warnings():  # the referee's watchdog thread holds no lock a child needs
             warnings.simplefilter("ignore", DeprecationWarning)
             self.pool = ProcessPoolExecutor(

@@ -4,6 +4,10 @@ Each command module has ``register(subparsers)`` (its options) and ``run(args)``
 turns its options into typed settings and calls the library, which never sees an
 ``argparse.Namespace``. Nothing outside this package imports it (tests/test_layers.py).
 
+A run imports only the module of the command it runs (:data:`COMMANDS` names each with its
+help line, which ``arena --help`` lists): ``arena play`` never loads the web server, the
+tournament database or the report writer (tests/test_cli_start.py).
+
 ``ARENA_DEBUG=1`` shows the traceback of every error (an internal error's above all),
 for a bug report.
 """
@@ -11,42 +15,59 @@ for a bug report.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
 from collections.abc import Sequence
-from types import ModuleType
 
 from .. import __version__
 from ..errors import BotLoadError, UsageError
 from ..interrupts import SIGPIPE_STATUS, exit_status, quiet_stdout, signal_word, sigterm_as_ctrl_c, stdout_closed
 from ..safetext import escape
-from . import check, contest, new, play, replay, report, rules, serve, standings, submit, tournament, verify, view
 from .options import ArgumentParser
 from .terminal import safe_output
 
-#: The sub-commands, in the order ``arena --help`` lists them.
-COMMANDS: tuple[ModuleType, ...] = (
-    play,
-    replay,
-    rules,
-    new,
-    check,
-    submit,
-    tournament,
-    standings,
-    view,
-    report,
-    verify,
-    contest,
-    serve,
+#: The sub-commands, in the order ``arena --help`` lists them: name and help line. The module
+#: ``arena.cli.NAME`` registers the command's options (with this help line: the test checks it).
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("play", "play games between 2 to 6 bots and print results"),
+    ("replay", "print a game record as a readable log"),
+    ("rules", "print the rules in force"),
+    ("new", "write a new bot file (or starter kit) to start from"),
+    ("check", "check a bot as the organiser will: load it sandboxed, play smoke games"),
+    ("submit", "check a bot and store it in a submissions folder"),
+    ("tournament", "round-robin tournament with duplicate seating, results in a database"),
+    ("standings", "print a tournament database's standings"),
+    ("view", "write a game record as an HTML replay viewer"),
+    ("report", "write a tournament's results as a static web site"),
+    ("verify", "re-check game records against the rules (an organiser's audit)"),
+    ("contest", "create a contest folder for `arena serve`, invite authors"),
+    ("serve", "run a contest's site, API and ladder"),
 )
+
+#: ``build_parser(ALL)``: every command's options registered (imports every command module).
+ALL = "*"
 
 #: Exit status of an internal error (a bug in arena, not bad input): EX_SOFTWARE.
 INTERNAL_ERROR = 70
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs: its first word that is not an option (``arena`` itself takes
+    only ``--help`` and ``--version``, which take no value)."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
+    """The ``arena`` parser, with the options of ``command`` (of every command with :data:`ALL`;
+    none with None): the other commands are listed by name and help line only, their modules
+    not imported. ``arena --help`` and ``arena CMD --help`` read the same either way."""
     parser = ArgumentParser(
         prog="arena",
         description="Referee, sandbox and tournaments for yard bridge bots.",
@@ -54,8 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"arena {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
-    for command in COMMANDS:
-        command.register(sub)
+    for name, help in COMMANDS:
+        if command in (name, ALL):
+            importlib.import_module(f"{__name__}.{name}").register(sub)
+        else:
+            sub.add_parser(name, help=help)  # never parsed: its command is not the one run
     return parser
 
 
@@ -81,8 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(command_of(words))
+    args = parser.parse_args(words)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

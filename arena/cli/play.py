@@ -6,13 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..match import MatchHooks, MatchResult, MatchSettings, run_match
 from ..rules import Rules
 from ..safetext import safe_line
-from ..sprt import SprtSpec
 from .options import (
     add_limit_options,
     add_rules_options,
@@ -22,6 +21,9 @@ from .options import (
     rules_from_args,
 )
 from .output import MatchDisplay, check_format, finish_play, to_stderr
+
+if TYPE_CHECKING:
+    from ..sprt import SprtSpec
 
 #: The most games one ``arena play`` runs (about a quarter of an hour of reference bots).
 MAX_PLAY_GAMES = 1_000_000
@@ -158,6 +160,8 @@ def sprt_spec(args: argparse.Namespace) -> SprtSpec | None:
     if args.games is not None and (args.games < 2 or args.games % 2):
         raise UsageError(f"with --sprt, --games is the most games to play, in pairs: an even number, not {args.games}")
     elo0, elo1 = args.sprt
+    from ..sprt import SprtSpec
+
     try:
         return SprtSpec(
             elo0, elo1, 0.05 if args.alpha is None else args.alpha, 0.05 if args.beta is None else args.beta
