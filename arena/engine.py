@@ -56,6 +56,19 @@ def record_bytes(event: Mapping[str, Any]) -> int:
     return len(json.dumps(event, separators=(",", ":"))) + 1
 
 
+def _targets(n: int, mover: int, k: int) -> list[int]:
+    """R6: at a table of ``n``, the next ``k`` players after ``mover``, skipping the mover, cycling."""
+    return [(mover + 1 + i % (n - 1)) % n for i in range(k)]
+
+
+#: The longest final group (R6): the four cards of a rank.
+_GROUP_MAX = 4
+#: :func:`_targets` for every table size, mover and group, worked out once.
+_TARGETS: dict[int, tuple[tuple[tuple[int, ...], ...], ...]] = {
+    n: tuple(tuple(tuple(_targets(n, m, k)) for k in range(_GROUP_MAX + 1)) for m in range(n)) for n in range(2, 7)
+}
+
+
 @dataclass(frozen=True)
 class RoundResult:
     """The end of one round (R8): per seat, points added and scores after burns."""
@@ -138,9 +151,9 @@ class Game:
         self.moves = 0  # moves finished this round (R8.4)
         self.move: Move = None  # type: ignore[assignment]
         self.last_winner: int | None = None
-        # Reseeded at every deal (start_round); seeding with a constant here
-        # skips Random()'s read of os.urandom, a measurable cost per game.
-        self.rng = random.Random(0)
+        # Seeded at every deal (start_round), before its first draw: made unseeded here, as
+        # seeding costs as much as a fifth of a round's dealing (Random(0) would seed it twice).
+        self.rng = random.Random.__new__(random.Random)
         self._round_key = SeedKey(seed)  # each round's seed: derive_seed(seed, "round", r)
         self.round_results: list[RoundResult] = []
         #: Record bytes left per seat for say lines (index 2s) and printed output (2s + 1).
@@ -364,8 +377,9 @@ class Game:
 
     def targets(self, mover: int, k: int) -> list[int]:
         """R6: the next ``k`` players after ``mover``, skipping the mover, cycling."""
-        n = self.n
-        return [(mover + 1 + i % (n - 1)) % n for i in range(k)]
+        if k <= _GROUP_MAX:
+            return list(_TARGETS[self.n][mover][k])
+        return _targets(self.n, mover, k)
 
     def _effects(self, mover: int, put: list[Card]) -> None:
         if not put:

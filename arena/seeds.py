@@ -53,7 +53,23 @@ _ENCODE = json.JSONEncoder(separators=(",", ":"), default=str).encode
 
 def _message(parts: tuple[Any, ...]) -> bytes:
     """The HMAC message for ``parts``: their compact JSON text (the domain first)."""
-    return _ENCODE(parts).encode("utf-8", "surrogatepass")
+    # Kept only for parts of plain text and whole numbers (bool, float and int subclasses
+    # excluded: True == 1 == 1.0 as keys, but their JSON differs).
+    plain = all(type(p) is str or type(p) is int for p in parts)
+    if plain:
+        message = _MESSAGES.get(parts)
+        if message is not None:
+            return message
+    message = _ENCODE(parts).encode("utf-8", "surrogatepass")
+    if plain and len(_MESSAGES) < _MESSAGES_KEPT:
+        _MESSAGES[parts] = message
+    return message
+
+
+#: Messages made so far, by their parts: a game derives the same few, ``("round", 1)``,
+#: ``("bot", 0)``..., game after game.
+_MESSAGES: dict[tuple[Any, ...], bytes] = {}
+_MESSAGES_KEPT = 4096
 
 
 def derive_seed(key: Any, *parts: Any) -> int:

@@ -115,3 +115,14 @@ def test_kept_seed_keys_derive_what_derive_seed_derives() -> None:
         for seat in range(3):
             expected = random.Random(derive_seed(bot_key, "bot", seat)).random()
             assert factory(bot_key, seat).bot.move.__globals__["random"].random() == expected
+
+
+def test_the_message_cache_never_mixes_equal_keys_of_other_types() -> None:
+    # The attack on a cache keyed by value: 1 == True == 1.0, but their JSON (and so the
+    # derived seeds) differ, in whichever order they come.
+    from arena.seeds import derive_seed as derive
+
+    plain = derive(7, "x", 1)
+    assert derive(7, "x", True) != plain and derive(7, "x", 1.0) != plain
+    assert derive(7, "x", True) == derive(7, "x", True) and derive(7, "x", 1) == plain
+    assert derive(7, "y", True) != derive(7, "y", 1)
