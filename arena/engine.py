@@ -56,17 +56,13 @@ def record_bytes(event: Mapping[str, Any]) -> int:
     return len(json.dumps(event, separators=(",", ":"))) + 1
 
 
-def _targets(n: int, mover: int, k: int) -> list[int]:
+def _targets(n: int, mover: int, k: int) -> tuple[int, ...]:
     """R6: at a table of ``n``, the next ``k`` players after ``mover``, skipping the mover, cycling."""
-    return [(mover + 1 + i % (n - 1)) % n for i in range(k)]
+    return tuple((mover + 1 + i % (n - 1)) % n for i in range(k))
 
 
-#: The longest final group (R6): the four cards of a rank.
-_GROUP_MAX = 4
-#: :func:`_targets` for every table size, mover and group, worked out once.
-_TARGETS: dict[int, tuple[tuple[tuple[int, ...], ...], ...]] = {
-    n: tuple(tuple(tuple(_targets(n, m, k)) for k in range(_GROUP_MAX + 1)) for m in range(n)) for n in range(2, 7)
-}
+#: :func:`_targets` of every table size, mover and final group (at most a rank's 4 cards), made once.
+_TARGETS = {n: [[_targets(n, m, k) for k in range(5)] for m in range(n)] for n in range(2, 7)}
 
 
 @dataclass(frozen=True)
@@ -151,8 +147,7 @@ class Game:
         self.moves = 0  # moves finished this round (R8.4)
         self.move: Move = None  # type: ignore[assignment]
         self.last_winner: int | None = None
-        # Seeded at every deal (start_round), before its first draw: made unseeded here, as
-        # seeding costs as much as a fifth of a round's dealing (Random(0) would seed it twice).
+        # Seeded at every deal (start_round) before its first draw; made unseeded (seeding costs).
         self.rng = random.Random.__new__(random.Random)
         self._round_key = SeedKey(seed)  # each round's seed: derive_seed(seed, "round", r)
         self.round_results: list[RoundResult] = []
@@ -377,9 +372,7 @@ class Game:
 
     def targets(self, mover: int, k: int) -> list[int]:
         """R6: the next ``k`` players after ``mover``, skipping the mover, cycling."""
-        if k <= _GROUP_MAX:
-            return list(_TARGETS[self.n][mover][k])
-        return _targets(self.n, mover, k)
+        return list(_TARGETS[self.n][mover][k] if k < 5 else _targets(self.n, mover, k))
 
     def _effects(self, mover: int, put: list[Card]) -> None:
         if not put:
@@ -500,14 +493,5 @@ class Game:
         return out
 
 
-__all__ = [
-    "Game",
-    "GameResult",
-    "RoundResult",
-    "TABLE_OUTPUT_BYTES",
-    "TABLE_SAY_BYTES",
-    "derive_seed",
-    "place_seats",
-    "record_bytes",
-    "SUITS",
-]
+__all__ = ["Game", "GameResult", "RoundResult", "TABLE_OUTPUT_BYTES", "TABLE_SAY_BYTES", "derive_seed"]
+__all__ += ["place_seats", "record_bytes", "SUITS"]
