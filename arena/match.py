@@ -258,7 +258,7 @@ def run_match(settings: MatchSettings, hooks: MatchHooks = MatchHooks()) -> Matc
     records: list[tuple[dict[str, Any], ...]] = []
     path = settings.record_file
     writer = open_writer(path, force=settings.force, bots=[e.src for e in entrants if e.src]) if path else None
-    referee = Referee(rules)
+    referee = Referee(rules, move_times=False)  # nothing in a match reads them
     played = 0
     interrupted = False
     why = "interrupted"

@@ -344,11 +344,19 @@ class Referee:
     """Runs games. One referee may run many games; it holds only settings."""
 
     def __init__(
-        self, rules: Rules = CONTEST, *, max_faults: int = 3, on_event: Callable[[dict[str, Any]], None] | None = None
+        self,
+        rules: Rules = CONTEST,
+        *,
+        max_faults: int = 3,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        move_times: bool = True,
     ) -> None:
         self.rules = rules
         self.max_faults = max_faults
         self.on_event = on_event
+        #: Time each move (:attr:`GameOutcome.move_times`); False for a caller that never reads
+        #: them (``arena play``), which spares two clock reads a move.
+        self.move_times = move_times
 
     def play(
         self, players: Sequence[Seat], *, seed: Any = 0, game_id: str = "1", bots: Sequence[str] | None = None
@@ -420,13 +428,16 @@ class Referee:
         game.start_round()
         moves = 0
         clock = time.perf_counter  # hot loop: local names
+        timed = self.move_times
+        t0 = 0.0
         while True:
             seat = game.mover
             move = game.move
             if seat in retired:
                 fallback()
             else:
-                t0 = clock()
+                if timed:
+                    t0 = clock()
                 try:
                     here = local[seat]
                     if here is not None:
@@ -448,7 +459,8 @@ class Referee:
                                 FaultKind.ILLEGAL_FINISH,
                                 f"{refusal[0]}: {refusal[1]}" if refusal else "move not finished",
                             )
-                move_times[seat].append(clock() - t0)
+                if timed:
+                    move_times[seat].append(clock() - t0)
                 if not move.finished:
                     fallback()
             moves += 1

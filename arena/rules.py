@@ -8,6 +8,7 @@ reads these fields; it never checks a variant's name.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -128,10 +129,14 @@ class Rules:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data, as written to game records and databases."""
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        data["points"] = dict(self.points)
-        return data
+        """Plain data, as written to game records and databases (a new dict each call)."""
+        return {**self._settings_dict, "points": dict(self.points)}
+
+    @functools.cached_property
+    def _settings_dict(self) -> dict[str, Any]:
+        """Every setting by name, worked out once (the settings are frozen; every game's record
+        header holds them): :meth:`to_dict` copies it."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:

@@ -175,7 +175,8 @@ class Turn:
 
         :raises IllegalMove: no draw is allowed now (R4.4, R5.3, R7.2).
         """
-        self._move.check_draw()
+        if not self._move.can_draw():
+            self._move.check_draw()  # raises, naming the rule
         return self._table.act_draw()
 
     def finish(self) -> None:
@@ -183,7 +184,8 @@ class Turn:
 
         :raises IllegalMove: the move may not end yet (R4.5, R5.1).
         """
-        self._move.check_finish()
+        if not self._move.can_finish():
+            self._move.check_finish()  # raises, naming the rule
         self._table.act_finish()
 
     @property

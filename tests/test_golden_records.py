@@ -116,3 +116,13 @@ def test_records_with_faults_are_unchanged() -> None:
     kinds = {e["kind"] for events in games for e in events if e["event"] == "fault"}
     assert kinds == {"exception", "illegal-finish", "retired"}
     assert digest(games) == GOLDEN_FAULTS
+
+
+def test_timing_moves_or_not_changes_no_record() -> None:
+    # `arena play` does not time its moves (nothing in a match reads the times): the same games.
+    factory = load_trusted(resolve_bot("greedy"))
+    timed = Referee().play([factory(4, s) for s in range(3)], seed=9)
+    untimed = Referee(move_times=False).play([factory(4, s) for s in range(3)], seed=9)
+    assert timed.log == untimed.log and timed.moves == untimed.moves
+    assert sum(map(len, timed.move_times)) == timed.moves
+    assert untimed.move_times == [[], [], []]
