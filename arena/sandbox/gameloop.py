@@ -41,10 +41,11 @@ from ..referee import GameInfo
 from ..rules import Rules
 from ..turn import PlayerInfo, Turn, freeze
 from .policy import OutputSink, _short, instantiate
-from .protocol import HEADER, MAX_IN_FRAME, DrawnCard, GameEnd, GameStart, MoveView, PileCards, RoundEnd
+from .protocol import HEADER, MAX_IN_FRAME, DrawnCard, GameEnd, GameStart, PileCards, RoundEnd
 
 HOOKS = ("start_game", "end_round", "end_game")
 _CARD = Card._by_text
+_CARD_OF = _CARD.__getitem__
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
 try:  # the C encoder, made once (JSONEncoder.encode builds a new one per call)
     _c_encode = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
@@ -273,7 +274,7 @@ class Feed:
         self.prov_cards.clear()
         if reset:
             self.cards.clear()
-        self.cards.extend(_CARD[c] for c in cards)
+        self.cards.extend(map(_CARD_OF, cards))
 
     def provisional(self, event: dict[str, Any], card: Card | None = None) -> None:
         """One of the bot's own actions in the move in progress (``card``: the card it put)."""
@@ -403,22 +404,16 @@ class GameLoop:
         return None
 
     def on_move(self, fields: tuple[Any, ...]) -> list[Any]:
-        view = MoveView._make(fields)
-        if view.history is not None:
-            self.feed.add(view.history)
-        elif view.pile is not None:
-            self.feed.add_pile(*view.pile)
-        move = Move(
-            view.seat,
-            [_CARD[c] for c in view.hand],
-            _CARD[view.top],
-            view.suit,
-            put=[_CARD[c] for c in view.put],
-            stock=view.stock,
-            pile_size=view.pile_size,
-            first=view.first,
-        )
-        table = ViewTable(self, move, view.counts, view.forced)
+        # A MoveView's fields (the referee's plain tuple), unpacked without making the NamedTuple.
+        seat, hand, top, suit, put, first, stock, pile_size, counts, history, pile, forced = fields
+        feed = self.feed
+        if history is not None:
+            feed.add(history)
+        elif pile is not None:
+            feed.add_pile(*pile)
+        card = _CARD_OF
+        move = Move(seat, list(map(card, hand)), card(top), suit, list(map(card, put)), stock, pile_size, first)
+        table = ViewTable(self, move, counts, forced)
         self.actions = []
         error = None
         try:
@@ -426,8 +421,13 @@ class GameLoop:
         except BaseException as exc:  # noqa: BLE001 - nothing a bot raises escapes
             error = _short(exc)
         table.open = False
-        self.feed.end_move()
-        return ["done", self.take_actions(), error]
+        if feed.prov or feed.prov_cards:
+            feed.end_move()
+        sink = self.sink
+        if sink.parts or sink.truncated:  # printed output last (take_actions), else the actions alone
+            return ["done", self.take_actions(), error]
+        actions, self.actions = self.actions, []
+        return ["done", actions, error]
 
     def on_notify(self, kind: str, fields: Any) -> list[Any]:
         self.actions = []

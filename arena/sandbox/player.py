@@ -27,7 +27,7 @@ from ..referee import BotFault, GameInfo, SeatContext
 from ..seeds import derive_seed
 from ..turn import SAY_CHARS, SAYS_PER_MOVE
 from .process import GameProcess, Overload, ProtocolViolation, WorkerError, WorkerTimeout, clean
-from .protocol import DrawnCard, GameEnd, GameStart, MoveView, PileCards, RoundEnd, parse_ok, parse_step
+from .protocol import DrawnCard, GameEnd, GameStart, PileCards, RoundEnd, parse_ok
 
 if TYPE_CHECKING:
     from ..engine import GameResult, RoundResult
@@ -215,13 +215,14 @@ class SandboxedSeat:
         delta = self._delta(table) if self.history_on else None
         pile: tuple[bool, list[str]] | None = None
         if self.pile_on and not self.history_on:
-            got = self._pile(table)
-            pile = (got.reset, got.cards)
+            self.pile_mark, reset, cards = table.pile_since(self.pile_mark)
+            pile = (reset, cards)
         # A move that must begin with a draw gets the stock's top card with its view (the
         # context's forced_draw: that card is the mover's in this move whatever it does).
         forced = table.forced_draw()
         prefetch = None if forced is None else forced._text
-        view = MoveView(
+        # The MoveView's fields, in its order, as the plain tuple marshal sends (no NamedTuple made).
+        view = (
             move.seat,
             [c._text for c in move.hand],
             move.top._text,
@@ -247,20 +248,23 @@ class SandboxedSeat:
             self._spent(worker, t0)
             raise self._fault(exc) from None
         try:
-            worker.send(("move", tuple(view)))
-            worker.resume()
+            worker.send(("move", view))
+            if worker.frozen:
+                worker.resume()
+            recv, apply = worker.recv, self._apply
             while True:
-                step = parse_step(worker.recv())
-                if step is None:
+                raw = recv()
+                # parse_step, written out: [kind, actions, *rest]
+                if type(raw) is not list or len(raw) < 2 or type(raw[1]) is not list:
                     raise ProtocolViolation("a malformed message")
-                kind = step.kind
-                self._apply(step.actions, table, move, prefetch)
+                kind = raw[0]
+                apply(raw[1], table, move, prefetch)
                 if kind == "done":
-                    if len(step.rest) != 1:
+                    if len(raw) != 3:
                         raise ProtocolViolation("a malformed done message")
-                    error = step.rest[0]
+                    error = raw[2]
                     break
-                if step.rest:  # nothing rides on a request: every byte of it is accounted for
+                if len(raw) != 2:  # nothing rides on a request: every byte of it is accounted for
                     raise ProtocolViolation(f"a malformed {str(kind)[:20]!r} message")
                 if kind == "draw":
                     if not table.live(move):

@@ -98,7 +98,7 @@ class SandboxFactory:
         worker.kill()
         if type(reply) is list and len(reply) == 5 and reply[3] is not None:
             raise BotLoadError(clean(reply[3], 300), path=self.src.label)
-        # The layers the game process wrote before the bot's code ran (GameProcess.recv), not
+        # The layers the game process wrote before the bot's code ran (GameProcess._recv_layers), not
         # anything in its answer, which comes after: an escaped bot cannot forge them.
         if worker.report:
             self.report = dict(worker.report, supervision=supervision(self.limits))

@@ -47,7 +47,7 @@ __all__ = [  # the failures are re-exported: callers and tests name them from he
     "clean",
     "describe_exit",
 ]
-from .limits import Limits, cpu_clock, cpu_seconds, pin_to_one_cpu
+from .limits import Limits, cpu_clock, pin_to_one_cpu
 from .protocol import HEADER, decode
 from .seccomp import export_program
 from .watchdog import _NEVER, _Watchdog, _watchdog  # noqa: F401 - _Watchdog re-exported for tests
@@ -64,6 +64,8 @@ _MARSHAL = 2
 _CHUNK = 4096
 
 _live: weakref.WeakSet[Any] = weakref.WeakSet()
+_clock_gettime = time.clock_gettime  # a process's CPU clock (limits.cpu_seconds), read twice a turn
+_monotonic = time.monotonic
 
 
 @atexit.register
@@ -301,6 +303,9 @@ class GameProcess(_Endpoint):
         self.max_reply = self.limits.max_reply_bytes
         self.max_turn_bytes = self.limits.max_turn_bytes
         self.max_turn_messages = self.limits.max_turn_messages
+        self.wall_factor, self.wall_grace = self.limits.wall_factor, self.limits.wall_grace
+        #: The wall-clock seconds the turn in progress may take (``Limits.backstop`` of its budget).
+        self.backstop = _NEVER
         self.buf = b""
         self.owner = os.getpid()
         self.dead = False
@@ -319,27 +324,28 @@ class GameProcess(_Endpoint):
         self.freezing = self.limits.freeze and self.limits.freeze_after <= 0
         #: Its layers: its first message, written before any bot code ran (a bot cannot forge it).
         self.report: dict[str, Any] = {}
-        self.layers_pending = True
         _live.add(self)
         _watchdog.watch(self)
+        #: Until the layers are read, ``recv`` is :meth:`_recv_layers` (an instance attribute,
+        #: dropped after it): the per-message path then has no test for it.
+        self.recv = self._recv_layers  # type: ignore[method-assign]
 
-    def recv(self) -> Any:
-        """The next message; before the first, the process's ``["layers", report]`` (kept in
+    def _recv_layers(self) -> Any:
+        """The next message; before it, the process's ``["layers", report]`` (kept in
         :attr:`report`; bounded as a message, not counted in the turn's messages)."""
-        if self.layers_pending:
-            self.layers_pending = False
-            counts = self.turn_messages, self.turn_bytes
-            first = super().recv()
-            self.turn_messages, self.turn_bytes = counts
-            if not (type(first) is list and len(first) == 2 and first[0] == "layers" and type(first[1]) is dict):
-                raise ProtocolViolation("the first message is not the process's layers")
-            self.report = first[1]
-        return super().recv()
+        del self.recv  # from now on the class's recv (a bound _Endpoint.recv)
+        counts = self.turn_messages, self.turn_bytes
+        first = self.recv()
+        self.turn_messages, self.turn_bytes = counts
+        if not (type(first) is list and len(first) == 2 and first[0] == "layers" and type(first[1]) is dict):
+            raise ProtocolViolation("the first message is not the process's layers")
+        self.report = first[1]
+        return self.recv()
 
     def cpu(self) -> float:
         """The process's CPU seconds so far (the last known value once it is gone)."""
         try:
-            return cpu_seconds(self.clock)
+            return _clock_gettime(self.clock)
         except OSError:
             return self.cpu_seen
 
@@ -349,7 +355,10 @@ class GameProcess(_Endpoint):
 
         Raises :class:`WorkerTimeout` when the process used more than ``idle_cpu_seconds``
         of CPU since its last turn (a burner that was not frozen)."""
-        cpu = self.cpu()
+        try:
+            cpu = _clock_gettime(self.clock)
+        except OSError:
+            cpu = self.cpu_seen
         gap = cpu - self.cpu_seen
         if self.turns:  # before its first turn it was being forked and hardened
             self.idle_cpu += gap
@@ -360,9 +369,10 @@ class GameProcess(_Endpoint):
                 self.kill()
                 raise WorkerTimeout(f"used {gap:.3g} s of CPU between its turns")
         self.turn_bytes = self.turn_messages = 0
-        start = time.monotonic()
+        start = _monotonic()
         self.cpu_deadline = cpu + budget
-        self.deadline = start + self.limits.backstop(budget)
+        self.backstop = backstop = budget * self.wall_factor + self.wall_grace  # Limits.backstop(budget)
+        self.deadline = start + backstop
         return start, cpu
 
     def resume(self) -> None:
@@ -378,7 +388,7 @@ class GameProcess(_Endpoint):
         """Disarm, freeze, measure: (in time, CPU seconds the turn took)."""
         self.deadline = _NEVER
         self.cpu_deadline = _NEVER
-        self.wall = time.monotonic() - start
+        self.wall = wall = _monotonic() - start
         self.turns += 1
         if self.freezing and not self.killed:
             try:
@@ -386,10 +396,14 @@ class GameProcess(_Endpoint):
                 self.frozen = True
             except OSError:
                 pass
-        cpu = self.cpu()
-        self.cpu_seen = max(cpu, self.cpu_seen)
+        try:
+            cpu = _clock_gettime(self.clock)
+        except OSError:
+            cpu = self.cpu_seen
+        if cpu > self.cpu_seen:
+            self.cpu_seen = cpu
         took = cpu - cpu0
-        return (not self.timed_out and took <= budget and self.wall <= self.limits.backstop(budget)), took
+        return (not self.timed_out and took <= budget and wall <= self.backstop), took
 
     def stop(self) -> None:
         """Stop the process until its next turn (between the games of a stream, whether or not
