@@ -14,7 +14,7 @@ test can assert that a refused action changed nothing.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -183,3 +183,16 @@ def assert_refused(game: Game, rule: str, action: Callable[..., Any], *args: Any
 def refused() -> Callable[..., Exception]:
     """The :func:`assert_refused` check."""
     return assert_refused
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[None]:
+    """One local Ray instance per test process, shared by the tests that run on Ray: each start of
+    Ray costs seconds, and ``ray_backend.start`` joins the instance this process is in already."""
+    ray = pytest.importorskip("ray")
+    from arena.tournament import ray_backend
+
+    started = ray_backend.start(2, None)
+    yield
+    if started:
+        ray.shutdown()

@@ -158,8 +158,7 @@ def test_the_final_runs_on_the_servers_backend() -> None:
 
 
 @pytest.mark.long
-def test_ladder_blocks_play_on_ray_and_are_stored_as_local_ones(tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+def test_ladder_blocks_play_on_ray_and_are_stored_as_local_ones(tmp_path: Path, ray_session: None) -> None:
     from arena.server import rayladder
 
     folder = tmp_path / "cup"

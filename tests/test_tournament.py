@@ -425,8 +425,9 @@ def test_bot_files_run_in_the_sandbox(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 @pytest.mark.long
-def test_ray_backend_same_results_as_local(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("ray")
+def test_ray_backend_same_results_as_local(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], ray_session: None
+) -> None:
     pytest.importorskip("arena.sandbox")
     # one bot file: its games are played in streams (one game process a stream) inside Ray's tasks too
     counter = str(Path(__file__).parent.parent / "examples" / "counter.py")

@@ -91,9 +91,8 @@ def test_kill_9_then_resume_gives_identical_results(
 
 @pytest.mark.long
 def test_ray_backend_same_adaptive_results(
-    reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    reference: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str], ray_session: None
 ) -> None:
-    pytest.importorskip("ray")
     db = tmp_path / "ray.sqlite"
     code, out, err = run_cli(
         capsys, "tournament", *BOTS, *ARGS, "--workers", "2", "--backend", "ray", "--db", str(db), "--json"
