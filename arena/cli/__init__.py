@@ -36,7 +36,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("rules", "print the rules in force"),
     ("new", "write a new bot file (or starter kit) to start from"),
     ("check", "check a bot as the organiser will: load it sandboxed, play smoke games"),
-    ("submit", "check a bot and store it in a submissions folder"),
+    ("submit", "check a bot and store it in a submissions folder, or upload it to a contest server"),
     ("tournament", "round-robin tournament with duplicate seating, results in a database"),
     ("standings", "print a tournament database's standings"),
     ("view", "write a game record as an HTML replay viewer"),

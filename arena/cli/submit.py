@@ -218,11 +218,13 @@ def refuse(message: str) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "submit",
-        help="check a bot and store it in a submissions folder",
-        description="Run `arena check`, then copy a clean bot to DIR/<name>.py with a manifest "
-        "DIR/<name>.json (name, author, description, sha256, check report, date).",
+        help="check a bot and store it in a submissions folder, or upload it to a contest server",
+        description="Run `arena check`, then copy a clean bot to DIR (a file <name>.py or <name>.js, or "
+        "the folder <name>/) with a manifest DIR/<name>.json (name, author, description, sha256 of every "
+        "file, check report, date); or, with --server, upload it to a contest's server, which checks it, "
+        "and print the check report.",
     )
-    p.add_argument("bot", metavar="BOT.py", help="the bot file")
+    p.add_argument("bot", metavar="BOT", help="the bot: a .py or .js file, or a folder with a bot.toml")
     p.add_argument("--to", metavar="DIR", help="the submissions folder (created if missing)")
     p.add_argument(
         "--server", metavar="URL", help="upload to a contest server (`arena serve`) instead; the server checks it"
