@@ -12,12 +12,14 @@ over deals). Also its share of first places and its CPU time per move and per ga
 
     python benchmarks/strength.py [--games 2000] [--seed 1]
     python benchmarks/strength.py search [--players 2 3 4 6] [--deals 100] [--playouts N] [--seed 1]
-        [--bot FILE] [--each]
+        [--bot FILE] [--each] [--jobs N]
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import functools
 import math
 import statistics
 import sys
@@ -70,39 +72,68 @@ class Timed:
         self.times.append(time.process_time() - start)
 
 
-def search_strength(
-    n: int, deals: int, seed: int, playouts: int | None, bot: str = "search", each: bool = False
-) -> None:
-    """``bot`` (``search`` or a file) against ``n - 1`` heuristic bots on duplicate deals; one line of results."""
-    search, heuristic = load_trusted(resolve_bot(bot)), load_trusted(resolve_bot("heuristic"))
+_BOTS: dict[str, Any] = {}
+
+
+def _factory(name: str) -> Any:
+    """A bot's factory, loaded once a process (``--jobs`` workers load their own)."""
+    if name not in _BOTS:
+        _BOTS[name] = load_trusted(resolve_bot(name))
+    return _BOTS[name]
+
+
+def play_deal(n: int, d: int, seed: int, playouts: int | None, bot: str) -> list[tuple[int, float, list[float]]]:
+    """Deal ``d``, played once with ``bot`` in each seat: (its place, the others' mean place, its CPU per move)."""
+    search, heuristic = _factory(bot), _factory("heuristic")
     referee = Referee()
+    game_seed = derive_seed(seed, "deal", "search", n, d)
+    bot_key = derive_seed(seed, "bots", "search", n, d)
+    out = []
+    for seat in range(n):
+        times: list[float] = []
+        players: list[Any] = [heuristic(bot_key, s) for s in range(n)]
+        players[seat] = Timed(search(bot_key, seat), times)
+        if playouts is not None:
+            players[seat].player.bot.playouts = playouts
+        result = referee.play(players, seed=game_seed).result
+        theirs = statistics.mean(result.places[s] for s in range(n) if s != seat)
+        out.append((result.places[seat], theirs, times))
+    return out
+
+
+def search_strength(
+    n: int, deals: int, seed: int, playouts: int | None, bot: str = "search", each: bool = False, jobs: int = 1
+) -> None:
+    """``bot`` (``search`` or a file) against ``n - 1`` heuristic bots on duplicate deals; one line of results.
+
+    With ``jobs`` > 1 the deals are split across that many processes; every deal is
+    played exactly as in a serial run (its seeds come from its number) and taken in
+    deal order, so the results are the same but for the CPU times."""
     margins: list[float] = []
     places: list[int] = []
     others: list[float] = []
     times: list[float] = []
     games: list[float] = []  # search's CPU per game
-    for d in range(deals):
-        game_seed = derive_seed(seed, "deal", "search", n, d)
-        bot_key = derive_seed(seed, "bots", "search", n, d)
-        per_deal = []
-        for seat in range(n):
-            players: list[Any] = [heuristic(bot_key, s) for s in range(n)]
-            players[seat] = Timed(search(bot_key, seat), times)
-            if playouts is not None:
-                players[seat].player.bot.playouts = playouts
-            before = len(times)
-            result = referee.play(players, seed=game_seed).result
-            games.append(sum(times[before:]))
-            mine = result.places[seat]
-            theirs = statistics.mean(result.places[s] for s in range(n) if s != seat)
-            places.append(mine)
-            if each:  # for pairing two versions game by game
-                print(f"game {n} {d} {seat} {mine} {theirs:.3f}", file=sys.stderr, flush=True)
-            others.append(theirs)
-            per_deal.append(theirs - mine)
-        margins.append(statistics.mean(per_deal))
-        if (d + 1) % 10 == 0 and d + 1 < deals:
-            report(n, margins, places, others, times, games, partial=True)
+    play = functools.partial(play_deal, n, seed=seed, playouts=playouts, bot=bot)
+    pool = concurrent.futures.ProcessPoolExecutor(jobs) if jobs > 1 else None
+    try:
+        outcomes = pool.map(play, range(deals)) if pool is not None else map(play, range(deals))
+        for d, deal in enumerate(outcomes):
+            per_deal = []
+            for seat, (mine, theirs, moves) in enumerate(deal):
+                times += moves
+                games.append(sum(moves))
+                places.append(mine)
+                others.append(theirs)
+                per_deal.append(theirs - mine)
+                if each:  # for pairing two versions game by game
+                    print(f"game {n} {d} {seat} {mine} {theirs:.3f}", file=sys.stderr, flush=True)
+            margins.append(statistics.mean(per_deal))
+            if (d + 1) % 10 == 0 and d + 1 < deals:
+                report(n, margins, places, others, times, games, partial=True)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     report(n, margins, places, others, times, games)
 
 
@@ -141,9 +172,12 @@ def main() -> None:
         parser.add_argument("--seed", type=int, default=1)
         parser.add_argument("--bot", default="search", help="the bot to measure: search, or a file (a variant of it)")
         parser.add_argument("--each", action="store_true", help="a line per game to stderr: n deal seat places")
+        parser.add_argument("--jobs", type=int, default=1, help="processes to split the deals across (same results)")
         opts = parser.parse_args()
+        if opts.jobs < 1:
+            parser.error("--jobs must be 1 or more")
         for n in opts.players:
-            search_strength(n, opts.deals, opts.seed, opts.playouts, opts.bot, opts.each)
+            search_strength(n, opts.deals, opts.seed, opts.playouts, opts.bot, opts.each, opts.jobs)
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=2000)
