@@ -179,3 +179,14 @@ def test_ladder_blocks_play_on_ray_and_are_stored_as_local_ones(tmp_path: Path, 
     finally:
         player.close()
         db.close()
+
+
+def test_limits_per_address_are_options_and_refuse_nonsense(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "cup"
+    contest(folder)
+    for option in ("--live-per-address", "--uploads-per-address"):
+        for value in ("0", "-3", "many"):
+            with pytest.raises(SystemExit) as exited:  # refused by the parser, before anything starts
+                main(["serve", str(folder), "--port", str(free_port()), option, value])
+            code, err = exited.value.code, capsys.readouterr().err
+            assert code == 2 and len(err.strip().splitlines()) == 1 and option in err, (option, value, err)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..safetext import escape
+from .options import positive
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
         check_workers=args.check_workers,
         check_games=args.check_games,
         uploads_per_minute=args.uploads_per_minute,
+        uploads_per_address=args.uploads_per_address,
+        max_live_per_address=args.live_per_address,
         backend=args.backend,
         secure_cookies=bool(tls) or args.forwarded_allow_ips is not None,
     )
@@ -126,6 +129,20 @@ def register(sub: Any) -> None:
         default=10,
         metavar="N",
         help="uploads an author may make a minute before the server answers 429 (default 10)",
+    )
+    p.add_argument(
+        "--uploads-per-address",
+        type=positive,
+        default=60,
+        metavar="N",
+        help="uploads one client address may make a minute, whoever signs them (default 60)",
+    )
+    p.add_argument(
+        "--live-per-address",
+        type=positive,
+        default=20,
+        metavar="N",
+        help="live leaderboard pages one client address may hold open (default 20)",
     )
     p.add_argument("--open-registration", action="store_true", help="authors may register themselves")
     p.add_argument(
