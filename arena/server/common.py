@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 
 from ..author import NAME_PATTERN, RESERVED_NAMES
 from ..loader import MAX_SOURCE_BYTES, describe
@@ -74,9 +74,10 @@ def json_object(body: bytes) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-async def db_call(request: Request, fn: Callable[..., T], *args: Any) -> T:
-    """``fn(db, *args)`` on a connection of its own, in a worker thread (never blocking the loop)."""
-    folder: Path = request.app.state.settings.folder
+async def db_call(conn: HTTPConnection, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(db, *args)`` on a connection of its own, in a worker thread (never blocking the loop);
+    ``conn`` is a request or a websocket."""
+    folder: Path = conn.app.state.settings.folder
 
     def call() -> T:
         db = store.open_db(folder)

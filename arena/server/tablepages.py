@@ -15,11 +15,9 @@ import secrets
 import sqlite3
 import time
 from collections import deque
-from collections.abc import Callable
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -35,7 +33,7 @@ from ..web.seat import BadAction
 from ..web.view import render_viewer, viewer_game
 from . import rounds, store, tablestore
 from .auth import bearer, check_csrf, session_who
-from .common import SMALL_BODY, read_body
+from .common import SMALL_BODY, db_call, read_body
 from .pages import page, signed_in
 from .tables import MAX_MESSAGE, MAX_MESSAGES, RATE_WINDOW, BotSeat, Hub, Person, PersonSeat, TableError
 
@@ -75,30 +73,16 @@ def read_guest(secret: str, token: str) -> tuple[str, str, int] | None:
     return gid, name, end
 
 
-async def in_thread(conn: HTTPConnection, fn: Callable[..., T], *args: Any) -> T:
-    """``fn(db, *args)`` on a connection of its own, off the event loop."""
-    folder = conn.app.state.settings.folder
-
-    def call() -> T:
-        db = store.open_db(folder)
-        try:
-            return fn(db, *args)
-        finally:
-            db.close()
-
-    return await run_in_threadpool(call)
-
-
 async def person_of(conn: HTTPConnection, token: bool = False) -> tuple[Person, str] | None:
     """Who is asking, and the name their seat shows: the session's author or organiser, its guest,
     or (``token``: the JSON API) a bearer token's."""
     me = session_who(conn)
     if me is None and token and isinstance(conn, Request) and (given := bearer(conn)):
-        me = await in_thread(conn, store.who, given)
+        me = await db_call(conn, store.who, given)
     if me is not None:
         if me[0] == "organiser":
             return me, "organiser"
-        return me, await in_thread(conn, store.author_name, me[1])
+        return me, await db_call(conn, store.author_name, me[1])
     guest: Any = conn.session.get("guest")
     if isinstance(guest, list) and len(guest) == 3 and all(isinstance(g, str | int) for g in guest):
         gid, name, end = guest
@@ -134,7 +118,7 @@ async def open_table(conn: Request, person: tuple[Person, str], people: Any, bot
     if not isinstance(bots, list) or len(bots) > 6 or not all(isinstance(b, str) and len(b) <= 40 for b in bots):
         raise HTTPException(400, "bots is a list of at most 6 bot names")
     try:
-        seats, rules = await in_thread(conn, choose_bots, bots)
+        seats, rules = await db_call(conn, choose_bots, bots)
         return hub_of(conn).open(person[0], person[1], people, seats, limit, rules).id
     except TableError as exc:
         raise HTTPException(exc.status, str(exc)) from None
@@ -198,8 +182,8 @@ async def json_body(request: Request) -> dict[str, Any]:
 
 async def tables_page(request: Request) -> HTMLResponse:
     me = await person_of(request)
-    bots = await in_thread(request, lambda db: [r["bot"] for r in rounds.entrants(db)[1]])
-    recent = await in_thread(request, tablestore.recent)
+    bots = await db_call(request, lambda db: [r["bot"] for r in rounds.entrants(db)[1]])
+    recent = await db_call(request, tablestore.recent)
     return page(
         request, "server_tables.html.j2", person=me[1] if me else None, tables=hub_of(request).listing(),
         bots=bots, recent=recent,
@@ -278,7 +262,7 @@ def table_game(db: sqlite3.Connection, key: str, me: Person | None) -> dict[str,
 
 async def table_game_page(request: Request) -> HTMLResponse:
     me = await person_of(request)
-    game = await in_thread(request, table_game, request.path_params["id"], me[0] if me else None)
+    game = await db_call(request, table_game, request.path_params["id"], me[0] if me else None)
     if game is None:
         raise HTTPException(404, "no such finished table game")
     html = render_viewer([game], title=f"Table game {game['id']}", back=("/tables", "Tables"))
