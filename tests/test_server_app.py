@@ -122,7 +122,8 @@ def test_a_forged_or_tampered_session_signs_nobody_in(site: dict[str, Any]) -> N
         assert cookie
         client.cookies.clear()
         payload, _, signature = cookie.partition(".")
-        for forged in (payload + ".", payload[:-2] + "AA." + signature, "eyJ3aG8iOlsib3JnYW5pc2VyIiwwXX0=.x.y"):
+        other = payload[:-2] + ("BB" if payload.endswith("AA") else "AA")  # a changed payload, never the same
+        for forged in (payload + ".", other + "." + signature, "eyJ3aG8iOlsib3JnYW5pc2VyIiwwXX0=.x.y"):
             client.cookies.set("arena_session", forged)
             assert client.get("/desk").status_code == 401
 

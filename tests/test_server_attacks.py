@@ -418,6 +418,11 @@ def test_an_author_reaches_nothing_of_another_author_nor_the_desk(site: dict[str
     assert server.get("/api/leaderboard")[1]["frozen"] is False
 
 
+def altered(token: str) -> str:
+    """``token`` with its last character changed (to another one: a token may end in "A" already)."""
+    return token[:-1] + ("B" if token.endswith("A") else "A")
+
+
 def test_forms_refuse_a_cross_site_post_whatever_its_type(site: dict[str, Any]) -> None:
     # the browser sends the session cookie (were SameSite not honoured); without the page's CSRF
     # token nothing changes: form-encoded, multipart, JSON or text/plain
@@ -430,7 +435,7 @@ def test_forms_refuse_a_cross_site_post_whatever_its_type(site: dict[str, Any]) 
         evil = {"Origin": "http://evil.example", "Referer": "http://evil.example/"}
         attempts = [
             ann.post("/bots/annbot/active", data={"submission": sub}, headers=evil),
-            ann.post("/bots/annbot/active", data={"submission": sub, "csrf": csrf[:-1] + "A"}, headers=evil),
+            ann.post("/bots/annbot/active", data={"submission": sub, "csrf": altered(csrf)}, headers=evil),
             ann.post("/bots/annbot/active", content=json.dumps({"submission": sub, "csrf": ""}), headers=evil),
             ann.post(
                 "/bots/annbot/active", content=f"submission={sub}", headers={**evil, "Content-Type": "text/plain"}
