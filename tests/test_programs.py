@@ -399,3 +399,50 @@ def test_the_example_kits_are_the_kits_arena_new_writes() -> None:
     assert kits and all((package / k).is_dir() for k in kits)
     for kit in kits:
         assert files(package / kit) == files(examples / kit), kit
+
+
+def test_a_programs_process_dies_with_its_referee_even_by_kill_9(tmp_path: Path) -> None:
+    """A referee killed by ``kill -9`` (a ladder worker, a tournament) took no program with it: the
+    program, stopped between its turns, stayed for ever holding its memory. Now it dies with it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = f"""
+import dataclasses, sys, time
+sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(0, {str(ROOT / "tests")!r})
+from arena.loader import read_bot_file
+from arena.sandbox.program import ProgramProcess, node_runtime
+from arena.sandbox.programs import program_factory
+from test_programs import PATIENT
+from pathlib import Path
+factory = program_factory(read_bot_file(Path({str(HERE / "threads_burn.js")!r})), PATIENT)
+limits = dataclasses.replace(PATIENT, idle_cpu_seconds=600.0)
+proc = ProgramProcess(factory.stage, node_runtime(limits, "bot.js"), limits)
+start, cpu0 = proc.begin(2.0)
+proc.send({{"type": "start_game", "seed": 1}})
+assert proc.recv() == b'{{"type":"ready"}}'
+proc.end(start, cpu0, 2.0)
+print(proc.pid, flush=True)
+time.sleep(600)
+"""
+    referee = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        line = referee.stdout.readline() if referee.stdout else ""
+        assert line.strip().isdigit(), line
+        program = int(line)
+        assert Path(f"/proc/{program}").exists()
+    finally:
+        referee.send_signal(signal.SIGKILL)
+        referee.wait()
+    for _ in range(200):  # gone, however slowly the machine runs (no timing is asserted)
+        try:
+            state = Path(f"/proc/{program}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return
+        if state == "Z":  # killed, waiting for init to reap it
+            return
+        time.sleep(0.1)
+    os.kill(program, signal.SIGKILL)
+    raise AssertionError(f"the program {program} outlived its referee (state {state})")

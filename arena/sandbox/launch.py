@@ -25,8 +25,11 @@ from __future__ import annotations
 import marshal
 import os
 import resource
+import signal
 import sys
 from typing import Any
+
+_PR_SET_PDEATHSIG = 1
 
 
 def _lower(res: int, soft: int, hard: int) -> None:
@@ -109,6 +112,18 @@ def _private_root(stage: str, build: bool = False) -> None:
     os.chdir("/bot")
 
 
+def _die_with_parent(parent: int) -> None:
+    """The referee gone, even by ``kill -9``, so is the program: PR_SET_PDEATHSIG (SIGKILL), set after
+    the uid change (a change of credentials clears it) and kept across ``execve``; a referee already
+    gone by then ends it at once. Without it a killed referee left its programs stopped for ever (a
+    program is frozen between turns), holding their memory."""
+    from .seccomp import prctl
+
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if parent and os.getppid() != parent:
+        os._exit(1)
+
+
 def main(raw: str) -> None:
     from .harden import ACTIVE, _layer_netns, _layer_uid, _set_no_new_privs
     from .seccomp import Capabilities, PreparedFilter, Unavailable
@@ -173,6 +188,7 @@ def main(raw: str) -> None:
     step("uid", uid)
     step("rlimits", lambda: _rlimits(cfg))
     step("no_new_privs", _set_no_new_privs)
+    _die_with_parent(int(cfg.get("parent", 0)))
     argv = [str(a) for a in cfg["argv"]]
     env = {str(k): str(v) for k, v in cfg["env"].items()}
     # seccomp last: the report is written after it is loaded (a write is allowed).

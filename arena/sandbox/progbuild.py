@@ -104,6 +104,7 @@ def _run(command: str, work: str, uid: int, limits: BuildLimits) -> tuple[int | 
         "env": {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/bot", "TMPDIR": "/tmp", "LANG": "C.UTF-8"},
         "order": list(BUILD_LAYERS),
         "report_fd": report_w,
+        "parent": os.getpid(),  # the build dies with this process (PR_SET_PDEATHSIG)
     }
     try:
         proc = subprocess.Popen(

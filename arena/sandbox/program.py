@@ -111,6 +111,7 @@ class ProgramProcess:
             "env": dict(runtime.env),
             "order": list(PROGRAM_LAYERS),
             "report_fd": report_w,
+            "parent": os.getpid(),  # the program dies with this process (PR_SET_PDEATHSIG)
         }
         if limits.seccomp:
             program, _missing = export_program_filter()
