@@ -9,6 +9,7 @@ a board younger than ``fresh`` seconds is served as it is (docs/RULINGS.md 91).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -39,6 +40,7 @@ class Board:
         self._db: sqlite3.Connection | None = None
         self._version: int | None = None
         self._value: dict[str, Any] | None = None
+        self._text = ""  # the value as JSON, made once per value for every live socket
         self._at = 0.0
 
     def get(self) -> dict[str, Any]:
@@ -52,10 +54,19 @@ class Board:
             version = int(self._db.execute("PRAGMA data_version").fetchone()[0])
             if self._value is None or version != self._version:
                 self._value = self.compute(self._db)
+                self._text = ""
                 self._version = version
                 self.computed += 1
             self._at = now
             return self._value
+
+    def text(self) -> str:
+        """The board as JSON (what a live socket sends), serialised once per computed board."""
+        self.get()
+        with self._lock:  # _text is emptied whenever _value changes, under this lock
+            if not self._text:
+                self._text = json.dumps(self._value)
+            return self._text
 
     def close(self) -> None:
         with self._lock:

@@ -8,7 +8,6 @@ output) to the author of the bot in that seat, the whole record to the organiser
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import time
 from collections import OrderedDict
@@ -88,7 +87,7 @@ async def follow(ws: WebSocket) -> None:
     last = None
     try:
         while not reader.done():
-            board = json.dumps(await asyncio.to_thread(ws.app.state.board.get))
+            board = await asyncio.to_thread(ws.app.state.board.text)
             if board != last:
                 await ws.send_text(board)
                 last = board
