@@ -197,9 +197,3 @@ def stored_faults(text: Any) -> list[tuple[int, str, str, int]]:
         for f in (data if isinstance(data, list) else [])
         if isinstance(f, list) and len(f) == 4 and all(isinstance(v, t) for v, t in zip(f, shape, strict=True))
     ]
-
-
-def stored_text(value: Any) -> str:
-    """A stored source as text: its bytes decoded (bad UTF-8 replaced); a value of another type (an
-    edited database stores text or a number where bytes belong) as its text."""
-    return store.source_bytes(value).decode("utf-8", "replace")

@@ -14,7 +14,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from . import store
 from .api import path_int
-from .common import db_call, stored_text, submission_view
+from .common import db_call, submission_view
 from .pages import form_fields, page, signed_in
 from .uploads import readable
 
@@ -72,7 +72,7 @@ def review_data(db: sqlite3.Connection, sid: int) -> dict[str, Any] | None:
     row = store.submission(db, sid)
     if row is None:
         return None
-    source = readable(stored_text(row["source"]).encode())  # any stored type; a program: its files one after another
+    source = readable(store.source_bytes(row["source"]))  # any stored type; a program: its files one after another
     before = db.execute(
         "SELECT source, version FROM submissions WHERE bot = ? AND version < ? ORDER BY version DESC LIMIT 1",
         (row["bot"], row["version"]),
@@ -83,7 +83,7 @@ def review_data(db: sqlite3.Connection, sid: int) -> dict[str, Any] | None:
         "author": store.author_name(db, int(row["author"])),
         "lines": highlighted(source),
         "previous": before["version"] if before else None,
-        "diff": diff_lines(readable(stored_text(before["source"]).encode()), source) if before else [],
+        "diff": diff_lines(readable(store.source_bytes(before["source"])), source) if before else [],
     }
 
 
