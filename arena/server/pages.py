@@ -136,7 +136,11 @@ def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> d
         for r in recent[:50]
     ]
     faults: list[dict[str, Any]] = []
-    for r in recent:
+    for r in recent:  # only a row with faults is parsed (most have none), and only until 50 are shown
+        if len(faults) >= 50:
+            break
+        if r["faults"] == "[]":
+            continue
         for seat, kind, detail, rnd in stored_faults(r["faults"]):
             if seat == r["seat"] and kind != "retired" and len(faults) < 50:
                 faults.append({"game": r["game"], "kind": kind, "round": rnd, "detail": detail if own else None})
