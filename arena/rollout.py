@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from .cards import DECK, SUITS, Card
+from .cards import DECK, RANKS, SUITS, Card
 from .engine import Game
 from .moves import Move
 from .referee import fallback_move
@@ -55,7 +55,27 @@ def _plans(hand: list[Card], first: Card) -> list[list[Card]]:
     return plans
 
 
-def _value(game: Game, hand: list[Card], plan: list[Card], unseen: list[Card]) -> float:
+#: The cards that answer a top of each suit and rank (R4.1: a jack, the suit or the rank), as bits of ``Card.index``.
+_ANSWERS: dict[tuple[str, str], int] = {
+    (suit, rank): sum(1 << c.index for c in DECK if c.rank == "j" or c.suit == suit or c.rank == rank)
+    for suit in SUITS
+    for rank in RANKS
+}
+
+
+def _unseen(round_pile: list[Card], hand: list[Card]) -> tuple[int, int, int]:
+    """The cards of neither the round's pile nor ``hand`` and how many, and ``hand``: as bits of ``Card.index``."""
+    held = 0
+    for c in hand:
+        held |= 1 << c.index
+    seen = held
+    for c in round_pile:
+        seen |= 1 << c.index
+    unseen = ((1 << 36) - 1) & ~seen
+    return unseen, unseen.bit_count(), held
+
+
+def _value(game: Game, hand: list[Card], plan: list[Card], unseen: tuple[int, int, int]) -> float:
     """The heuristic's value of ``plan``: points shed, going out, effects on the right players."""
     n = game.n
     me = game.mover
@@ -93,15 +113,12 @@ def _value(game: Game, hand: list[Card], plan: list[Card], unseen: list[Card]) -
             value -= 4 * k
     suit = last.suit if last.rank != "j" else _order_from(hand, plan)
     rank = last.rank
-    answers = 0
-    for card in unseen:
-        if card.rank == "j" or card.suit == suit or card.rank == rank:
-            answers += 1
-    value -= 0.4 * answers * 10 / max(len(unseen), 1)
-    follow = 0
-    for c in hand:
-        if c not in plan and (c.rank == "j" or c.suit == suit or c.rank == rank):
-            follow += 1
+    answers = (unseen[0] & _ANSWERS[suit, rank]).bit_count()
+    value -= 0.4 * answers * 10 / max(unseen[1], 1)
+    kept = unseen[2]
+    for c in plan:
+        kept &= ~(1 << c.index)
+    follow = (kept & _ANSWERS[suit, rank]).bit_count()
     if left:
         value += 1.5 * min(follow, 2)
     return value
@@ -111,9 +128,7 @@ def _best_plan(game: Game, hand: list[Card], options: list[Card], drawn: bool) -
     move = game.move
     if not options:
         return [] if (move.first or drawn) else None
-    seen = set(game.round_pile)
-    seen.update(hand)
-    unseen = [c for c in DECK if c not in seen]
+    unseen = _unseen(game.round_pile, hand)
     best: list[Card] | None = None
     best_value = 0.0
     for first in options:
