@@ -16,9 +16,11 @@ rules say; 1 or 0 when the round ends the game). At more seats it is the round's
 score margin (the opponents' mean score after the round, burns included, minus its
 own), plus a bonus for the places when the round ends the game. Candidates are cut
 by half after each stage (successive halving), so the playouts go to the close
-calls. The budget is a number of playouts a decision (``Bot(playouts=N)``), so
-games replay exactly; about 0.3 ms of CPU each. After GAME_WORK in one game the
-budget drops to a quarter, so that a long game stays inside the game's CPU bank.
+calls. The budget is a number of playouts a decision (``Bot(playouts=N)``, 400 by
+default, about 0.2 ms of CPU each), counted in moves played, not in seconds, so games
+replay exactly. Two bounds keep it inside the limits: a move stops searching after
+MOVE_WORK moves played out (about 0.4 s) and takes the best so far, and after
+GAME_WORK in one game the budget drops to a quarter (the game's CPU bank).
 """
 
 from arena import sampler
@@ -37,9 +39,12 @@ ROUND_POINTS = (
 STEP = 5  # every score of the contest rules is a multiple of 5
 # The work of a game's searches, in moves played out (a sample counts as SAMPLE_WORK
 # moves), before the budget drops to a quarter: a bound on the game's CPU, about
-# 20 us a move (benchmarks/strength.py search: ~15 s of the 30 s game bank).
-GAME_WORK = 700_000
+# 15-20 us a move (benchmarks/strength.py search: ~15-20 s of the 30 s game bank).
+GAME_WORK = 1_000_000
 SAMPLE_WORK = 6
+# The work of one move (its one or two decisions), in the same units, before its search
+# stops and takes the best so far: about 0.4 s of CPU, well inside the move's 1 s limit.
+MOVE_WORK = 25_000
 
 
 def win_table(limit, burn):
@@ -77,8 +82,9 @@ def win_table(limit, burn):
 class Bot:
     name = "search"
 
-    def __init__(self, playouts=160):
+    def __init__(self, playouts=400):
         self.playouts = playouts
+        self.stop = 0  # the work at which this move's search stops
         self.tables = {}  # (limit, burn) -> win_table
         self.win = None
         self.work = 0  # moves played out this game (a new Bot every game)
@@ -86,6 +92,7 @@ class Bot:
     def move(self, turn):
         import random
 
+        self.stop = self.work + MOVE_WORK
         plan = self.choose(turn, random, self.candidates(turn, drawn=False))
         if plan == "draw":
             turn.draw()
@@ -176,6 +183,7 @@ class Bot:
         while size > 2:
             size = (size + 1) // 2
             stages += 1
+        stop = self.stop
         while True:
             per = max(1, budget // (stages * len(alive)))
             for _ in range(per):
@@ -184,7 +192,9 @@ class Bot:
                 for i in alive:
                     totals[i] += self.playout(world.clone(), candidates[i], me, limit)
                     counts[i] += 1
-            if len(alive) <= 2 or stages <= 1:
+                if self.work > stop:  # a long decision: what is known now decides
+                    break
+            if len(alive) <= 2 or stages <= 1 or self.work > stop:
                 break
             alive.sort(key=lambda i: -totals[i] / counts[i])
             alive = alive[: (len(alive) + 1) // 2]

@@ -71,9 +71,11 @@ def test_a_long_game_gets_a_quarter_of_the_budget_after_its_work_runs_out() -> N
         candidates = bot.candidates(turn, drawn=False)
         if not 2 <= len(candidates) <= 3:
             continue
+        bot.stop = names(bot)["MOVE_WORK"]
         bot.choose(turn, random.Random(seed), candidates)
         capped = search_bot(48)
         start = capped.work = names(capped)["GAME_WORK"]
+        capped.stop = start + names(capped)["MOVE_WORK"]
         capped.choose(turn, random.Random(seed), candidates)
         spends.append((bot.work, capped.work - start))
         if len(spends) == 3:
@@ -81,3 +83,25 @@ def test_a_long_game_gets_a_quarter_of_the_budget_after_its_work_runs_out() -> N
     assert len(spends) == 3
     for full, quarter in spends:
         assert full > 3 * quarter > 0, spends
+
+
+def test_a_moves_search_stops_at_its_work_bound_and_still_chooses() -> None:
+    checked = 0
+    for seed in range(60):
+        game, turn = turn_at(4, seed, moves=3 + seed % 7)
+        bot = search_bot(400)
+        candidates = bot.candidates(turn, drawn=False)
+        if len(candidates) < 3:
+            continue
+        free = search_bot(400)
+        free.stop = 10**9
+        free.choose(turn, random.Random(seed), candidates)
+        bot.stop = 2_000  # well under what the full budget takes here
+        plan = bot.choose(turn, random.Random(seed), candidates)
+        assert plan in candidates
+        # it stopped after the world that crossed the bound: one world's playouts at most past it
+        assert free.work > 4 * 2_000 and bot.work < 2_000 + free.work // 4, (free.work, bot.work)
+        checked += 1
+        if checked == 4:
+            break
+    assert checked == 4
