@@ -225,6 +225,28 @@ def test_the_leaderboard_is_kept_per_round_and_a_restart_keeps_the_round(round_t
             assert "Leaderboard, round 1" in past and "/ws/leaderboard" not in past  # a past round is not live
 
 
+def test_a_bots_rating_chart_draws_its_latest_rounds_games_only(round_two: Path, tmp_path: Path) -> None:
+    from arena.server.pages import bot_data
+
+    folder = copy_of(round_two, tmp_path / "cup")
+    db = store.open_db(folder)
+    sub = {r[0]: r[1] for r in db.execute("SELECT bot, id FROM submissions")}
+    one = bot_data(db, "annbot", None)
+    assert one is not None and one["chart"]["round"] == 1 and one["chart"]["count"] == 6
+    assert not one["chart"]["earlier"]
+    table = [sub["annbot"], sub["dotbot"]]
+    for g in range(3):  # round two's ratings start again: its points are another line
+        block = store.new_block(db, table, 2)
+        assert store.record_game(db, f"b{block}-r0", block, 0, table, [1 + g % 2, 2 - g % 2], [0, 0], [], [])
+    two = bot_data(db, "annbot", None)
+    assert two is not None and two["chart"]["round"] == 2 and two["chart"]["count"] == 3 and two["chart"]["earlier"]
+    assert len(two["chart"]["points"].split()) == 3 and len(two["games"]) == 9
+    db.close()
+    with TestClient(create_app(ServerSettings(folder, workers=False))) as client:
+        page = client.get("/bots/annbot").text
+        assert "Ordinal in round 2" in page and "earlier rounds' games are not drawn" in page
+
+
 def test_opening_a_round_is_all_or_nothing(round_one: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The attack: the opening dies half-way (as a kill -9 would stop it). Nothing of the round is kept.
     folder = copy_of(round_one, tmp_path / "cup")

@@ -124,13 +124,19 @@ def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> d
         for r in db.execute("SELECT * FROM submissions WHERE bot = ? ORDER BY version DESC LIMIT ?", (name, HISTORY))
     ]
     recent = db.execute(  # the latest seats first, then their games: the same cost after 100 games or 100 000
-        "SELECT s.game, s.seat, s.place, CAST(s.mu AS REAL) AS mu, CAST(s.sigma AS REAL) AS sigma, g.seating, g.faults "
-        "FROM (SELECT rowid AS n, * FROM seats "
+        "SELECT s.game, s.seat, s.place, CAST(s.mu AS REAL) AS mu, CAST(s.sigma AS REAL) AS sigma, "
+        "g.seating, g.faults, b.round FROM (SELECT rowid AS n, * FROM seats "
         "WHERE submission IN (SELECT id FROM submissions WHERE bot = ?) ORDER BY rowid DESC LIMIT ?) s "
-        "JOIN games g ON g.key = s.game ORDER BY s.n DESC",
+        "JOIN games g ON g.key = s.game LEFT JOIN blocks b ON b.id = g.block ORDER BY s.n DESC",
         (name, HISTORY),
     ).fetchall()
-    history = [{"game": r["game"], "ordinal": round(r["mu"] - 3 * r["sigma"], 3)} for r in reversed(recent)]
+    # Ratings are kept per round (ruling 84): the chart draws the latest round's only.
+    latest = recent[0]["round"] if recent else None
+    history = [
+        {"game": r["game"], "ordinal": round(r["mu"] - 3 * r["sigma"], 3)}
+        for r in reversed(recent)
+        if r["round"] == latest
+    ]
     games = [
         {"key": r["game"], "players": len(stored_seating(r["seating"])), "place": r["place"], "seat": r["seat"]}
         for r in recent[:50]
@@ -151,7 +157,7 @@ def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> d
         "versions": versions,
         "games": games,
         "faults": faults,
-        "chart": chart(history),
+        "chart": {**chart(history), "round": latest, "earlier": any(r["round"] != latest for r in recent)},
     }
 
 
