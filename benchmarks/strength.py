@@ -12,7 +12,10 @@ over deals). Also its share of first places and its CPU time per move and per ga
 
     python benchmarks/strength.py [--games 2000] [--seed 1]
     python benchmarks/strength.py search [--players 2 3 4 6] [--deals 100] [--playouts N] [--seed 1]
-        [--bot FILE] [--each] [--jobs N]
+        [--bot FILE] [--each] [--jobs N] [--first-deal D]
+
+``--first-deal D`` plays deals D, D+1, ... (each deal's seeds come from its number), so
+a run stopped for time goes on where it ended and the two runs' ``--each`` lines pool.
 """
 
 from __future__ import annotations
@@ -102,7 +105,14 @@ def play_deal(n: int, d: int, seed: int, playouts: int | None, bot: str) -> list
 
 
 def search_strength(
-    n: int, deals: int, seed: int, playouts: int | None, bot: str = "search", each: bool = False, jobs: int = 1
+    n: int,
+    deals: int,
+    seed: int,
+    playouts: int | None,
+    bot: str = "search",
+    each: bool = False,
+    jobs: int = 1,
+    first: int = 0,
 ) -> None:
     """``bot`` (``search`` or a file) against ``n - 1`` heuristic bots on duplicate deals; one line of results.
 
@@ -117,8 +127,9 @@ def search_strength(
     play = functools.partial(play_deal, n, seed=seed, playouts=playouts, bot=bot)
     pool = concurrent.futures.ProcessPoolExecutor(jobs) if jobs > 1 else None
     try:
-        outcomes = pool.map(play, range(deals)) if pool is not None else map(play, range(deals))
-        for d, deal in enumerate(outcomes):
+        numbers = range(first, first + deals)
+        outcomes = pool.map(play, numbers) if pool is not None else map(play, numbers)
+        for d, deal in zip(numbers, outcomes, strict=False):
             per_deal = []
             for seat, (mine, theirs, moves) in enumerate(deal):
                 times += moves
@@ -129,7 +140,7 @@ def search_strength(
                 if each:  # for pairing two versions game by game
                     print(f"game {n} {d} {seat} {mine} {theirs:.3f}", file=sys.stderr, flush=True)
             margins.append(statistics.mean(per_deal))
-            if (d + 1) % 10 == 0 and d + 1 < deals:
+            if (d + 1 - first) % 10 == 0 and d + 1 - first < deals:
                 report(n, margins, places, others, times, games, partial=True)
     finally:
         if pool is not None:
@@ -173,11 +184,16 @@ def main() -> None:
         parser.add_argument("--bot", default="search", help="the bot to measure: search, or a file (a variant of it)")
         parser.add_argument("--each", action="store_true", help="a line per game to stderr: n deal seat places")
         parser.add_argument("--jobs", type=int, default=1, help="processes to split the deals across (same results)")
+        parser.add_argument(
+            "--first-deal", type=int, default=0, help="the first deal's number: goes on where a stopped run ended"
+        )
         opts = parser.parse_args()
         if opts.jobs < 1:
             parser.error("--jobs must be 1 or more")
+        if opts.first_deal < 0 or opts.deals < 1:
+            parser.error("--first-deal must be 0 or more and --deals 1 or more")
         for n in opts.players:
-            search_strength(n, opts.deals, opts.seed, opts.playouts, opts.bot, opts.each, opts.jobs)
+            search_strength(n, opts.deals, opts.seed, opts.playouts, opts.bot, opts.each, opts.jobs, opts.first_deal)
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=2000)
