@@ -25,7 +25,21 @@ ACTIONS: dict[str, frozenset[str]] = {
     "finish": frozenset({"action"}),
     "say": frozenset({"action", "text"}),
     "error": frozenset({"action", "message"}),
+    # Searching ahead (docs/protocol.md): requests the referee answers with the forward model.
+    "sample": frozenset({"action", "seed"}),
+    "simulate": frozenset({"action", "seed", "worlds", "plans", "policy", "until", "max_moves"}),
 }
+
+#: Bounds of a ``simulate`` request (past them: a protocol violation). ``SIM_MOVES`` is
+#: :data:`arena.forward.PLAYOUT_MOVES` (a test keeps them equal; this module imports no engine).
+SIM_WORK = 4096  # worlds * plans
+SIM_PLANS = 64
+SIM_PLAN_ACTIONS = 40
+SIM_MOVES = 1000
+SIM_POLICIES = ("heuristic", "random")
+SIM_UNTIL = ("round", "game")
+#: A request's seed: an int with 0 <= seed < SEED_LIMIT.
+SEED_LIMIT = 2**64
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -81,7 +95,46 @@ def parse_action(line: bytes) -> dict[str, Any]:
         raise ProtocolViolation("an error without a message")
     if kind == "say" and type(data.get("text")) is not str:
         raise ProtocolViolation("a say without a text")
+    if kind == "sample" or kind == "simulate":
+        _check_search(kind, data)
     return data
+
+
+def _int_in(data: dict[str, Any], key: str, low: int, high: int, kind: str) -> None:
+    value = data.get(key)
+    if type(value) is not int or not low <= value <= high:
+        raise ProtocolViolation(f"a {kind} whose {key} is not an integer from {low} to {high}")
+
+
+def _check_search(kind: str, data: dict[str, Any]) -> None:
+    """The shape and bounds of a ``sample`` or ``simulate`` request (docs/protocol.md, "Searching ahead")."""
+    _int_in(data, "seed", 0, SEED_LIMIT - 1, kind)
+    if kind == "sample":
+        return
+    plans = data.get("plans")
+    if type(plans) is not list or not 1 <= len(plans) <= SIM_PLANS:
+        raise ProtocolViolation(f"a simulate whose plans are not a list of 1 to {SIM_PLANS} plans")
+    _int_in(data, "worlds", 1, SIM_WORK // len(plans), kind)
+    if data.setdefault("policy", SIM_POLICIES[0]) not in SIM_POLICIES:
+        raise ProtocolViolation(f"a simulate whose policy is not one of {', '.join(SIM_POLICIES)}")
+    if data.setdefault("until", SIM_UNTIL[0]) not in SIM_UNTIL:
+        raise ProtocolViolation('a simulate whose until is not "round" or "game"')
+    data.setdefault("max_moves", SIM_MOVES)
+    _int_in(data, "max_moves", 0, SIM_MOVES, kind)
+    for plan in plans:
+        if type(plan) is not list or len(plan) > SIM_PLAN_ACTIONS:
+            raise ProtocolViolation(f"a simulate plan that is not a list of at most {SIM_PLAN_ACTIONS} actions")
+        for act in plan:
+            if not _plan_action(act):
+                raise ProtocolViolation('a plan action that is not ["put",card,suit|null], ["draw"] or ["finish"]')
+
+
+def _plan_action(act: Any) -> bool:
+    if type(act) is not list or not act:
+        return False
+    if act[0] == "put":
+        return len(act) in (2, 3) and type(act[1]) is str and (len(act) == 2 or type(act[2]) in (str, type(None)))
+    return len(act) == 1 and act[0] in ("draw", "finish")
 
 
 def parse_ready(line: bytes) -> None:

@@ -233,6 +233,11 @@ class ProgramProcess:
             self._signal(signal.SIGCONT)
         return start, cpu
 
+    def charge(self, seconds: float) -> None:
+        """Count ``seconds`` of the referee's CPU as the program's in this turn: its CPU deadline
+        comes that much closer (the forward model's work for it, docs/protocol.md)."""
+        self.cpu_deadline -= seconds
+
     def end(self, start: float, cpu0: float, budget: float) -> tuple[bool, float]:
         self.deadline = self.cpu_deadline = _NEVER
         self.wall = time.monotonic() - start

@@ -24,6 +24,7 @@ from .failures import ProtocolViolation, WorkerError, WorkerTimeout, clean
 from .limits import Limits, cpu_clocks_work
 from .player import _clock as referee_clock
 from .program import PROGRAM_LAYERS, ProgramProcess, Runtime
+from .progsim import REQUESTS, Searcher
 
 if TYPE_CHECKING:
     from ..engine import GameResult, RoundResult
@@ -58,6 +59,8 @@ class ProgramSeat:
         self.bank = self.limits.game_seconds
         self.cpu_base = 0.0
         self.cpu_times: list[float] = []
+        #: The forward model's requests (docs/protocol.md, "Searching ahead"): their CPU is the seat's.
+        self.search = Searcher()
 
     def sit(self, context: SeatContext) -> None:
         self.table = context
@@ -70,11 +73,11 @@ class ProgramSeat:
 
     def _budget(self) -> float:
         proc = self._live()
-        self.bank = self.limits.game_seconds - (proc.cpu_seen - self.cpu_base)
+        self.bank = self.limits.game_seconds - (proc.cpu_seen - self.cpu_base) - self.search.game_seconds
         return min(self.limits.move_seconds, max(self.bank, 0.0))
 
     def start_game(self, info: GameInfo) -> None:
-        self.names = info.players
+        self.names = self.search.names = info.players
         try:
             proc = self.proc = self.factory.spawn() if self.stream is None else self.stream.take()
         except WorkerError as exc:
@@ -118,6 +121,8 @@ class ProgramSeat:
         if proc.pending():
             raise _fault(ProtocolViolation("a line out of turn"), proc)
         start, cpu0 = proc.begin(budget)
+        search = self.search
+        search.turn_seconds = 0.0
         billed = 0.0  # the referee's CPU on this turn's lines: reading, parsing, applying (not its views)
         said = acted = 0
         error: str | None = None
@@ -131,6 +136,17 @@ class ProgramSeat:
                     if acted > self.limits.max_turn_actions:
                         raise ProtocolViolation(f"more than {self.limits.max_turn_actions} actions in a turn")
                     kind = action["action"]
+                    if kind in REQUESTS:  # the program's own search: charged as its CPU, not billed
+                        left = budget - (proc.cpu() - cpu0) - search.turn_seconds
+                        before = search.turn_seconds
+                        try:
+                            reply = search.answer(table, action, left)
+                        finally:
+                            spent = search.turn_seconds - before
+                            proc.charge(spent)
+                            t0 += spent
+                        proc.send(reply)
+                        continue
                     if kind == "say":
                         said += 1
                         if said <= SAYS_PER_MOVE:
@@ -169,7 +185,8 @@ class ProgramSeat:
                 exc = proc.late(budget, self.limits.move_seconds, "per-move limit")
             raise _fault(exc, proc) from None
         in_time, took = proc.end(start, cpu0, budget)
-        if not in_time:
+        took += search.turn_seconds
+        if not in_time or took > budget:
             raise _fault(proc.late(budget, self.limits.move_seconds, "per-move limit"), proc)
         self.cpu_times.append(took)
         if error is not None:
