@@ -77,6 +77,10 @@ def test_hostile_program_is_contained(path: Path, tmp_path: Path) -> None:
         assert not os.path.exists("/tmp/arena-escape-js") and not os.path.exists("/dev/shm/arena-escape-js")
     elif check == "no-network":
         assert "net:" in said and "CONNECTED" not in said, said
+    elif check in ("per-move", "protocol"):  # the searching programs (tests/test_search_programs.py)
+        wanted = "per-move limit" if check == "per-move" else "protocol violation"
+        details = [f.detail for f in outcome.faults if f.kind.value != "retired"]
+        assert details and all(wanted in d and "backstop" not in d for d in details), details
     elif check == "no-secret":
         assert "READ /" not in said and "PATH=" not in said and "arena" not in said, said
         listed = {line.split()[1]: line for line in says_of(outcome) if line.startswith("LIST ")}
