@@ -15,6 +15,15 @@ function bestSuit(hand) {
   return best;
 }
 
+// Searching ahead (docs/protocol.md): simulate(plans, worlds, seed) asks the referee to play each plan
+// (a list of actions such as ["put", "9h", null], ["draw"], ["finish"]) in the same `worlds` worlds
+// sampled from what this seat knows, then on with its heuristic to the end of the round. The answer
+// comes as a "simulated" message, passed to onSimulated(results): results[plan][world] has scores,
+// points, over, in_round and places (or error where the plan was illegal). The referee's CPU for it
+// counts against this bot's move time. Not used below: examples/search.js shows a search.
+const simulate = (plans, worlds = 24, seed = 0) => send({ action: "simulate", seed, worlds, plans });
+let onSimulated = (results) => next(); // replace with your choice of action (then act)
+
 function next() {
   // One action for the current view; the referee answers put and draw with a new view.
   if (view.puttable.length > 0) {
@@ -36,6 +45,7 @@ lines.on("line", (line) => {
   if (msg.type === "start_game") { POINTS = msg.rules.points; send({ type: "ready" }); }
   else if (msg.type === "move") { view = msg.view; next(); }
   else if (msg.type === "ok") { const drew = view.drew; view = msg.view; view.drew = drew || "card" in msg; next(); }
+  else if (msg.type === "simulated") onSimulated(msg.results);
   else if (msg.type === "error") send({ action: "finish" });
   // end_round and end_game need no answer
 });

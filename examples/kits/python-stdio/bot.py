@@ -20,6 +20,17 @@ def receive() -> Any:
     return json.loads(line)
 
 
+def simulate(plans: list[list[list[Any]]], worlds: int = 24, seed: int = 0, until: str = "round") -> list[Any]:
+    """Searching ahead (docs/protocol.md): the referee plays each plan (a list of actions such as
+    ``["put", "9h", None]``, ``["draw"]``, ``["finish"]``) in the same ``worlds`` worlds sampled from
+    what this seat knows, then plays on with its heuristic to the end of the round (or game).
+    Returns ``results[plan][world]``: ``scores``, ``points``, ``over``, ``in_round``, ``places``
+    (or ``error`` where the plan was illegal). Call it during a move; the referee's CPU for it
+    counts against this bot's move time. Not used below: examples/search.js shows a search."""
+    send({"action": "simulate", "seed": seed, "worlds": worlds, "plans": plans, "until": until})
+    return list(receive()["results"])
+
+
 def best_suit(hand: list[str], card: str) -> str | None:
     counts: dict[str, int] = {}
     for c in hand:
