@@ -124,7 +124,11 @@ def simulate(
     policy: str = request["policy"]
     until: str = request["until"]
     max_moves: int = request["max_moves"]
-    worlds = [sample(rng) for _ in range(request["worlds"])]
+    worlds = []
+    for _ in range(request["worlds"]):
+        if thread_time() > deadline:  # up to 4,096 samples: the clock is read between them too
+            raise WorkerTimeout("over the per-move limit")
+        worlds.append(sample(rng))
     results: list[list[dict[str, Any]]] = [[] for _ in plans]
     for world in worlds:
         for p, plan in enumerate(plans):
