@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import signal
 import ssl
 import subprocess
 import time
@@ -155,6 +156,54 @@ def test_backend_ray_without_ray_is_one_line(tmp_path: Path) -> None:
 def test_the_final_runs_on_the_servers_backend() -> None:
     assert tournament_backend("ray", 3) == ["--backend", "ray", "--workers", "3"]
     assert tournament_backend("local", 3) == ["--workers", "1"]
+    assert tournament_backend("ray", 3, "head:6379") == [
+        "--backend",
+        "ray",
+        "--workers",
+        "3",
+        "--ray-address",
+        "head:6379",
+    ]
+    assert tournament_backend("local", 3, "head:6379") == ["--workers", "1"]
+
+
+def test_a_ray_address_reaches_the_ladder_and_the_final(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.server import final, rayladder, worker
+    from arena.server.common import ServerSettings
+    from arena.server.supervisor import Supervisor
+
+    spawned: list[list[str]] = []
+    monkeypatch.setattr(subprocess, "Popen", lambda cmd, **kw: spawned.append(cmd))
+    Supervisor(tmp_path, 0, 2, 2, "ray", "ray://head:10001")._spawn("ladder")
+    final.start(tmp_path, ServerSettings(tmp_path, ladder_workers=2, backend="ray", ray_address="ray://head:10001"))
+    final.start(tmp_path, ServerSettings(tmp_path, ladder_workers=2, backend="local", ray_address="ray://head:10001"))
+    for cmd in spawned[:2]:
+        assert cmd[cmd.index("--backend") + 1] == "ray" and cmd[cmd.index("--ray-address") + 1] == "ray://head:10001"
+    assert "--ray-address" not in spawned[2] and "--backend" not in spawned[2]
+    seen: list[object] = []
+    monkeypatch.setattr(rayladder, "run", lambda *args: seen.append(args[-1]))
+    monkeypatch.setattr(worker, "alive", lambda parent: False)
+    monkeypatch.setattr(os, "nice", lambda n: 0)  # the worker's own settings, not this test process's
+    monkeypatch.setattr(signal, "signal", lambda *args: None)
+    folder = tmp_path / "cup"
+    contest(folder)
+    assert worker.main(["ladder", str(folder), "--backend", "ray", "--ray-address", "auto", "--parent", "1"]) == 0
+    assert seen == ["auto"]
+
+
+def test_a_ray_address_is_checked_before_serving(tmp_path: Path) -> None:
+    folder = tmp_path / "cup"
+    contest(folder)
+    alone = arena("serve", str(folder), "--ray-address", "auto", timeout=60)
+    assert alone.returncode == 2 and alone.stderr.strip() == "arena: error: --ray-address needs --backend ray"
+    port = free_port()  # nothing listens there
+    done = arena("serve", str(folder), "--backend", "ray", "--ray-address", f"127.0.0.1:{port}", timeout=60)
+    lines = done.stderr.strip().splitlines()
+    assert (
+        done.returncode == 2
+        and len(lines) == 1
+        and lines[0].startswith(f"arena: error: cannot reach the Ray cluster at 127.0.0.1:{port}")
+    ), done.stderr
 
 
 @pytest.mark.long

@@ -29,11 +29,21 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--check-games takes 1 to 100")
     if not 1 <= args.port <= 65535:
         raise UsageError("--port takes 1 to 65535")
+    if args.ray_address is not None and args.backend != "ray":
+        raise UsageError("--ray-address needs --backend ray")
     if args.backend == "ray":
         try:
             import ray  # noqa: F401
         except ImportError:
             raise UsageError("the ray backend needs Ray: pip install 'yard-bridge-arena[ray]'") from None
+    if args.ray_address is not None:  # fail fast: the ladder's worker would only say so in its log
+        from ..tournament.local import HarnessError
+        from ..tournament.ray_backend import probe
+
+        try:
+            probe(args.ray_address)
+        except HarnessError as exc:
+            raise UsageError(str(exc)) from None
     tls = tls_options(args)
     settings = ServerSettings(
         folder=Path(args.dir),
@@ -45,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         uploads_per_address=args.uploads_per_address,
         max_live_per_address=args.live_per_address,
         backend=args.backend,
+        ray_address=args.ray_address,
         secure_cookies=bool(tls) or args.forwarded_allow_ips is not None,
     )
     try:
@@ -149,8 +160,13 @@ def register(sub: Any) -> None:
         "--backend",
         choices=("local", "ray"),
         default="local",
-        help="where the ladder's and the final's games run: local processes (default) or a local Ray instance "
-        "(pip install 'yard-bridge-arena[ray]')",
+        help="where the ladder's and the final's games run: local processes (default) or Ray, a local instance "
+        "unless --ray-address (pip install 'yard-bridge-arena[ray]')",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="with --backend ray: the Ray cluster the ladder and the final join (HOST:PORT, ray://HOST:PORT or auto)",
     )
     p.add_argument("--ssl-certfile", metavar="FILE", help="serve HTTPS with this certificate (PEM; with --ssl-keyfile)")
     p.add_argument("--ssl-keyfile", metavar="FILE", help="the certificate's private key (PEM)")

@@ -112,7 +112,12 @@ def create_app(settings: ServerSettings) -> Starlette:
         supervisor = None
         if settings.workers:
             supervisor = Supervisor(
-                settings.folder, settings.check_workers, settings.ladder_workers, settings.check_games, settings.backend
+                settings.folder,
+                settings.check_workers,
+                settings.ladder_workers,
+                settings.check_games,
+                settings.backend,
+                settings.ray_address,
             )
             supervisor.start()
         app.state.supervisor = supervisor

@@ -43,6 +43,8 @@ class ServerSettings:
     check_games: int = 2
     #: Where the ladder's and the final's games run: "local" processes or "ray" (``--backend``).
     backend: str = "local"
+    #: With backend "ray": the cluster to join (``--ray-address``); None starts a local Ray.
+    ray_address: str | None = None
     #: Session cookies only over HTTPS (TLS, or behind a TLS reverse proxy).
     secure_cookies: bool = False
     #: Seconds between the live leaderboard's looks at the database.

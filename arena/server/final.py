@@ -62,6 +62,9 @@ def start(folder: Path, settings: Any = None) -> None:
     """Start the final's process (``python -m arena.server.worker final DIR``), on the server's
     backend (:class:`.common.ServerSettings`: ``backend``, ``ladder_workers``)."""
     backend = ["--backend", "ray", "--workers", str(max(1, settings.ladder_workers))] if backend_of(settings) else []
+    address = getattr(settings, "ray_address", None)
+    if backend and address:
+        backend += ["--ray-address", address]
     subprocess.Popen(
         [sys.executable, "-m", "arena.server.worker", "final", str(folder), "--parent", str(os.getpid()), *backend],
         stdin=subprocess.DEVNULL,
@@ -97,13 +100,21 @@ def backend_of(settings: Any) -> bool:
     return getattr(settings, "backend", "local") == "ray"
 
 
-def tournament_backend(backend: str, workers: int) -> list[str]:
-    """The tournament's options for the server's backend: Ray with the ladder's worker count, or one local process."""
-    return ["--backend", "ray", "--workers", str(workers)] if backend == "ray" else ["--workers", "1"]
+def tournament_backend(backend: str, workers: int, ray_address: str | None = None) -> list[str]:
+    """The tournament's options for the server's backend: Ray with the ladder's worker count (on
+    the cluster at ``ray_address``, else a local instance), or one local process."""
+    if backend != "ray":
+        return ["--workers", "1"]
+    return ["--backend", "ray", "--workers", str(workers), *(["--ray-address", ray_address] if ray_address else [])]
 
 
 def run(
-    db: sqlite3.Connection, folder: Path, games: int = FINAL_GAMES, backend: str = "local", workers: int = 1
+    db: sqlite3.Connection,
+    folder: Path,
+    games: int = FINAL_GAMES,
+    backend: str = "local",
+    workers: int = 1,
+    ray_address: str | None = None,
 ) -> None:
     """Play and publish the final; its state says how it went (one line when it failed)."""
     entrants = field(db)
@@ -130,7 +141,7 @@ def run(
             "--replays",
             str(home / "records"),
             "--quiet",
-            *tournament_backend(backend, workers),
+            *tournament_backend(backend, workers, ray_address),
         ]
         report = [
             sys.executable,

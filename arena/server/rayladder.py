@@ -29,8 +29,16 @@ def play_block(block: Block) -> list[Game]:
     return list(_RUNNER[0].play(block))
 
 
-def run(ladder: LadderPlayer, rng: random.Random, workers: int, alive: Callable[[], bool], idle: float) -> None:
-    """Keep up to ``workers`` blocks in flight on Ray until ``alive()`` turns false.
+def run(
+    ladder: LadderPlayer,
+    rng: random.Random,
+    workers: int,
+    alive: Callable[[], bool],
+    idle: float,
+    address: str | None = None,
+) -> None:
+    """Keep up to ``workers`` blocks in flight on Ray (the cluster at ``address``, else a local
+    instance) until ``alive()`` turns false.
 
     :raises arena.tournament.local.HarnessError: Ray could not start.
     """
@@ -39,7 +47,7 @@ def run(ladder: LadderPlayer, rng: random.Random, workers: int, alive: Callable[
     from ..tournament.ray_backend import start
 
     ray_api: Any = ray  # Ray's hints are partial (see arena.tournament.ray_backend)
-    started = start(workers, None)
+    started = start(workers, address)
     in_flight: dict[Any, Block] = {}
     try:
         task = ray_api.remote(num_cpus=1, max_retries=2)(play_block)

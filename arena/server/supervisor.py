@@ -30,6 +30,8 @@ class Supervisor:
     #: Where the ladder's and the final's games run: "local" (``ladder`` processes) or "ray"
     #: (one ladder process keeping ``ladder`` blocks in flight on Ray).
     backend: str = "local"
+    #: With backend "ray": the cluster the ladder joins (None: a local Ray instance).
+    ray_address: str | None = None
     procs: dict[tuple[str, int], subprocess.Popen[bytes]] = field(default_factory=dict)
     restarts: int = 0
     _stopping: threading.Event = field(default_factory=threading.Event)
@@ -49,6 +51,8 @@ class Supervisor:
         ]
         if kind == "ladder" and self.backend == "ray":
             cmd += ["--backend", "ray", "--workers", str(self.ladder)]
+            if self.ray_address:
+                cmd += ["--ray-address", self.ray_address]
         return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=False)
 
     def start(self) -> None:

@@ -40,6 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--parent", type=int, default=0)
     parser.add_argument("--backend", choices=("local", "ray"), default="local")
     parser.add_argument("--workers", type=int, default=1, help="with --backend ray: blocks (games) in flight")
+    parser.add_argument("--ray-address", default=None, help="with --backend ray: the cluster to join")
     opts = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     signal.signal(signal.SIGTERM, _stop)
@@ -48,12 +49,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError:
         pass
     try:
-        return work(opts.kind, opts.folder, opts.parent or os.getppid(), opts.check_games, opts.backend, opts.workers)
+        parent = opts.parent or os.getppid()
+        return work(opts.kind, opts.folder, parent, opts.check_games, opts.backend, opts.workers, opts.ray_address)
     except Stop:  # asked to stop (even while starting up): nothing half-written, nothing to say
         return 0
 
 
-def work(kind: str, folder: str, parent: int, check_games: int, backend: str = "local", workers: int = 1) -> int:
+def work(
+    kind: str,
+    folder: str,
+    parent: int,
+    check_games: int,
+    backend: str = "local",
+    workers: int = 1,
+    ray_address: str | None = None,
+) -> int:
     from . import store
 
     try:
@@ -67,11 +77,11 @@ def work(kind: str, folder: str, parent: int, check_games: int, backend: str = "
 
             from .final import run
 
-            run(db, Path(folder), backend=backend, workers=workers)
+            run(db, Path(folder), backend=backend, workers=workers, ray_address=ray_address)
         elif kind == "check":
             run_checks(db, parent, check_games)
         else:
-            run_ladder(db, parent, backend, workers)
+            run_ladder(db, parent, backend, workers, ray_address)
     finally:
         db.close()
     return 0
@@ -91,7 +101,9 @@ def run_checks(db: object, parent: int, games: int) -> None:
             time.sleep(IDLE_SECONDS)
 
 
-def run_ladder(db: object, parent: int, backend: str = "local", workers: int = 1) -> None:
+def run_ladder(
+    db: object, parent: int, backend: str = "local", workers: int = 1, ray_address: str | None = None
+) -> None:
     from .ladder import LadderPlayer
 
     rng = random.Random(random.SystemRandom().randrange(2**63))
@@ -102,7 +114,7 @@ def run_ladder(db: object, parent: int, backend: str = "local", workers: int = 1
             from .rayladder import run
 
             try:
-                run(player, rng, workers, lambda: alive(parent), IDLE_SECONDS)
+                run(player, rng, workers, lambda: alive(parent), IDLE_SECONDS, ray_address)
             except HarnessError as exc:
                 sys.stderr.write(f"arena worker: {exc}\n")
             return
