@@ -195,7 +195,7 @@ def test_a_ray_address_is_checked_before_serving(tmp_path: Path) -> None:
     folder = tmp_path / "cup"
     contest(folder)
     alone = arena("serve", str(folder), "--ray-address", "auto", timeout=60)
-    assert alone.returncode == 2 and alone.stderr.strip() == "arena: error: --ray-address needs --backend ray"
+    assert alone.returncode == 2 and alone.stderr.strip() == "arena: error: --ray-address goes with --backend ray"
     port = free_port()  # nothing listens there
     done = arena("serve", str(folder), "--backend", "ray", "--ray-address", f"127.0.0.1:{port}", timeout=60)
     lines = done.stderr.strip().splitlines()

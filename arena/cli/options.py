@@ -67,6 +67,30 @@ def at_most(limit: int) -> Callable[[str], int]:
 # -- rules ------------------------------------------------------------------------
 
 
+def check_ray_backend(backend: str, address: str | None) -> None:
+    """``--backend ray`` needs Ray, and ``--ray-address`` needs ``--backend ray`` and something
+    answering there: checked in seconds, before any database or server (``ray.init`` retries for minutes).
+
+    :raises UsageError: in one line.
+    """
+    if address and backend != "ray":
+        raise UsageError("--ray-address goes with --backend ray")
+    if backend != "ray":
+        return
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise UsageError("the ray backend needs Ray: pip install 'yard-bridge-arena[ray]'") from None
+    if address:
+        from ..tournament.local import HarnessError
+        from ..tournament.ray_backend import probe
+
+        try:
+            probe(address)
+        except HarnessError as exc:
+            raise UsageError(str(exc)) from None
+
+
 def add_rules_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--variant", default="contest", metavar="NAME", help="rule variant (see `arena rules --list`; default: contest)"

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..safetext import escape
-from .options import positive
+from .options import check_ray_backend, positive
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,21 +29,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--check-games takes 1 to 100")
     if not 1 <= args.port <= 65535:
         raise UsageError("--port takes 1 to 65535")
-    if args.ray_address is not None and args.backend != "ray":
-        raise UsageError("--ray-address needs --backend ray")
-    if args.backend == "ray":
-        try:
-            import ray  # noqa: F401
-        except ImportError:
-            raise UsageError("the ray backend needs Ray: pip install 'yard-bridge-arena[ray]'") from None
-    if args.ray_address is not None:  # fail fast: the ladder's worker would only say so in its log
-        from ..tournament.local import HarnessError
-        from ..tournament.ray_backend import probe
-
-        try:
-            probe(args.ray_address)
-        except HarnessError as exc:
-            raise UsageError(str(exc)) from None
+    check_ray_backend(args.backend, args.ray_address)  # the ladder's worker would only say so in its log
     tls = tls_options(args)
     settings = ServerSettings(
         folder=Path(args.dir),

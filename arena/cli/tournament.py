@@ -18,6 +18,7 @@ from .options import (
     add_limit_options,
     add_rules_options,
     at_most,
+    check_ray_backend,
     limits_from_args,
     parse_seed,
     positive,
@@ -86,23 +87,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     sandbox = check_sandbox(p, limits, allow_weak=args.allow_weak_sandbox, quiet=args.quiet or fmt != "table")
-    if args.backend == "ray":
-        try:
-            import ray  # noqa: F401
-        except ImportError:
-            raise UsageError("the ray backend needs Ray: pip install 'yard-bridge-arena[ray]'") from None
-        if args.ray_address:
-            from ..tournament.ray_backend import probe
-
-            try:
-                probe(args.ray_address)  # seconds, not Ray's minutes of retries, and before the database
-            except HarnessError as exc:
-                raise UsageError(str(exc)) from None
-        backend = ray_backend(workers, args.ray_address)
-    else:
-        if args.ray_address:
-            raise UsageError("--ray-address goes with --backend ray")
-        backend = local_backend(workers)
+    check_ray_backend(args.backend, args.ray_address)
+    backend = ray_backend(workers, args.ray_address) if args.backend == "ray" else local_backend(workers)
 
     def started(done: int, total: int) -> None:  # the database accepted this tournament
         if not args.quiet and fmt == "table":
