@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
         "2, 3, 4 and 6 players and report faults and time per move. "
         "Exit status 0 only when the bot is clean.",
     )
-    p.add_argument("bot", metavar="BOT.py", help="the bot file")
+    p.add_argument("bot", metavar="BOT", help="the bot: a .py or .js file, or a folder with a bot.toml")
     p.add_argument("--json", action="store_true", help="the report as JSON")
     add_check_options(p)
     p.set_defaults(func=run)
