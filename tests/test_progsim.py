@@ -134,6 +134,27 @@ def test_a_request_stops_at_the_time_left_with_a_timeout() -> None:
         s.answer(table, request({"action": "sample", "seed": 3}), 0.0)
 
 
+def test_a_request_reads_the_clock_while_it_samples_too() -> None:
+    """One plan and 4,096 worlds: the time is over before the playouts begin, so the sampling
+    itself must stop (it drew every world before its first look at the clock)."""
+    from time import thread_time
+
+    from arena.sandbox.progsim import simulate
+
+    game, _ = record_actions(2, 8, moves=2)
+    real = searcher(game).sampler(table_of(game))
+    drawn: list[int] = []
+
+    def sample(rng: random.Random) -> Any:
+        drawn.append(1)
+        return real(rng)
+
+    one_plan = request({"action": "simulate", "seed": 5, "worlds": 4096, "plans": [[]]})
+    with pytest.raises(WorkerTimeout, match="per-move limit"):
+        simulate(sample, random.Random(5), one_plan, thread_time() - 1.0)
+    assert drawn == []  # nothing drawn past the deadline
+
+
 @pytest.mark.parametrize(
     "line",
     [
