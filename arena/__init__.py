@@ -7,10 +7,10 @@ Bots need only ``from arena import Card, IllegalMove``. The Python API (docs/pyt
 
 from typing import TYPE_CHECKING, Any
 
-from .cards import DECK, RANKS, SUITS, Card, cards
-from .engine import Game, GameResult, RoundResult
 from .errors import BotLoadError, IllegalMove
-from .rules import CONTEST, Rules
+from .game.cards import DECK, RANKS, SUITS, Card, cards
+from .game.engine import Game, GameResult, RoundResult
+from .game.rules import CONTEST, Rules
 
 __version__ = "0.1.0"
 __all__ = [
@@ -43,13 +43,13 @@ _API = {
     "ask": "api",
     "Position": "api",
     "Answer": "api",
-    "MatchResult": "match",
-    "StandingsRow": "match",
+    "MatchResult": "playing.match",
+    "StandingsRow": "playing.match",
 }
 
 if TYPE_CHECKING:
     from .api import Answer, Position, ask, play, position
-    from .match import MatchResult, StandingsRow
+    from .playing.match import MatchResult, StandingsRow
 
 
 def __getattr__(name: str) -> Any:

@@ -6,16 +6,16 @@ position set up in code (docs/python-api.md).
     >>> [row.bot for row in result.standings]
     ['greedy', 'random']
 
-``arena play`` runs the same :func:`~arena.match.run_match` underneath.
+``arena play`` runs the same :func:`~arena.playing.match.run_match` underneath.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .match import MatchHooks, MatchResult, MatchSettings, run_match
-from .positions import Answer, Position, ask, position
-from .rules import CONTEST, Rules
+from .botapi.positions import Answer, Position, ask, position
+from .game.rules import CONTEST, Rules
+from .playing.match import MatchHooks, MatchResult, MatchSettings, run_match
 from .sandbox.limits import Limits
 
 __all__ = ["play", "position", "ask", "Position", "Answer", "MatchResult"]
@@ -35,7 +35,7 @@ def play(
 ) -> MatchResult:
     """Play ``games`` games between ``bots`` (registered names like ``"greedy"`` or bot files),
     seats rotating. Bot files run sandboxed unless ``trusted``. The result holds the standings
-    (one :class:`~arena.match.StandingsRow` per bot, in the order given) and, unless
+    (one :class:`~arena.playing.match.StandingsRow` per bot, in the order given) and, unless
     ``keep_records`` is False, every game's record (its events, docs/record-format.md).
     ``record_file`` also writes them to a file (an existing one only with ``force``).
 

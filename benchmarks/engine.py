@@ -39,8 +39,8 @@ from collections.abc import Callable
 
 from tabulate import tabulate
 
-from arena.loader import load_trusted, resolve_bot
-from arena.referee import Referee
+from arena.game.referee import Referee
+from arena.seats.loader import load_trusted, resolve_bot
 
 #: One game, ready to play: returns (games, rounds, moves). Only this call is timed.
 Game = Callable[[], tuple[int, int, int]]

@@ -32,11 +32,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arena.loader import read_bot_file
 from arena.sandbox import Limits
 from arena.sandbox.limits import cpu_clock, cpu_seconds
-from arena.sandbox.pool import _default_rules
-from arena.sandbox.process import Template
+from arena.sandbox.python.factory import _default_rules
+from arena.sandbox.python.process import Template
+from arena.seats.loader import read_bot_file
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -19,9 +19,9 @@ import statistics
 import time
 from typing import Any
 
-from arena.loader import BotSource, load_trusted, resolve_bot
-from arena.referee import Referee
+from arena.game.referee import Referee
 from arena.sandbox import Limits, SandboxFactory
+from arena.seats.loader import BotSource, load_trusted, resolve_bot
 
 BOT = '''"""Plays PLAYOUTS clones of one sampled world a move, then moves like greedy."""
 import random

@@ -32,12 +32,12 @@ from typing import Any
 
 from tabulate import tabulate
 
-from arena.loader import BotSource, InProcessPlayer, load_trusted, read_bot_file
-from arena.referee import Referee
-from arena.sandbox import policy
-from arena.sandbox.namespace import BotNamespace
-from arena.sandbox.transform import BotPolicy, GuardCalls
-from arena.seeds import derive_seed
+from arena.game.referee import Referee
+from arena.game.seeds import derive_seed
+from arena.sandbox.policy import compiler as policy
+from arena.sandbox.policy.namespace import BotNamespace
+from arena.sandbox.policy.transform import BotPolicy, GuardCalls
+from arena.seats.loader import BotSource, InProcessPlayer, load_trusted, read_bot_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BOTS = [ROOT / "bots" / "heuristic.py", ROOT / "bots" / "greedy.py", *sorted((ROOT / "examples").glob("*.py"))]

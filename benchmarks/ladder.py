@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.loader import resolve_bot
+from arena.seats.loader import resolve_bot
 
 EPSILONS = (0, 15, 30, 45, 60, 80)
 

@@ -21,7 +21,7 @@ and 80% random moves, six bots at 4-player tables, in-process (trusted). The scr
 
 Methods (every one stops at the first look at which all adjacent pairs are separated):
 
-* ``adaptive``: the tournament's own :class:`~arena.tournament.adaptive.State` (first round
+* ``adaptive``: the tournament's own :class:`~arena.tournament.plan.adaptive.State` (first round
   one deal per table, then rounds of up to 4 blocks where the pairs are unsettled, fewer
   near the end); its anytime-valid test: per pair a mixture betting test on the paired
   block differences, decided by Holm's step-down over the 30 directional claims
@@ -61,12 +61,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from ladder import EPSILONS, ladder_files  # noqa: E402
 
-from arena.rules import CONTEST  # noqa: E402
-from arena.tournament.adaptive import LEGACY_METHOD, METHOD, Design, State  # noqa: E402
-from arena.tournament.db import TournamentDBError, open_readonly, read_games  # noqa: E402
+from arena.game.rules import CONTEST  # noqa: E402
+from arena.tournament.db.database import TournamentDBError, open_readonly, read_games  # noqa: E402
+from arena.tournament.plan.adaptive import LEGACY_METHOD, METHOD, Design, State  # noqa: E402
+from arena.tournament.plan.schedule import GameKey  # noqa: E402
+from arena.tournament.results.standings import t975  # noqa: E402
 from arena.tournament.runner import local_backend, plan, run  # noqa: E402
-from arena.tournament.schedule import GameKey  # noqa: E402
-from arena.tournament.standings import t975  # noqa: E402
 
 SIZE = 4
 #: The sequential method every method here is held to (``--method``).
@@ -226,7 +226,7 @@ def clairvoyant_bound(pool: Pool, reps: int) -> None:
     sits at 6 of its 15 tables); an allocation that knew every ``T_p`` in advance needs the
     least number of blocks whose tables give each pair ``T_p`` of them (a linear programme,
     solved exactly through its dual's vertices)."""
-    from arena.tournament.stats import MixtureTest, pair_alpha
+    from arena.tournament.results.stats import MixtureTest, pair_alpha
 
     n = len(EPSILONS)
     tables = tables_of(n)
@@ -281,7 +281,7 @@ def summarise(name: str, results: list[tuple[int, list[int], bool]], truth: list
 
 
 def live(folder: Path, seeds: int, workdir: Path) -> None:
-    from arena.tournament.adaptive import run as run_adaptive
+    from arena.tournament.plan.adaptive import run as run_adaptive
 
     files = ladder_files(folder)
     print(f"live: arena tournament --until-separated on the ladder, {seeds} seeds")

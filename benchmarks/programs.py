@@ -23,11 +23,11 @@ from typing import Any
 
 from tabulate import tabulate
 
-from arena.loader import load_trusted, read_bot_file, resolve_bot
-from arena.players import make_factory
-from arena.referee import GameInfo, Referee
-from arena.rules import CONTEST
+from arena.game.referee import GameInfo, Referee
+from arena.game.rules import CONTEST
 from arena.sandbox import Limits
+from arena.seats.factories import make_factory
+from arena.seats.loader import load_trusted, read_bot_file, resolve_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 

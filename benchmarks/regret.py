@@ -33,10 +33,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arena.engine import derive_seed
-from arena.forward import World, _copy_game
-from arena.loader import load_trusted, resolve_bot
-from arena.referee import Referee
+from arena.botapi.forward import World, _copy_game
+from arena.game.engine import derive_seed
+from arena.game.referee import Referee
+from arena.seats.loader import load_trusted, resolve_bot
 
 SEARCH = str(Path(__file__).resolve().parent.parent / "bots" / "search.py")
 

@@ -56,12 +56,13 @@ from typing import Any
 
 from tabulate import tabulate
 
-from arena.loader import BotSource, InProcessPlayer, load_trusted, read_bot_file
-from arena.referee import GameInfo, Referee
-from arena.sandbox import Limits, SandboxFactory, policy
-from arena.sandbox.player import SandboxedSeat
-from arena.sandbox.process import Template
-from arena.seeds import derive_seed
+from arena.game.referee import GameInfo, Referee
+from arena.game.seeds import derive_seed
+from arena.sandbox import Limits, SandboxFactory
+from arena.sandbox.policy import compiler as policy
+from arena.sandbox.python.process import Template
+from arena.sandbox.python.seat import SandboxedSeat
+from arena.seats.loader import BotSource, InProcessPlayer, load_trusted, read_bot_file
 
 try:
     from forkcost import measure as process_cost  # run as a script: benchmarks/ is on the path
@@ -89,7 +90,7 @@ class GuardedFactory:
 #: ``on_move`` around them, and its round trips to the referee within a move.
 _PATCH = """
 import time
-import arena.sandbox.gameloop as W
+import arena.sandbox.python.botloop as W
 pt = time.thread_time
 T = {"start": pt(), "move": 0.0, "on_move": 0.0, "request": 0.0, "moves": 0}
 W._bench = T
@@ -134,7 +135,7 @@ result = True
 """
 _FETCH = """
 import time
-import arena.sandbox.gameloop as W
+import arena.sandbox.python.botloop as W
 T = W._bench
 result = (T["move"], T["on_move"], T["request"], time.thread_time() - T["start"], T["moves"])
 """

@@ -336,7 +336,7 @@ def ladder_rate(games: list[tuple[float, int]], start: float, end: float) -> dic
 
 
 def lower_priority() -> None:
-    from arena.server.worker import NICE
+    from arena.server.workers.processes import NICE
 
     os.nice(NICE)
 

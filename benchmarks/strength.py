@@ -29,9 +29,9 @@ import sys
 import time
 from typing import Any
 
-from arena.engine import derive_seed
-from arena.loader import load_trusted, resolve_bot
-from arena.referee import Referee
+from arena.game.engine import derive_seed
+from arena.game.referee import Referee
+from arena.seats.loader import load_trusted, resolve_bot
 
 
 def matchup(a: str, b: str, games: int, seed: int) -> None:

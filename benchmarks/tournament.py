@@ -35,10 +35,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.rules import CONTEST
-from arena.tournament.gamerunner import GameRunner, Job
+from arena.game.rules import CONTEST
+from arena.tournament.backends.games import GameRunner, Job
+from arena.tournament.plan.schedule import Schedule, parse_sizes
 from arena.tournament.runner import Plan, local_backend, plan, run
-from arena.tournament.schedule import Schedule, parse_sizes
 
 BOTS = ["greedy", "random", "greedy", "random", "random", "greedy"]
 
@@ -99,8 +99,8 @@ def template_startup(path: str, repeat: int = 3) -> float:
     """CPU seconds (the referee's and the template's) of starting one bot's template, loading the
     bot once in a trial game process and stopping it: what each tournament worker pays once per
     bot and run, whatever the number of games (the least of ``repeat`` tries)."""
-    from arena.loader import read_bot_file
     from arena.sandbox import Limits, SandboxFactory
+    from arena.seats.loader import read_bot_file
 
     src = read_bot_file(path)
 

@@ -18,12 +18,12 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from arena.loader import read_bot_file
-from arena.referee import Referee
-from arena.rules import CONTEST
+from arena.game.referee import Referee
+from arena.game.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory
-from arena.sandbox import process as process_module
-from arena.sandbox.player import SandboxedSeat
+from arena.sandbox.python import process as process_module
+from arena.sandbox.python.seat import SandboxedSeat
+from arena.seats.loader import read_bot_file
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "bots").glob("[a-z]*.py")) + sorted((ROOT / "examples").glob("*.py"))

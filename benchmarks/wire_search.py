@@ -5,7 +5,7 @@ A node program, on its first move of each game, times (``process.hrtime``) a few
 ``sample`` requests (the round trip: the per-request overhead) and one ``simulate`` of
 WORLDS worlds x PLANS plans (heuristic playouts to the end of the round), and says the
 numbers. In-process, the same position's turn is sampled and played out with
-:mod:`arena.forward` (the same worlds and rollouts: one ``Searcher`` answer, and the bare
+:mod:`arena.botapi.forward` (the same worlds and rollouts: one ``Searcher`` answer, and the bare
 loop). Run: ``python benchmarks/wire_search.py [--games N]``.
 """
 
@@ -18,13 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.forward import sampler
-from arena.loader import load_trusted, read_bot_file, resolve_bot
-from arena.referee import EngineTable, Referee
-from arena.rules import CONTEST
+from arena.botapi.forward import sampler
+from arena.botapi.turn import PublicFeed, Turn
+from arena.game.referee import EngineTable, Referee
+from arena.game.rules import CONTEST
 from arena.sandbox import Limits
-from arena.sandbox.programs import program_factory
-from arena.turn import PublicFeed, Turn
+from arena.sandbox.programs.runtimes import program_factory
+from arena.seats.loader import load_trusted, read_bot_file, resolve_bot
 
 WORLDS, PLANS, SAMPLES = 100, 8, 20
 
@@ -55,8 +55,8 @@ rl.on("line", (l) => {
 def in_process(game_seed: int) -> tuple[float, float]:
     """Seconds of one WORLDS x PLANS simulate at the first move of a game, in-process: the bare
     forward-model loop, and the referee's handler (which adds only the answer's dicts)."""
-    from arena.engine import Game
-    from arena.sandbox.progsim import Searcher
+    from arena.game.engine import Game
+    from arena.sandbox.programs.simulate import Searcher
 
     game = Game(2, seed=game_seed, rules=CONTEST)
     game.start_round()
@@ -108,7 +108,7 @@ def main() -> None:
     n = WORLDS * PLANS
     bare, handler = statistics.median(b for b, _ in local), statistics.median(h for _, h in local)
     print(f"simulate {WORLDS} worlds x {PLANS} plans = {n} heuristic playouts to the end of the round")
-    print(f"  in-process loop (arena.forward): {bare * 1000:8.1f} ms  {n / bare:8.0f} playouts/s")
+    print(f"  in-process loop (arena.botapi.forward): {bare * 1000:8.1f} ms  {n / bare:8.0f} playouts/s")
     print(f"  referee's handler alone:         {handler * 1000:8.1f} ms  {n / handler:8.0f} playouts/s")
     over = statistics.median(wire)
     print(f"  through the wire (node):         {over * 1000:8.1f} ms  {n / over:8.0f} playouts/s")

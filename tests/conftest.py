@@ -1,6 +1,6 @@
 """Shared fixtures: scripted deals for rule tests, and engine state snapshots.
 
-``scripted_game(hands, stock, opening, ...)`` builds a :class:`~arena.engine.Game`
+``scripted_game(hands, stock, opening, ...)`` builds a :class:`~arena.game.engine.Game`
 whose current round was dealt as written instead of shuffled::
 
     game = scripted_game(["9h 7s", "kd"], stock="qs 10c", opening="9c")
@@ -13,16 +13,17 @@ test can assert that a refused action changed nothing.
 
 from __future__ import annotations
 
+import signal
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
 
-from arena.cards import Card, cards
-from arena.engine import Game
-from arena.moves import Move
-from arena.rules import CONTEST, Rules
+from arena.game.cards import Card, cards
+from arena.game.engine import Game
+from arena.game.moves import Move
+from arena.game.rules import CONTEST, Rules
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -41,6 +42,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return item.module not in long_modules, first[item.module], not long, index[id(item)]
 
     items.sort(key=key)
+
+
+#: The SIGINT and SIGTERM handlers the test session started with.
+_SESSION_HANDLERS = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_restored() -> Iterator[None]:
+    """After each test, SIGINT and SIGTERM are handled as when the session started: code under
+    test that runs a worker's loop in the test's process (``worker_main``), or a Ray started
+    in-process, installs handlers of its own, and a later test that sends itself a signal must
+    not meet them (it did, depending on the order the tests ran in)."""
+    yield
+    for s, handler in _SESSION_HANDLERS.items():
+        if signal.getsignal(s) is not handler:
+            signal.signal(s, handler)
 
 
 def _parse(spec: str | Sequence[Card | str]) -> list[Card]:
@@ -190,7 +207,7 @@ def ray_session() -> Iterator[None]:
     """One local Ray instance per test process, shared by the tests that run on Ray: each start of
     Ray costs seconds, and ``ray_backend.start`` joins the instance this process is in already."""
     ray = pytest.importorskip("ray")
-    from arena.tournament import ray_backend
+    from arena.tournament.backends import ray_tasks as ray_backend
 
     started = ray_backend.start(2, None)
     yield

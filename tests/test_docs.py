@@ -24,19 +24,19 @@ from typing import Any
 
 import pytest
 
-from arena.botenv import ALLOWED_IMPORTS
-from arena.cards import Card
+from arena.botapi.imports import ALLOWED_IMPORTS
+from arena.botapi.turn import PlayerInfo, Turn
 from arena.cli import main
-from arena.engine import GameResult, RoundResult
-from arena.events import Event, FaultKind
-from arena.loader import load_trusted, resolve_bot
-from arena.record import read_games
-from arena.referee import BotFault, GameInfo, Referee
-from arena.rules import Rules, parse_setting
-from arena.rules_text import describe_rules
+from arena.game.cards import Card
+from arena.game.engine import GameResult, RoundResult
+from arena.game.events import Event, FaultKind
+from arena.game.explain import describe_rules
+from arena.game.referee import BotFault, GameInfo, Referee
+from arena.game.rules import Rules, parse_setting
+from arena.records.files import read_games
 from arena.sandbox import Limits
-from arena.sandbox.policy import ARENA_NAMES
-from arena.turn import PlayerInfo, Turn
+from arena.sandbox.policy.compiler import ARENA_NAMES
+from arena.seats.loader import load_trusted, resolve_bot
 
 FAULT_KINDS = tuple(k.value for k in FaultKind)
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,7 +121,7 @@ def test_every_documented_knob_is_a_rules_field_and_a_rule_option():
 
 
 def test_the_documented_ranges_of_the_knobs_are_the_ones_refused_outside():
-    from arena.rules import BOUNDS, POINT_BOUNDS
+    from arena.game.rules import BOUNDS, POINT_BOUNDS
 
     rows = {ticked(r[0])[0]: r[2] for r in table_rows(section(text("rules.md"), "## Knobs"))}
 
@@ -478,8 +478,8 @@ def test_readme_and_every_doc_link_to_the_reference_docs():
 
 
 def test_the_example_bot_of_bot_api_md_passes_the_policy_and_plays_clean(tmp_path):
-    from arena.loader import read_bot_file
-    from arena.sandbox.policy import check_source
+    from arena.sandbox.policy.compiler import check_source
+    from arena.seats.loader import read_bot_file
 
     example = re.search(r"```python\n(.*?)```", section(text("bot-api.md"), "## A bot is one Python file"), re.S)
     assert example

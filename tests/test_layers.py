@@ -43,16 +43,16 @@ def attributes(path: Path) -> list[tuple[int, str]]:
 
 def test_the_sandboxed_seat_never_touches_engine_state() -> None:
     # The sandbox's player sees the game only through the referee's SeatContext.
-    for name in ("player.py", "pool.py", "process.py"):
+    for name in ("python/seat.py", "python/factory.py", "python/process.py"):
         path = ARENA / "sandbox" / name
         bad = [(line, attr) for line, attr in attributes(path) if attr in ENGINE_PRIVATE]
         assert bad == [], f"{name} reaches into the engine: {bad}"
 
 
 def test_the_sandbox_does_not_import_the_engine_game() -> None:
-    for path in (ARENA / "sandbox").glob("*.py"):
+    for path in (ARENA / "sandbox").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module in ("engine", "arena.engine"):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("engine"):
                 names = {a.name for a in node.names}
                 assert "Game" not in names, f"{path.name} imports the engine's Game"
 
@@ -60,10 +60,10 @@ def test_the_sandbox_does_not_import_the_engine_game() -> None:
 def test_one_public_feed_serves_both_kinds_of_seat() -> None:
     # R10: the plain events a sandboxed seat is sent and the read-only ones an in-process
     # bot reads come from one cache, and equal what public_history makes from the log.
-    from arena.engine import Game
-    from arena.loader import load_trusted, resolve_bot
-    from arena.referee import EngineTable, Referee
-    from arena.turn import PublicFeed, freeze, public_history
+    from arena.botapi.turn import PublicFeed, freeze, public_history
+    from arena.game.engine import Game
+    from arena.game.referee import EngineTable, Referee
+    from arena.seats.loader import load_trusted, resolve_bot
 
     factory = load_trusted(resolve_bot("greedy"))
     outcome = Referee().play([factory(1, 0), factory(1, 1)], seed=5)
@@ -92,25 +92,25 @@ def test_only_the_referees_in_process_table_takes_the_unchecked_path() -> None:
         for _, attr in attributes(path)
         if attr in UNCHECKED or attr in {"_put", "_draw", "_finish"}
     }
-    assert users <= {"engine.py", "referee.py"}, users
+    assert users <= {"game/engine.py", "game/referee.py"}, users
 
 
 def test_the_referee_builds_a_turn_only_for_in_process_seats() -> None:
     # A remote seat gets its SeatContext and play_move(); it is never handed a Turn it would ignore.
-    from arena.referee import RemoteSeat
-    from arena.sandbox.player import SandboxedSeat
+    from arena.game.referee import RemoteSeat
+    from arena.sandbox.python.seat import SandboxedSeat
 
     assert not hasattr(SandboxedSeat, "move")
     for name in ("sit", "start_game", "play_move", "end_round", "end_game", "close"):
         assert callable(getattr(SandboxedSeat, name)), name
-    source = (ARENA / "referee.py").read_text()
+    source = (ARENA / "game" / "referee.py").read_text()
     assert 'getattr(players[s], "sit"' not in source and "RemoteSeat" in source
     assert RemoteSeat.__doc__
 
 
 #: The command layer: what ``arena ...`` commands run, which talk to the user: the package
 #: arena/cli/, and the terminal seat (a person at the table).
-COMMAND_MODULES = {"human.py"}
+COMMAND_MODULES = {"playing/human.py"}
 
 
 def is_command_module(rel: str) -> bool:
@@ -252,13 +252,13 @@ def test_arena_has_no_import_cycle() -> None:
 
 def test_the_cycle_finder_finds_a_function_level_cycle() -> None:
     # The attack on the check above: a cycle closed by an import inside a function.
-    graph = {**GRAPH, "arena.rules": {**GRAPH["arena.rules"], "arena.cli": 1}}
-    assert any("arena.cli" in c and "arena.rules" in c for c in cycles(graph))
-    src = "def f():\n    from .match import run_match\n"
+    graph = {**GRAPH, "arena.game.rules": {**GRAPH["arena.game.rules"], "arena.cli": 1}}
+    assert any("arena.cli" in c and "arena.game.rules" in c for c in cycles(graph))
+    src = "def f():\n    from .playing.match import run_match\n"
     fake = ARENA / "_probe_for_test.py"
     try:
         fake.write_text(src)
-        assert "arena.match" in imports_of("arena._probe_for_test", fake)
+        assert "arena.playing.match" in imports_of("arena._probe_for_test", fake)
     finally:
         fake.unlink()
 

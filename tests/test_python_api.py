@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli_play import run
+from support.cli import run
 
 import arena
 from arena.errors import UsageError

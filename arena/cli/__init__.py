@@ -6,7 +6,7 @@ turns its options into typed settings and calls the library, which never sees an
 
 A run imports only the module of the command it runs (:data:`COMMANDS` names each with its
 help line, which ``arena --help`` lists): ``arena play`` never loads the web server, the
-tournament database or the report writer (tests/test_cli_start.py).
+tournament database or the report writer (tests/cli/test_cli_start.py).
 
 ``ARENA_DEBUG=1`` shows the traceback of every error (an internal error's above all),
 for a bug report.
@@ -23,8 +23,15 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import BotLoadError, UsageError
-from ..interrupts import SIGPIPE_STATUS, exit_status, quiet_stdout, signal_word, sigterm_as_ctrl_c, stdout_closed
-from ..safetext import escape
+from ..playing.interrupts import (
+    SIGPIPE_STATUS,
+    exit_status,
+    quiet_stdout,
+    signal_word,
+    sigterm_as_ctrl_c,
+    stdout_closed,
+)
+from ..trust.text import escape
 from .options import ArgumentParser
 from .terminal import safe_output
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
-from ..interrupts import exit_status
-from ..safetext import escape
+from ..playing.interrupts import exit_status
+from ..trust.text import escape
 from .options import positive
 from .output import resume_hint, show_seed
 from .standings import show_standings
@@ -120,10 +120,10 @@ def run_until_separated(s: AdaptiveSettings, p: Any, backend: Any, *, sandbox: d
     """``arena tournament --until-separated``: run, say how it ended, print the standings.
     ``sandbox``: the hardening layers in force (as :func:`.dbgames.check_sandbox` printed them),
     stored in the database as a fixed tournament stores them."""
-    from ..tournament import adaptive
-    from ..tournament.db import TournamentDBError
-    from ..tournament.dbread import stored_method
-    from ..tournament.local import HarnessError
+    from ..tournament.backends.local import HarnessError
+    from ..tournament.db.database import TournamentDBError
+    from ..tournament.db.read import stored_method
+    from ..tournament.plan import adaptive
     from ..tournament.runner import SetupError
 
     size = p.schedule.sizes[0]

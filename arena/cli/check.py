@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..author import CheckSettings, run_check
-from ..safetext import escape, to_json
+from ..authoring.check import CheckSettings, run_check
+from ..trust.text import escape, to_json
 from .options import add_limit_options, add_rules_options, limits_from_args, parse_seed, positive, rules_from_args
 
 

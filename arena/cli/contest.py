@@ -9,14 +9,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..author import NAME_PATTERN
+from ..authoring.check import NAME_PATTERN
 from ..errors import UsageError
-from ..safetext import escape
+from ..trust.text import escape
 from .options import add_rules_options, make_rules, positive
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..server import store
+    from ..server.store import database as store
 
     try:
         if args.action == "init":
@@ -48,7 +48,8 @@ def open_round(args: argparse.Namespace) -> int:
     import sqlite3
     from pathlib import Path
 
-    from ..server import rounds, store
+    from ..server.contest import rounds
+    from ..server.store import database as store
 
     rules = make_rules(args.variant, args.rule)  # the rules options of `arena tournament`: one line when bad
     db = store.open_db(args.dir)
@@ -72,8 +73,8 @@ def guest(args: argparse.Namespace) -> int:
     """``arena contest guest DIR [--name N] [--hours H] [--url BASE]``: a signed guest link."""
     import secrets
 
-    from ..server import store
-    from ..server.tablepages import MAX_GUEST_HOURS, guest_link
+    from ..server.routes.tables import MAX_GUEST_HOURS, guest_link
+    from ..server.store import database as store
 
     name = args.name or f"g{secrets.token_hex(2)}"
     if not NAME_PATTERN.fullmatch(name):

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import UsageError
-from ..safetext import escape
 from ..sandbox.limits import Limits
+from ..trust.text import escape
 
 
 def check_sandbox(p: Any, limits: Limits, *, allow_weak: bool, quiet: bool) -> dict[str, Any] | None:
@@ -20,8 +20,8 @@ def check_sandbox(p: Any, limits: Limits, *, allow_weak: bool, quiet: bool) -> d
     runtimes = sorted({e.src.runtime for e in p.entrants if e.src.runtime != "python"})
     if all(e.trusted for e in p.entrants if e.src.runtime == "python") and not runtimes:
         return None
-    from ..sandbox.pool import sandbox_layers
-    from ..sandbox.programs import program_layers
+    from ..sandbox.programs.runtimes import program_layers
+    from ..sandbox.python.factory import sandbox_layers
 
     layers = sandbox_layers(limits)
     for runtime in runtimes:  # a program's layers are its own (docs/protocol.md): each is required too
@@ -65,7 +65,7 @@ def replay_from_db(db: str, key: str, *, trusted: bool = False, allow_weak: bool
     :raises UsageError: a bad database or key, a source that does not match its sha256, or a
         game that came out otherwise (stderr says how).
     """
-    from ..tournament.db import TournamentDBError
+    from ..tournament.db.database import TournamentDBError
     from ..tournament.rerun import RerunError, open_db, rerun_one
 
     try:

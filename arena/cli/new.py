@@ -10,16 +10,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..author import bot_target, render_template
+from ..authoring.check import bot_target, render_template
 from ..errors import UsageError
-from ..safetext import escape
+from ..trust.text import escape
 
-#: ``--lang`` -> the kit's folder in arena/kits (None: the Python bot-API file).
+#: ``--lang`` -> the kit's folder in arena/authoring/kits (None: the Python bot-API file).
 LANGS: dict[str, str | None] = {"python": None, "python-stdio": "python-stdio", "js": "js", "cpp": "cpp"}
 
 
 def _kit_files(kit: str, name: str) -> dict[str, str]:
-    folder = resources.files("arena").joinpath("kits", kit)
+    folder = resources.files("arena.authoring").joinpath("kits", kit)
     return {
         entry.name: entry.read_text(encoding="utf-8").replace('"NAME"', f'"{name}"').replace("NAME:", f"{name}:")
         for entry in folder.iterdir()

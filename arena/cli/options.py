@@ -1,4 +1,4 @@
-"""Options shared by commands: argparse types, the rules options (-> :class:`~arena.rules.Rules`),
+"""Options shared by commands: argparse types, the rules options (-> :class:`~arena.game.rules.Rules`),
 the sandbox's time limits (-> :class:`~arena.sandbox.limits.Limits`) and the trust options of
 commands that re-play a database's bots."""
 
@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from ..errors import UsageError
-from ..rules import Rules, parse_setting
+from ..game.rules import Rules, parse_setting
 from ..sandbox.limits import Limits
 
 
@@ -82,8 +82,8 @@ def check_ray_backend(backend: str, address: str | None) -> None:
     except ImportError:
         raise UsageError("the ray backend needs Ray: pip install 'yard-bridge-arena[ray]'") from None
     if address:
-        from ..tournament.local import HarnessError
-        from ..tournament.ray_backend import probe
+        from ..tournament.backends.local import HarnessError
+        from ..tournament.backends.ray_tasks import probe
 
         try:
             probe(address)

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..interrupts import exit_status, signal_word
-from ..safetext import escape
+from ..playing.interrupts import exit_status, signal_word
+from ..trust.text import escape
 
 if TYPE_CHECKING:
-    from ..match import MatchResult
-    from ..referee import GameOutcome
+    from ..game.referee import GameOutcome
+    from ..playing.match import MatchResult
 
 
 def to_stderr(line: str) -> None:
@@ -73,7 +73,7 @@ class MatchDisplay:
     def game(self, outcome: GameOutcome) -> None:
         """One game played, recorded and tallied."""
         if self.verbose:
-            from ..record import format_game
+            from ..records.files import format_game
 
             for line in format_game(outcome.log):
                 print(line)

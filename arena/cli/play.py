@@ -9,21 +9,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..match import MatchHooks, MatchResult, MatchSettings, run_match
-from ..rules import Rules
-from ..safetext import safe_line
-from .options import (
-    add_limit_options,
-    add_rules_options,
-    at_most,
-    limits_from_args,
-    parse_seed,
-    rules_from_args,
-)
+from ..game.rules import Rules
+from ..playing.match import MatchHooks, MatchResult, MatchSettings, run_match
+from ..trust.text import safe_line
+from .options import add_limit_options, add_rules_options, at_most, limits_from_args, parse_seed, rules_from_args
 from .output import MatchDisplay, check_format, finish_play, to_stderr
 
 if TYPE_CHECKING:
-    from ..sprt import SprtSpec
+    from ..playing.sprt import SprtSpec
 
 #: The most games one ``arena play`` runs (about a quarter of an hour of reference bots).
 MAX_PLAY_GAMES = 1_000_000
@@ -52,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     sprt = sprt_spec(args)
     show = PlayOptions("json" if args.json else args.format, args.verbose, args.quiet)
     if sprt is not None:
-        from ..sprt import DEFAULT_CAP
+        from ..playing.sprt import DEFAULT_CAP
 
         return play_sprt(settings(args, rules, args.games or DEFAULT_CAP), sprt, show)
     human = "human" in args.bots
@@ -82,7 +75,7 @@ def settings(args: argparse.Namespace, rules: Rules, games: int) -> MatchSetting
 def play_shown(
     match: MatchSettings, show: PlayOptions, *, progress: bool, hooks: MatchHooks | None = None, status: Any = None
 ) -> MatchResult:
-    """:func:`~arena.match.run_match` with the ``play`` command's progress bar and ``-v`` lines."""
+    """:func:`~arena.playing.match.run_match` with the ``play`` command's progress bar and ``-v`` lines."""
     steer = hooks or MatchHooks()
     display = MatchDisplay(match.games, verbose=show.verbose, progress=progress, status=status)
     try:
@@ -117,7 +110,7 @@ def play_web(match: MatchSettings, show: PlayOptions, *, host: str, port: int) -
 
 
 def _elo_pair(text: str) -> tuple[float, float]:
-    from ..sprt import parse_sprt
+    from ..playing.sprt import parse_sprt
 
     try:
         return parse_sprt(text)
@@ -160,7 +153,7 @@ def sprt_spec(args: argparse.Namespace) -> SprtSpec | None:
     if args.games is not None and (args.games < 2 or args.games % 2):
         raise UsageError(f"with --sprt, --games is the most games to play, in pairs: an even number, not {args.games}")
     elo0, elo1 = args.sprt
-    from ..sprt import SprtSpec
+    from ..playing.sprt import SprtSpec
 
     try:
         return SprtSpec(
@@ -174,7 +167,7 @@ def play_sprt(match: MatchSettings, spec: SprtSpec, show: PlayOptions) -> int:
     """``arena play A B --sprt``: play pairs until the test decides (or the cap, or Ctrl-C),
     print the results and the test's verdict (in ``--json``: the document's ``sprt``). The
     progress bar shows the LLR between its bounds."""
-    from ..sprt import PairFeed, Sprt, format_sprt, pair_seeds
+    from ..playing.sprt import PairFeed, Sprt, format_sprt, pair_seeds
 
     check_format(show.fmt)  # before the games, which may be many
     cap = match.games

@@ -10,7 +10,7 @@ from .options import add_trust_options
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..record import RecordError, format_game, read_games
+    from ..records.files import RecordError, format_game, read_games
 
     if args.db:
         return replay_db(args)
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
 def replay_db(args: argparse.Namespace) -> int:
     """``arena replay --db FILE --game KEY``: re-play a tournament game and print its log."""
-    from ..record import format_game
+    from ..records.files import format_game
     from .dbgames import replay_from_db
 
     if not args.game:

@@ -8,16 +8,16 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
-from ..safetext import escape
+from ..trust.text import escape
 from .dbgames import sandbox_check
 from .options import add_trust_options, positive
 from .output import progress_bar
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..tournament.db import TournamentDBError
+    from ..report.site import ReportError, build_report
+    from ..tournament.db.database import TournamentDBError
     from ..tournament.rerun import RerunError
-    from ..web.report import ReportError, build_report
 
     bar: list[Any] = []
 

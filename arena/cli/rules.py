@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..safetext import escape, to_json
+from ..trust.text import escape, to_json
 from .options import add_rules_options, rules_from_args
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..game.explain import describe_rules
     from ..plugins import variants
-    from ..rules_text import describe_rules
 
     if args.list:
         found = sorted(variants().items())

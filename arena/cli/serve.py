@@ -8,17 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..safetext import escape
+from ..trust.text import escape
 from .options import check_ray_backend, positive
 
 
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from ..server import store
-    from ..server.app import create_app
-    from ..server.common import ServerSettings
-    from ..server.transport import limits
+    from ..server.http.app import create_app
+    from ..server.http.common import ServerSettings
+    from ..server.http.transport import limits
+    from ..server.store import database as store
 
     for name in ("ladder_workers", "check_workers"):
         if not 0 <= getattr(args, name) <= 64:
@@ -82,7 +82,7 @@ def tls_options(args: argparse.Namespace) -> dict[str, str]:
         raise UsageError("TLS needs both --ssl-certfile and --ssl-keyfile")
     import ssl
 
-    from ..untrusted import NotRegularFile, regular
+    from ..trust.files import NotRegularFile, regular
 
     for path in (args.ssl_certfile, args.ssl_keyfile):
         try:

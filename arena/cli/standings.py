@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
-from ..safetext import escape, to_json
+from ..trust.text import escape, to_json
 
 #: The standings formats.
 FORMATS = ("table", "markdown", "csv", "json")
@@ -16,9 +16,9 @@ FORMATS = ("table", "markdown", "csv", "json")
 def show_standings(db_path: str, *, fmt: str = "table", h2h: bool | None = None) -> int:
     """Print a database's standings: ``table`` (terminal), ``markdown``, ``csv`` (one row per
     bot and scope) or ``json`` (with the settings and bots too)."""
-    from ..tournament.dbread import DamagedDB, TournamentDBError
-    from ..tournament.results import load_results
-    from ..tournament.standings import format_standings, standings_csv
+    from ..tournament.db.read import DamagedDB, TournamentDBError
+    from ..tournament.results.resultset import load_results
+    from ..tournament.results.standings import format_standings, standings_csv
 
     try:
         results = load_results(db_path)  # every row type-checked: a damaged one is one line

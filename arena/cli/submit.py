@@ -2,7 +2,7 @@
 
 The file is read once; the bytes checked are the bytes hashed and stored, so a
 file swapped during the check cannot land under the clean file's manifest.
-The organiser's side (verifying a submissions folder) is :mod:`arena.submissions`.
+The organiser's side (verifying a submissions folder) is :mod:`arena.trust.submissions`.
 """
 
 from __future__ import annotations
@@ -16,27 +16,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..author import NAME_PATTERN, RESERVED_NAMES, run_check
+from ..authoring.check import NAME_PATTERN, RESERVED_NAMES, run_check
 from ..errors import BotLoadError, UsageError
-from ..events import FaultKind
-from ..safetext import escape, to_json
-from ..submissions import file_sha256, read_manifest, submitted, write_atomic
-from ..untrusted import NotRegularFile, regular
+from ..game.events import FaultKind
+from ..trust.files import NotRegularFile, regular
+from ..trust.submissions import file_sha256, read_manifest, submitted, write_atomic
+from ..trust.text import escape, to_json
 from .check import add_check_options, check_settings
 
 if TYPE_CHECKING:
-    from ..loader import BotSource
+    from ..seats.loader import BotSource
 
 
 def run(args: argparse.Namespace) -> int:
     """Check a bot and store it with its manifest. The file is read once: the bytes checked
     are the bytes hashed and stored, whatever happens to the file meanwhile."""
-    from ..loader import bot_source, read_bot_bytes, read_bot_file
+    from ..seats.loader import bot_source, read_bot_bytes, read_bot_file
 
     if (args.to is None) == (args.server is None):
         raise UsageError("give --to DIR (a submissions folder) or --server URL (a contest server), one of them")
     path = Path(args.bot)
-    from ..botfolder import is_bot_folder
+    from ..trust.botfolder import is_bot_folder
 
     is_folder = is_bot_folder(path)  # a bot program's folder (bot.toml)
     if not is_folder:
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
 def stored_sha256(stored: Path) -> str:
     """The sha256 of a stored submission: a bot file's bytes, a bot folder's listing."""
     if stored.suffix != ".py":  # a program's submission: its bundle's sha256 (a folder named .py is refused)
-        from ..loader import read_bot_file
+        from ..seats.loader import read_bot_file
 
         sha: str = read_bot_file(stored).sha256
         return sha

@@ -2,7 +2,7 @@
 
 Every command runs with ``sys.stdout`` and ``sys.stderr`` behind :class:`SafeStream`: a
 write whose text holds a character a terminal would act on (ESC and every other control
-character, C1 controls, bidi overrides, lone surrogates: what :func:`arena.safetext.escape`
+character, C1 controls, bidi overrides, lone surrogates: what :func:`arena.trust.text.escape`
 makes visible) is written with those characters as visible escapes. Line ends (``\\n``) and
 the carriage return of a progress bar (``\\r``) pass as they are. So a name, path, game id
 or message that reaches a ``print`` without its own escaping (a file name in a "wrote ..."
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from ..safetext import escape
+from ..trust.text import escape
 
 #: What a write may hold besides printable text: line ends and a progress bar's return.
 _KEPT = re.compile(r"([\n\r])")

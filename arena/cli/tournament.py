@@ -9,9 +9,9 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
-from ..interrupts import exit_status
-from ..safetext import escape
-from ..tournament.schedule import DEFAULT_MAX_TABLES, MAX_DEALS, MAX_TABLES, parse_sizes
+from ..playing.interrupts import exit_status
+from ..tournament.plan.schedule import DEFAULT_MAX_TABLES, MAX_DEALS, MAX_TABLES, parse_sizes
+from ..trust.text import escape
 from .adaptive import adaptive_settings, add_adaptive_options, run_until_separated
 from .dbgames import check_sandbox
 from .options import (
@@ -36,10 +36,10 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..game.seeds import fresh_seed, warn_if_guessable
     from ..sandbox.limits import usable_cpus
-    from ..seeds import fresh_seed, warn_if_guessable
-    from ..tournament.db import TournamentDBError, stored_seed
-    from ..tournament.local import HarnessError
+    from ..tournament.backends.local import HarnessError
+    from ..tournament.db.database import TournamentDBError, stored_seed
     from ..tournament.runner import SetupError, gauntlet_plan, local_backend, plan, preflight, ray_backend
     from ..tournament.runner import run as run_tournament
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..safetext import escape
+from ..trust.text import escape
 
 
 def upload(args: argparse.Namespace, path: Path, data: bytes, name: str | None = None) -> int:

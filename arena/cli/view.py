@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..interrupts import stdout_closed
+from ..playing.interrupts import stdout_closed
 from .dbgames import replay_from_db
 from .options import add_trust_options
 
@@ -17,7 +17,7 @@ def read_record(path: str, game: str | None = None) -> list[list[dict[str, Any]]
 
     :raises UsageError: unreadable, not a record, no such game, or more than a page holds.
     """
-    from ..record import RecordError, read_sized_games
+    from ..records.files import RecordError, read_sized_games
     from ..web.view import MAX_PAGE_BYTES, MAX_PAGE_GAMES
 
     games: list[list[dict[str, Any]]] = []

@@ -8,8 +8,8 @@ from typing import Any
 
 import pluggy
 
-from .. import hookspecs
-from ..rules import Rules
+from ..game.rules import Rules
+from . import hookspecs
 
 
 @functools.lru_cache(maxsize=1)

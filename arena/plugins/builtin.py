@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..hookspecs import hookimpl
-from ..safetext import render_table, to_csv, to_json
+from ..trust.text import render_table, to_csv, to_json
+from .hookspecs import hookimpl
 
 
 @hookimpl
@@ -27,7 +27,7 @@ def _rows(doc: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     return headers, [[r[h] for h in headers] for r in rows]
 
 
-# Every cell goes through the output rules of arena.safetext: names are contestant text.
+# Every cell goes through the output rules of arena.trust.text: names are contestant text.
 
 
 def table(doc: dict[str, Any]) -> str:

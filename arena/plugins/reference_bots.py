@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from ..hookspecs import hookimpl
+from .hookspecs import hookimpl
 
 
 @hookimpl

@@ -5,7 +5,7 @@ and the worker process (:mod:`.worker`, :mod:`.client`, hardened by :mod:`.harde
 with time and memory limits enforced from outside by the referee.
 
 The names below are imported on first use (PEP 562), not with the package: a
-bot's template process (:mod:`.zygote`) imports ``arena.sandbox.zygote`` and so
+bot's template process (:mod:`.zygote`) imports ``arena.sandbox.python.zygote`` and so
 this package, and must not pull in the referee's side (``subprocess``,
 ``threading``, the watchdog): every module it holds makes each fork dearer.
 """
@@ -17,19 +17,19 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .limits import Limits
-    from .player import SandboxedSeat
-    from .policy import check_source
-    from .pool import SandboxFactory, sandboxed_factory
+    from .policy.compiler import check_source
+    from .python.factory import SandboxFactory, sandboxed_factory
+    from .python.seat import SandboxedSeat
 
 __all__ = ["sandboxed_factory", "Limits", "check_source", "hardening_report", "SandboxFactory", "SandboxedSeat"]
 
 #: Public name -> the submodule that defines it.
 _LAZY = {
     "Limits": "limits",
-    "SandboxedSeat": "player",
-    "check_source": "policy",
-    "SandboxFactory": "pool",
-    "sandboxed_factory": "pool",
+    "SandboxedSeat": "python.seat",
+    "check_source": "policy.compiler",
+    "SandboxFactory": "python.factory",
+    "sandboxed_factory": "python.factory",
 }
 
 
@@ -48,6 +48,6 @@ def hardening_report(uid: int | None = None) -> Any:
 
     Starts a throw-away hardened interpreter (:func:`.probe.probe`).
     """
-    from .probe import probe
+    from .jail.probe import probe
 
     return probe(uid=uid)

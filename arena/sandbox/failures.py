@@ -7,7 +7,7 @@ import os
 import signal
 from typing import Any
 
-from ..events import FaultKind
+from ..game.events import FaultKind
 
 _SIGNALS = {
     signal.SIGKILL: "killed",

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import records_folder
-from .db import TournamentDB
-from .gamerunner import GameRecord
-from .local import HarnessError
-from .result import GameResult
-from .schedule import GameKey, Schedule
+from .backends.games import GameRecord
+from .backends.local import HarnessError
+from .db import replays as records_folder
+from .db.database import TournamentDB
+from .plan.schedule import GameKey, Schedule
+from .results.finished import GameResult
 
 if TYPE_CHECKING:
     from .runner import Plan

@@ -3,7 +3,7 @@
 A game follows from its key, the tournament's settings and schedule and the
 bots' sources, all stored in the database. :func:`load_plan` rebuilds the
 tournament's :class:`~arena.tournament.runner.Plan` from them, and games are
-played by the same :class:`~arena.tournament.gamerunner.GameRunner` (or backend)
+played by the same :class:`~arena.tournament.backends.games.GameRunner` (or backend)
 the tournament used, so the same seeds and seating come out. Each re-played
 game is checked against the stored result (:func:`differences`): a game that
 comes out otherwise (a bot that depends on time, say) is reported, not hidden.
@@ -15,15 +15,15 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from ..loader import BotSource, source_bytes
-from ..rules import Rules
-from .db import LEGACY_SETTINGS, TournamentDBError
-from .dbread import Stored, load
-from .dbrows import BotRow, bot_sources
-from .gamerunner import GameRecord, GameRunner
-from .result import GameResult, differences
+from ..game.rules import Rules
+from ..seats.loader import BotSource, source_bytes
+from .backends.games import GameRecord, GameRunner
+from .db.database import LEGACY_SETTINGS, TournamentDBError
+from .db.read import Stored, load
+from .db.rows import BotRow, bot_sources
+from .plan.schedule import GameKey, Schedule, SizeSchedule
+from .results.finished import GameResult, differences
 from .runner import Entrant, Plan
-from .schedule import GameKey, Schedule, SizeSchedule
 
 
 class RerunError(Exception):
@@ -33,7 +33,7 @@ class RerunError(Exception):
 def registered_source(name: str) -> BotSource | None:
     """The bot the installed registry provides under ``name`` today (None: no such bot)."""
     from ..errors import BotLoadError
-    from ..loader import read_bot_file, registry
+    from ..seats.loader import read_bot_file, registry
 
     path = registry().get(name)
     if path is None:
@@ -53,7 +53,7 @@ def entrant_of(bot: BotRow, source: str, *, trusted: bool) -> Entrant:
         installed = registered_source(bot.name)
         if installed is not None and source_bytes(installed.source) == source_bytes(source):
             return Entrant(installed, bot.label, True)
-    from ..loader import stored_source
+    from ..seats.loader import stored_source
 
     return Entrant(stored_source(bot.name, source), bot.label, trusted)
 
@@ -165,7 +165,7 @@ def rerun_many(
 
 def open_db(path: str) -> tuple[sqlite3.Connection, dict[str, str]]:
     """The database for reading. :raises TournamentDBError:."""
-    from .db import open_readonly
+    from .db.database import open_readonly
 
     if not Path(path).exists():
         raise TournamentDBError(f"{path}: no such file")

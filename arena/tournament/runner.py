@@ -16,20 +16,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .. import submissions
-from ..loader import BotSource, resolve_bot
-from ..match import entrant_labels
-from ..rules import Rules
-from ..safetext import clean_name, escape, storable
-from ..seeds import guessable
-from ..untrusted import NotRegularFile
-from .db import BotRow, canonical
-from .gamerunner import Job
-from .local import Batches
+from ..game.rules import Rules
+from ..game.seeds import guessable
+from ..playing.match import entrant_labels
+from ..seats.loader import BotSource, resolve_bot
+from ..trust import submissions
+from ..trust.files import NotRegularFile
+from ..trust.text import clean_name, escape, storable
+from .backends.games import Job
+from .backends.local import Batches
+from .db.database import BotRow, canonical
 from .loop import FixedPlanner, play
 from .loop import SetupError as SetupError
-from .schedule import DEFAULT_MAX_TABLES, MAX_GAMES, GameKey, Schedule, default_sizes
-from .teams import Team, parse_team, to_settings
+from .plan.schedule import DEFAULT_MAX_TABLES, MAX_GAMES, GameKey, Schedule, default_sizes
+from .results.teams import Team, parse_team, to_settings
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def collect(specs: Sequence[str]) -> list[BotSource]:
 
 def entrants(specs: Sequence[str], *, trusted: bool = False) -> list[Entrant]:
     """Entrants in command-line order; a file's label is its file name without ``.py``
-    (cleaned; ``NAME (file)`` when it is a reserved name, see :func:`~arena.match.entrant_labels`),
+    (cleaned; ``NAME (file)`` when it is a reserved name, see :func:`~arena.playing.match.entrant_labels`),
     a registered bot's its name; repeats get ``#2``, ``#3``..."""
     return entrants_of(collect(specs), trusted=trusted)
 
@@ -283,7 +283,7 @@ def preflight(p: Plan) -> list[str]:
     --allow-unverified. Also checks that the sandbox exists when bot files need it.
     :raises SetupError:."""
     from ..errors import BotLoadError
-    from ..loader import compile_trusted
+    from ..seats.loader import compile_trusted
 
     check: Callable[[BotSource], object] = compile_trusted
     if not all(e.trusted for e in p.entrants):
@@ -333,7 +333,7 @@ Backend = Callable[..., Batches]
 
 
 def local_backend(workers: int) -> Backend:
-    from .local import More, in_pool, in_process
+    from .backends.local import More, in_pool, in_process
 
     def run(job: Job, keys: Sequence[GameKey], stop: Callable[[], bool], more: More | None = None) -> Batches:
         if workers == 1:
@@ -344,7 +344,7 @@ def local_backend(workers: int) -> Backend:
 
 
 def ray_backend(workers: int, address: str | None) -> Backend:
-    from . import ray_backend as rb
+    from .backends import ray_tasks as rb
 
     def run(
         job: Job, keys: Sequence[GameKey], stop: Callable[[], bool], more: Callable[[], Sequence[GameKey]] | None = None
@@ -397,7 +397,7 @@ def run(
 
 def gauntlet_plan(p: Any, max_tables: int) -> Any:
     """``p`` (whose first entrant is the new bot) with every table holding the new bot."""
-    from .schedule import gauntlet_schedule, with_tables
+    from .plan.schedule import gauntlet_schedule, with_tables
 
     if len(p.schedule.sizes) != 1:
         raise SetupError("a gauntlet plays one table size; give one --players size")

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import UsageError
-from ..match import MatchHooks, MatchResult, MatchSettings, run_match
+from ..playing.match import MatchHooks, MatchResult, MatchSettings, run_match
 
 
 def default_record() -> str:

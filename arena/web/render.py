@@ -21,7 +21,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from ..safetext import escape
+from ..trust.text import escape
 
 #: Marks a file an arena command wrote, so it may write it again (and no other file).
 GENERATOR = Markup('<meta name="generator" content="arena view">')
@@ -47,7 +47,7 @@ def embed_json(data: Any) -> Markup:
 
 
 def _shown_data(data: Any) -> Any:
-    """``data`` with every string made printable (:func:`arena.safetext.escape`); arena's own
+    """``data`` with every string made printable (:func:`arena.trust.text.escape`); arena's own
     data for a page: lists, tuples and dicts of text, numbers, booleans and None."""
     if isinstance(data, str):
         return escape(data)
@@ -84,7 +84,7 @@ def num(value: Any, spec: str = "", missing: str = DASH) -> str:
 
 def _shown(value: Any) -> Any:
     """Every value a template prints, before HTML escaping: text (not markup arena made) with
-    its unprintable characters as visible escapes (:func:`arena.safetext.escape`: controls,
+    its unprintable characters as visible escapes (:func:`arena.trust.text.escape`: controls,
     bidi overrides, lone surrogates), so that no page shows reordered text or holds a
     terminal control sequence a reader of the published file would print."""
     if isinstance(value, str) and not isinstance(value, Markup):

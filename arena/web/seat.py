@@ -1,4 +1,4 @@
-"""The browser seat: the terminal human seat (:class:`~arena.human.HumanPlayer`) driven from a web page.
+"""The browser seat: the terminal human seat (:class:`~arena.playing.human.HumanPlayer`) driven from a web page.
 
 :class:`WebHumanPlayer` *is* the terminal seat with its two ends replaced:
 its questions wait for a click sent by the page (:class:`SeatState` passes
@@ -16,11 +16,11 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..cards import SUITS, Card
-from ..engine import GameResult, RoundResult
-from ..human import HumanLeft, HumanPlayer
-from ..referee import GameInfo
-from ..turn import Turn
+from ..botapi.turn import Turn
+from ..game.cards import SUITS, Card
+from ..game.engine import GameResult, RoundResult
+from ..game.referee import GameInfo
+from ..playing.human import HumanLeft, HumanPlayer
 
 ACTIONS = ("put", "draw", "finish", "leave")
 

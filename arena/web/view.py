@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..visibility import game_seen_by
+from ..game.visibility import game_seen_by
 from .render import GENERATOR, embed_json, render
 
 #: Most games one ``arena view`` page holds, and most bytes of record they may take: a page
@@ -38,7 +38,7 @@ class OutputError(Exception):
 
 
 def seat_view(events: Sequence[Mapping[str, Any]], seat: int) -> list[dict[str, Any]]:
-    """The events as ``seat`` saw them (R10, :func:`arena.visibility.seat_data`): its own cards,
+    """The events as ``seat`` saw them (R10, :func:`arena.game.visibility.seat_data`): its own cards,
     everyone's public facts."""
     return game_seen_by(events, seat)
 

@@ -1,0 +1,387 @@
+"""What the bot author's commands (``arena new``, ``arena check``, ``arena submit``) run.
+
+``new`` writes a commented starting bot. ``check`` loads a bot exactly as a
+tournament will (the sandbox's static check, then a sandboxed worker) and
+plays smoke games against the reference bots at 2, 3, 4 and 6 players,
+reporting problems with file and line, faults with kind and detail, and the
+bot's time per move. ``submit`` runs the check and stores a clean bot with
+a JSON manifest in the organiser's submissions folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import string
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import BotLoadError, UsageError
+from ..game.engine import derive_seed
+from ..game.events import FaultKind
+from ..game.rules import CONTEST, Rules
+from ..sandbox.limits import Limits
+from ..trust.files import NotRegularFile, regular
+from ..trust.text import escape
+
+#: A bot name usable as a file name: letters, digits, ``-`` and ``_``, from a letter.
+NAME_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
+#: Names ``arena play`` gives another meaning.
+RESERVED_NAMES = frozenset({"human"})
+#: Reference bots the smoke games seat, in this order, when registered.
+REFERENCE_BOTS = ("random", "greedy", "heuristic")
+#: Table sizes the smoke games cover.
+TABLE_SIZES = (2, 3, 4, 6)
+#: Fault kinds after which further smoke games would only be slow.
+STOPPING_FAULTS = (FaultKind.TIMEOUT, FaultKind.CRASH)
+
+
+# -- arena new ------------------------------------------------------------------
+
+
+def bot_target(text: str) -> tuple[str, Path]:
+    """``NAME`` or ``path/NAME.py`` -> (bot name, file path). :raises UsageError: bad name."""
+    path = Path(text if text.endswith(".py") else text + ".py")
+    name = path.stem
+    if not NAME_PATTERN.fullmatch(name):
+        raise UsageError(
+            f"{name!r} is not a usable bot name: use letters, digits, - and _, "
+            "starting with a letter, at most 40 characters"
+        )
+    if name.lower() in RESERVED_NAMES:
+        raise UsageError(f"{name!r} is reserved (`arena play human ...` seats you); choose another name")
+    return name, path
+
+
+def render_template(name: str, file: str) -> str:
+    """The starting bot's source for bot ``name`` written to ``file``."""
+    text = resources.files("arena.authoring").joinpath("templates", "bot.py.tmpl").read_text(encoding="utf-8")
+    return string.Template(text).substitute(name=name, file=file)
+
+
+# -- arena check ------------------------------------------------------------------
+
+
+@dataclass
+class CheckReport:
+    """What ``arena check`` found; ``clean`` only without problems and faults."""
+
+    path: str
+    bot: str = ""
+    description: str = ""
+    sha256: str = ""
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    sandbox: dict[str, Any] = field(default_factory=dict)
+    rules: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    tables: list[dict[str, Any]] = field(default_factory=list)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    move_times: list[float] = field(default_factory=list)
+    #: What ``move_times`` measure: the sandbox's CPU time per move (what the limit counts), or wall time.
+    clock: str = "wall-clock time"
+    stopped: str = ""
+    #: A bot program's runtime, language and built files' sha256 (empty for a Python bot file).
+    program: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def clean(self) -> bool:
+        return not self.problems and not self.faults and bool(self.tables)
+
+    def timing(self) -> dict[str, Any]:
+        """Time per move of the checked bot, in milliseconds."""
+        times = self.move_times
+        if not times:
+            return {"moves": 0, "median_ms": None, "worst_ms": None}
+        return {
+            "moves": len(times),
+            "median_ms": round(statistics.median(times) * 1000, 3),
+            "worst_ms": round(max(times) * 1000, 3),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "bot": self.bot,
+            "description": self.description,
+            "sha256": self.sha256,
+            "clean": self.clean,
+            "problems": self.problems,
+            "warnings": self.warnings,
+            "faults": self.faults,
+            "tables": self.tables,
+            "move_time": self.timing(),
+            "sandbox": self.sandbox,
+            "rules": self.rules,
+            "seed": self.seed,
+            **({"stopped": self.stopped} if self.stopped else {}),
+            **({"program": self.program} if self.program else {}),
+        }
+
+    def fault_count(self) -> int:
+        """Faults of the bot (retirements are their consequence, not counted)."""
+        return sum(1 for f in self.faults if f["kind"] != FaultKind.RETIRED)
+
+    def fault_lines(self) -> Iterator[str]:
+        """Faults grouped by kind and detail: count, first game and round."""
+        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for f in self.faults:
+            if f["kind"] != FaultKind.RETIRED:
+                groups.setdefault((f["kind"], f["detail"]), []).append(f)
+        for (kind, detail), found in groups.items():
+            first = found[0]
+            yield (
+                f"  FAULT {len(found)}x {escape(kind, 40)}: {escape(detail, 400)} "
+                f"(first in game {first['game']}, seat {first['seat']}, round {first['round']})"
+            )
+        retired = sorted({f["game"] for f in self.faults if f["kind"] == FaultKind.RETIRED})
+        if retired:
+            games = f"game{'s' if len(retired) != 1 else ''} {', '.join(retired)}"
+            yield f"  retired (the fallback played its seat) in {games}"
+
+    def lines(self) -> Iterator[str]:
+        """The report for a terminal."""
+        path = escape(self.path)
+        head = f"checking {path}"
+        if self.bot:
+            head += f": bot {escape(repr(self.bot))}, sha256 {self.sha256[:12]}"
+        yield head
+        summary = self.sandbox.get("summary", "")
+        if summary:
+            yield "  " + summary if summary.startswith("sandbox") else f"  sandbox: {summary}"
+        for p in self.problems:
+            where = escape(p["path"]) + (f":{p['line']}" if p.get("line") else "")
+            yield f"  PROBLEM {where}: {escape(p['message'], 400)}"
+        for w in self.warnings:
+            yield f"  warning: {escape(w, 400)}"
+        if self.rules.get("changed"):
+            yield "  rules: " + ", ".join(f"{k}={v}" for k, v in self.rules["changed"].items())
+        for t in self.tables:
+            faults = t["faults"]
+            status = "no faults" if not faults else f"{faults} fault{'s' if faults != 1 else ''}"
+            places = ", ".join(str(p) for p in t["places"])
+            yield (
+                f"  {t['players']} players: {t['games']} game{'s' if t['games'] != 1 else ''} "
+                f"vs {', '.join(t['opponents'])}; places {places}; {status}"
+            )
+        yield from self.fault_lines()
+        if self.stopped:
+            yield f"  stopped early: {self.stopped}"
+        timing = self.timing()
+        if timing["moves"]:
+            yield (
+                f"  time per move: median {timing['median_ms']:.2f} ms, worst {timing['worst_ms']:.2f} ms "
+                f"over {timing['moves']} moves ({self.clock})"
+            )
+        if self.clean:
+            yield f"{path}: clean"
+        else:
+            reasons = []
+            if self.problems:
+                reasons.append(f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}")
+            count = self.fault_count()
+            if count:
+                reasons.append(f"{count} fault{'s' if count != 1 else ''}")
+            yield f"{path}: NOT clean ({', '.join(reasons) or 'no game played'})"
+
+
+def sandbox_api() -> Any:
+    """The sandbox module (its ``check_source``, ``sandboxed_factory``, ``hardening_report``)."""
+    try:
+        from .. import sandbox
+
+        sandbox.check_source, sandbox.sandboxed_factory, sandbox.hardening_report  # noqa: B018
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"the sandbox is not available in this installation ({exc})") from None
+    return sandbox
+
+
+def reference_opponents() -> list[str]:
+    """The registered reference bots the smoke games seat."""
+    from ..seats.loader import registry
+
+    known = registry()
+    return [name for name in REFERENCE_BOTS if name in known]
+
+
+def problem(exc: BotLoadError, path: str) -> dict[str, Any]:
+    return {"path": exc.path or path, "line": exc.line, "message": exc.message}
+
+
+def describe_sandbox(sandbox: Any) -> dict[str, Any]:
+    """The hardening layers a worker gets here (the probe reports a failed probe itself: an
+    exception out of it is a bug, not news for the report)."""
+    report = sandbox.hardening_report()
+    return {"layers": dict(report.layers), "summary": report.summary()}
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    """How ``arena check`` checks a bot: the rules and seed of its smoke games, how many per
+    table size, and the sandbox's limits (None: the defaults)."""
+
+    rules: Rules = CONTEST
+    games: int = 2
+    seed: int = 0
+    limits: Limits | None = None
+
+
+def run_check(
+    path: str, settings: CheckSettings = CheckSettings(), *, data: bytes | None = None, src: Any = None
+) -> CheckReport:
+    """Check the bot file at ``path`` as a tournament loads it; see :class:`CheckReport`.
+    With ``data`` (the file's bytes, already read) the file is not read again: exactly
+    those bytes are checked.
+
+    :raises UsageError: no such file, or no sandbox.
+    """
+    from ..seats.loader import bot_source, read_bot_file
+
+    rules, games, seed, limits = settings.rules, settings.games, settings.seed, settings.limits
+    report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})
+    from ..trust.botfolder import is_bot_folder
+
+    if src is not None or (data is None and is_bot_folder(path)):
+        pass  # a bot program's folder (bot.toml): read by read_bot_file like any bot
+    elif data is None:
+        try:  # a link, FIFO, device or folder is refused in one line, before anything is read
+            regular(path)
+        except NotRegularFile as exc:
+            raise UsageError(str(exc)) from None
+        except OSError:
+            if not os.path.lexists(path):
+                raise UsageError(f"{path}: no such file") from None
+    sandbox = sandbox_api()
+    report.sandbox = describe_sandbox(sandbox)
+    try:
+        if src is None:  # given: a bot folder already read (``arena submit`` stores exactly those files)
+            src = read_bot_file(path) if data is None else bot_source(data, path)
+    except BotLoadError as exc:
+        report.problems.append(problem(exc, path))
+        return report
+    report.bot, report.description, report.sha256 = src.name, src.description, src.sha256
+    if not src.description:
+        report.warnings.append("no docstring: its first line is the bot's description in results and submissions")
+    try:
+        sandbox.check_source(src)
+        factory = sandbox.sandboxed_factory(src, limits=limits)
+    except BotLoadError as exc:
+        report.problems.append(problem(exc, path))
+        return report
+    if src.runtime != "python":  # a program's own layers (the launcher's report), not a Python worker's
+        report.program = {"runtime": src.runtime, **getattr(factory, "program", {})}
+        layers = {k: v for k, v in factory.report.items() if k != "supervision"}
+        active = [k for k, v in layers.items() if v == "active"]
+        others = "; ".join(f"{k} {v}" for k, v in layers.items() if v != "active")
+        summary = f"sandbox hardening ({src.runtime}) {len(active)}/{len(layers)} active: {', '.join(active)}"
+        report.sandbox = {"layers": layers, "summary": summary + (f"; {others}" if others else "")}
+
+    try:
+        play_smoke_games(report, src, factory, rules=rules, games=games, seed=seed)
+        cpu = getattr(factory, "move_cpu", None)
+        if cpu:  # the sandbox's own measure: CPU time per move, what the limit counts
+            report.move_times, report.clock = list(cpu), "CPU time"
+    finally:
+        close = getattr(factory, "close", None)
+        if close is not None:
+            close()
+    if report.problems or report.stopped:
+        return report
+    slow = slow_warning(report, limits)
+    if slow:
+        report.warnings.append(slow)
+    return report
+
+
+def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rules, games: int, seed: int) -> None:
+    """Seat the bot against the reference bots at each table size; add tables, faults and times to ``report``.
+
+    Stops at a load error (a problem) or after a game with a timeout or crash (slow to repeat).
+    """
+    from ..game.referee import BotFault, Referee
+    from ..seats.factories import make_factory
+    from ..seats.loader import resolve_bot
+
+    opponents = reference_opponents()
+    if not opponents:
+        raise UsageError("no reference bots are registered to play the smoke games against")
+    reference = {name: make_factory(resolve_bot(name), trusted=True) for name in opponents}
+    referee = Referee(rules)
+    for n in TABLE_SIZES:
+        try:
+            rules.check_players(n)
+        except ValueError:
+            continue
+        table: dict[str, Any] = {"players": n, "games": 0, "faults": 0, "places": [], "opponents": []}
+        for g in range(games):
+            seat = g % n
+            names = [opponents[(g + i) % len(opponents)] for i in range(n - 1)]
+            names.insert(seat, "")
+            game_id = f"{n}p-{g + 1}"
+            game_seed = derive_seed(seed, "deal", "check", n, g)
+            bot_key = derive_seed(seed, "bots", "check", n, g)
+            players = []
+            try:
+                for s, name in enumerate(names):
+                    players.append(factory(bot_key, s) if s == seat else reference[name](bot_key, s))
+                outcome = referee.play(
+                    players,
+                    seed=game_seed,
+                    game_id=game_id,
+                    bots=[src.label if s == seat else name for s, name in enumerate(names)],
+                )
+            except BotLoadError as exc:
+                report.problems.append(problem(exc, report.path))
+                return
+            except BotFault as exc:
+                report.faults.append(
+                    {
+                        "game": game_id,
+                        "players": n,
+                        "seat": seat,
+                        "round": 0,
+                        "kind": exc.kind.value,
+                        "detail": exc.detail,
+                    }
+                )
+                report.stopped = f"the bot could not be seated in game {game_id}"
+                return
+            finally:
+                for p in players:
+                    p.close()
+            table["games"] += 1
+            table["opponents"] = sorted(set(table["opponents"]) | {name for name in names if name})
+            table["places"].append(outcome.result.places[seat])
+            report.move_times.extend(outcome.move_times[seat])
+            mine = [f for f in outcome.faults if f.seat == seat]
+            table["faults"] += sum(1 for f in mine if f.kind is not FaultKind.RETIRED)
+            for f in mine:
+                report.faults.append(
+                    {
+                        "game": game_id,
+                        "players": n,
+                        "seat": seat,
+                        "round": f.round,
+                        "kind": f.kind.value,
+                        "detail": f.detail,
+                    }
+                )
+            stopping = sorted({f.kind for f in mine if f.kind in STOPPING_FAULTS})
+            if stopping:
+                report.tables.append(table)
+                report.stopped = f"a {'/'.join(stopping)} in game {game_id}"
+                return
+        report.tables.append(table)
+
+
+def slow_warning(report: CheckReport, limits: Limits | None) -> str | None:
+    """A warning when the worst move took over half the per-move time limit."""
+    budget = (limits or Limits()).move_seconds
+    worst = max(report.move_times, default=0.0)
+    if worst > budget / 2:
+        return f"worst move took {worst * 1000:.0f} ms, over half the {budget * 1000:.0f} ms limit"
+    return None

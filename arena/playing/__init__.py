@@ -1,0 +1,1 @@
+"""Playing games: ``arena play`` matches, the human seat at the terminal, SPRT, Ctrl-C handling."""

@@ -1,0 +1,239 @@
+"""The report's HTML pages: standings, the game list, one page per bot.
+
+The markup is in ``arena/web/templates/report_*.html.j2``, rendered by the
+escaping engine (:mod:`arena.web.render`): every text from the database
+(labels, names, fault details, authors, game keys) and every number reaches
+the page escaped; numbers are formatted only when they are real numbers.
+This module gathers what each page shows. Rows carry ``data-bot`` and
+``data-rank`` for tests and users' scripts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from ..tournament.results.standings import GAUNTLET_NOTE, RANK_NOTE
+from ..web.render import real, render
+from .charts import heat_map, interval_chart
+
+if TYPE_CHECKING:
+    from ..tournament.results.finished import GameResult
+    from ..tournament.results.resultset import ResultSet
+    from .site import BotStats
+
+#: The most places a table-size row counts (the game seats far fewer): bounds the work a bad size can ask.
+MAX_SIZE = 64
+
+
+def viewer_link(key: Any, up: str = "", step: str = "0") -> str:
+    """The viewer's address for a game (a relative link: no scheme a key could choose)."""
+    return f"{up}viewer.html#game={quote(str(key), safe='')}&step={step}"
+
+
+def _order(value: Any) -> tuple[int, Any, str]:
+    """A sort key for values that should be ints or tuples of ints, but might not be."""
+    items = value if isinstance(value, tuple) else (value,)
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+        return (0, value, "")
+    return (1, (), str(value))
+
+
+def _mean(values: Sequence[Any]) -> float | None:
+    numbers = [x for x in map(real, values) if x is not None]
+    return sum(numbers) / len(numbers) if numbers else None
+
+
+def _scope(title: str, scope: dict[str, Any], index: dict[str, int], size: Any, charts: bool) -> dict[str, Any]:
+    """Standings, score and rating charts and the head-to-head heat map of one scope."""
+    teams = any("members" in r for r in scope["standings"])
+    if teams:  # a team's row names its members, each linked to its bot's page
+        rows = [
+            dict(r, links=[(m, f"bots/bot-{index.get(m, '')}.html") for m in r["members"]]) for r in scope["standings"]
+        ]
+    else:
+        rows = [dict(r, href=f"bots/bot-{index.get(r['bot'], '')}.html") for r in scope["standings"]]
+    out = {"title": title, "size": size, "games": scope["games"], "blocks": scope["blocks"], "rows": rows}
+    out["teams"] = teams
+    out["authors"] = any(r.get("author") for r in rows)  # a column only when a manifest named one
+    out["charts"] = None
+    if not charts:
+        return out
+    score = interval_chart(
+        [(r["bot"], r["score"], r["score_ci"]) for r in rows],
+        lo=0,
+        hi=1,
+        ticks=(0, 0.25, 0.5, 0.75, 1),
+        title="Score (1 = always first, 0 = always last) with its 95% interval",
+    )
+    rated = [(r["bot"], real(r["mu"]), real(r["sigma"])) for r in rows]
+    spans = [(m - 3 * s, m + 3 * s) for _, m, s in rated if m is not None and s is not None]
+    lo = min(a for a, _ in spans) if spans else 0.0
+    hi = max(b for _, b in spans) if spans else 1.0
+    if math.isfinite(hi - lo) and hi - lo < 1e12:
+        step = max(1, round((hi - lo) / 5))
+        ticks: list[float] = [t for t in range(int(lo) - int(lo) % step, int(hi) + step, step) if lo <= t <= hi]
+    else:
+        ticks = [lo, hi] if math.isfinite(lo) and math.isfinite(hi) else []
+    rating = interval_chart(
+        [(bot, m, None if s is None else 3 * s) for bot, m, s in rated],
+        lo=lo,
+        hi=hi,
+        ticks=ticks,
+        title="Rating \u03bc \u00b1 3\u03c3 (OpenSkill; the left end is the ordinal)",
+    )
+    order = [r["bot"] for r in rows]
+    cells = {}
+    for i, a in enumerate(order):
+        for j, b in enumerate(order):
+            cell = scope["head_to_head"].get(a, {}).get(b)
+            if cell is not None and cell["above"] is not None:
+                cells[(i, j)] = (cell["above"], cell["games"])
+    heat = heat_map(order, cells, title="Head-to-head: share of shared games the row bot placed above the column bot")
+    out["charts"] = {"score": score, "rating": rating, "heat": heat}
+    return out
+
+
+def header(results: ResultSet, bots: int) -> list[str]:
+    """The facts above the standings: bots, games played of those planned, the schedule, the rules."""
+    settings = results.stored.settings
+    sizes = ", ".join(str(k) for k in settings.get("sizes", []))
+    teams = results.stored.teams
+    facts = [f"{len(teams)} teams of two ({bots} bots), partners opposite" if teams else f"{bots} bots"]
+    labels = results.stored.labels
+    if results.gauntlet and labels:
+        facts.append(f"a gauntlet of {labels[0]} against a field of {len(labels) - 1}")
+    if results.planned is None:  # adaptive: no fixed size, the run says why it stopped
+        why = {
+            "separated": "stopped when every comparison was separated",
+            "budget": "stopped at its budget of games",
+        }.get(results.status, "not finished")
+        facts.append(
+            f"{results.played} games played in an adaptive run (a first round of {results.first_round} games, "
+            f"then rounds of duplicate deals where the order was unsettled; {why})"
+        )
+        facts.append(f"tables of {sizes} players")
+    else:
+        done = f"{results.played} of {results.planned} games played" + ("" if results.finished else " (not finished)")
+        facts.append(done)
+        facts.append(f"tables of {sizes} players")
+        facts.append(f"{settings.get('games', '?')} deals per table, each played once per seat rotation")
+    facts.append(f"rules {settings.get('rules', {}).get('name', 'contest')}")
+    return facts
+
+
+def index_page(doc: dict[str, Any], stats: Sequence[BotStats], context: dict[str, Any]) -> str:
+    """``index.html``: overall standings, the separation verdicts, then standings per table size."""
+    index = {s.bot.label: s.bot.bot for s in stats}
+    results: ResultSet = context["results"]
+    scopes = [_scope("Standings: all games", doc["overall"], index, "all", True)]
+    for size, scope in doc["by_size"].items():
+        title = f"Standings at {size}-player tables"
+        if len(doc["by_size"]) == 1:
+            title += " (all games)"
+        scopes.append(_scope(title, scope, index, size, len(doc["by_size"]) > 1))
+    sep = doc.get("separation") or {}
+    return render(
+        "report_index.html.j2",
+        title="Yard bridge tournament",
+        up="",
+        facts=header(results, len(stats)),
+        db=context["db"],
+        created=context["created"],
+        version=context["arena_version"],
+        scopes=scopes,
+        separation=sep,
+        anytime=bool(sep.get("pairs")) and "p_value" in sep["pairs"][0],
+        note=GAUNTLET_NOTE if doc.get("rank_rule") == "gauntlet" else RANK_NOTE,
+    )
+
+
+def games_page(
+    stored: Sequence[GameResult], labels: Sequence[str], found: set[Any], notes: dict[Any, str], context: dict[str, Any]
+) -> str:
+    """``games.html``: every stored game, linked to the viewer."""
+    games = [
+        {
+            "key": str(g.key),
+            "href": viewer_link(g.key) if g.key in found else None,
+            "seats": [
+                {"bot": labels[b], "place": p, "score": score}
+                for b, p, score in zip(g.seating, g.places, g.scores, strict=True)
+            ],
+            "rounds": g.rounds,
+            "moves": g.moves,
+            "note": notes.get(g.key),
+        }
+        for g in stored
+    ]
+    return render("report_games.html.j2", title="Yard bridge tournament: games", up="", games=games)
+
+
+def _game(key: Any, found: set[Any]) -> dict[str, Any]:
+    return {"key": str(key), "href": viewer_link(key, "../", "end") if key in found else None}
+
+
+def bot_page(s: BotStats, doc: dict[str, Any], labels: Sequence[str], found: set[Any], context: dict[str, Any]) -> str:
+    """``bots/bot-N.html``: who, how it placed by seat and size, its faults, time, best and worst games."""
+    b = s.bot
+    moves, seconds, worst = real(s.moves), real(s.seconds), real(s.worst)
+    time = None
+    if s.timed and moves and seconds is not None and worst is not None:
+        time = {"mean_ms": 1000 * seconds / moves, "moves": s.moves, "worst_ms": 1000 * worst}
+
+    by_seat: dict[tuple[Any, Any], list[Any]] = {}
+    by_size: dict[Any, list[Any]] = {}
+    for g in s.games:
+        size = getattr(g["key"], "size", None)
+        by_seat.setdefault((size, g["seat"]), []).append(g["place"])
+        by_size.setdefault(size, []).append(g["place"])
+    sizes = []
+    for size, places in sorted(by_size.items(), key=lambda kv: _order(kv[0])):
+        shown = range(1, size + 1) if isinstance(size, int) and 0 < size <= MAX_SIZE else range(0)
+        counts = [places.count(p) for p in shown]
+        sizes.append({"size": size, "games": len(places), "avg": _mean(places), "counts": counts})
+    seats = [
+        {"size": size, "seat": seat, "games": len(places), "avg": _mean(places), "firsts": places.count(1)}
+        for (size, seat), places in sorted(by_seat.items(), key=lambda kv: _order(kv[0]))
+    ]
+
+    kinds: dict[str, int] = {}
+    for f in s.faults:
+        kinds[str(f["kind"])] = kinds.get(str(f["kind"]), 0) + 1
+    faults = {
+        "count": len(s.faults),
+        "kinds": sorted(kinds.items()),
+        "shown": [dict(f, game=_game(f["key"], found)) for f in s.faults[:200]],
+        "more": max(0, len(s.faults) - 200),
+    }
+
+    def norm(g: dict[str, Any]) -> float:
+        k, place = real(getattr(g["key"], "size", None)), real(g["place"])
+        return (k - place) / (k - 1) if k is not None and place is not None and k > 1 else 0.0
+
+    ranked = sorted(s.games, key=lambda g: (-norm(g), real(g["score"]) or 0.0, _order(g["key"])))
+    tops = [
+        {
+            "title": title,
+            "games": [dict(g, game=_game(g["key"], found), size=getattr(g["key"], "size", "?")) for g in chosen],
+        }
+        for title, chosen in (("Best games", ranked[:5]), ("Worst games", list(reversed(ranked))[:5]))
+    ]
+    return render(
+        "report_bot.html.j2",
+        title=f"Yard bridge tournament: {b.label}",
+        up="../",
+        label=b.label,
+        author=s.author,
+        name=b.name,
+        path=b.path,
+        sha256=b.sha256,
+        overall=next((r for r in doc["overall"]["standings"] if r["bot"] == b.label), None),
+        time=time,
+        by_size=sizes,
+        by_seat=seats,
+        faults=faults,
+        tops=tops,
+    )

@@ -1,0 +1,374 @@
+"""The referee's seat for a bot program (:class:`ProgramSeat`, a :class:`~arena.game.referee.RemoteSeat`),
+its factory (:class:`ProgramFactory`: stages the bot once, a fresh process per stream or game)
+and its stream (:class:`ProgramStream`). Protocol v1: docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from ...botapi.turn import SAY_CHARS, SAYS_PER_MOVE
+from ...errors import BotLoadError, IllegalMove
+from ...game.cards import Card
+from ...game.events import FaultKind
+from ...game.referee import BotFault, GameInfo, SeatContext
+from ...game.seeds import derive_seed
+from ..failures import ProtocolViolation, WorkerError, WorkerTimeout, clean
+from ..limits import Limits, cpu_clocks_work
+from ..python.seat import _clock as referee_clock
+from . import wire as jsonwire
+from .process import PROGRAM_LAYERS, ProgramProcess, Runtime
+from .simulate import REQUESTS, Searcher
+
+if TYPE_CHECKING:
+    from ...game.engine import GameResult, RoundResult
+    from ...seats.loader import BotSource
+
+
+def _fault(exc: WorkerError, proc: ProgramProcess | None) -> BotFault:
+    if proc is not None:
+        proc.kill()
+    kind = exc.kind
+    detail = str(exc)
+    if isinstance(exc, ProtocolViolation):
+        detail = f"protocol violation: {detail}"
+    if kind is FaultKind.TIMEOUT:
+        detail += "; program stopped"
+    return BotFault(kind, detail[:300], retire=kind is not FaultKind.CRASH or not isinstance(exc, ProtocolViolation))
+
+
+class ProgramSeat:
+    """One seat of one game, played by a program over protocol v1."""
+
+    def __init__(self, factory: ProgramFactory, bot_key: Any, seat: int, stream: ProgramStream | None = None) -> None:
+        self.factory = factory
+        self.stream = stream
+        self.limits = factory.limits
+        self.name = factory.src.name
+        self.seed = derive_seed(bot_key, "bot", seat)
+        self.proc: ProgramProcess | None = None
+        self.table: SeatContext | None = None
+        self.names: tuple[str, ...] = ()
+        self.sent = 0
+        self.bank = self.limits.game_seconds
+        self.cpu_base = 0.0
+        self.cpu_times: list[float] = []
+        #: The forward model's requests (docs/protocol.md, "Searching ahead"): their CPU is the seat's.
+        self.search = Searcher()
+
+    def sit(self, context: SeatContext) -> None:
+        self.table = context
+
+    def _live(self) -> ProgramProcess:
+        proc = self.proc
+        if proc is None or proc.dead:
+            raise BotFault(FaultKind.CRASH, "the bot's program is gone", retire=True)
+        return proc
+
+    def _budget(self) -> float:
+        proc = self._live()
+        self.bank = self.limits.game_seconds - (proc.cpu_seen - self.cpu_base) - self.search.game_seconds
+        return min(self.limits.move_seconds, max(self.bank, 0.0))
+
+    def start_game(self, info: GameInfo) -> None:
+        self.names = self.search.names = info.players
+        try:
+            proc = self.proc = self.factory.spawn() if self.stream is None else self.stream.take()
+        except WorkerError as exc:
+            raise BotFault(FaultKind.CRASH, f"program did not start: {exc}"[:300], retire=True) from None
+        self.cpu_base = proc.cpu_seen
+        budget = self.limits.load_seconds
+        start, cpu0 = proc.begin(budget)
+        try:
+            proc.send(
+                {
+                    "type": "start_game",
+                    "protocol": jsonwire.VERSION,
+                    "game": info.game,
+                    "seat": info.seat,
+                    "players": list(info.players),
+                    "rules": info.rules.to_dict(),
+                    "seed": self.seed,
+                }
+            )
+            jsonwire.parse_ready(proc.recv())
+        except WorkerError as exc:
+            in_time, _ = proc.end(start, cpu0, budget)
+            if not in_time or isinstance(exc, WorkerTimeout):
+                exc = proc.late(budget, budget, "load limit")
+            raise _fault(exc, proc) from None
+        in_time, _ = proc.end(start, cpu0, budget)
+        if not in_time:
+            raise _fault(proc.late(budget, budget, "load limit"), proc)
+
+    def _view(self, table: SeatContext) -> dict[str, Any]:
+        history = table.history_since(self.sent)
+        self.sent += len(history)
+        return jsonwire.view(table, table.current_move(), self.names, history)
+
+    def play_move(self) -> None:
+        table = self.table
+        if table is None:
+            raise BotFault(FaultKind.CRASH, "the seat has no context", retire=True)
+        proc = self._live()
+        budget = self._budget()
+        if proc.pending():
+            raise _fault(ProtocolViolation("a line out of turn"), proc)
+        start, cpu0 = proc.begin(budget)
+        search = self.search
+        search.turn_seconds = 0.0
+        billed = 0.0  # the referee's CPU on this turn's lines: reading, parsing, applying (not its views)
+        said = acted = 0
+        error: str | None = None
+        try:
+            proc.send({"type": "move", "view": self._view(table)})
+            while True:
+                t0 = referee_clock()
+                try:
+                    action = jsonwire.parse_action(proc.recv())
+                    acted += 1
+                    if acted > self.limits.max_turn_actions:
+                        raise ProtocolViolation(f"more than {self.limits.max_turn_actions} actions in a turn")
+                    kind = action["action"]
+                    if kind in REQUESTS:  # the program's own search: charged as its CPU, not billed
+                        left = budget - (proc.cpu() - cpu0) - search.turn_seconds
+                        before = search.turn_seconds
+                        try:
+                            reply = search.answer(table, action, left)
+                        finally:
+                            spent = search.turn_seconds - before
+                            proc.charge(spent)
+                            t0 += spent
+                        proc.send(reply)
+                        continue
+                    if kind == "say":
+                        said += 1
+                        if said <= SAYS_PER_MOVE:
+                            table.say(clean(action["text"], SAY_CHARS))
+                        continue
+                    if kind == "error":  # the bot's own code failed: an exception fault, the fallback completes
+                        error = action["message"]
+                        break
+                    try:
+                        if kind == "put":
+                            card = Card._by_text.get(action["card"]) or Card(action["card"])
+                            table.checked_put(card, action.get("suit"))
+                            answer: dict[str, Any] = {"type": "ok"}
+                        elif kind == "draw":
+                            answer = {"type": "ok", "card": table.checked_draw()._text}
+                        else:
+                            table.checked_finish()
+                            break
+                    except IllegalMove as exc:
+                        proc.send({"type": "error", "rule": exc.rule, "message": clean(str(exc), 300)})
+                        continue
+                    except ValueError as exc:  # not a card
+                        proc.send({"type": "error", "rule": "R1.2", "message": clean(str(exc), 300)})
+                        continue
+                finally:
+                    billed += referee_clock() - t0
+                    if billed > self.limits.referee_turn_seconds:
+                        raise ProtocolViolation("its lines took more of the referee's CPU than a turn may")
+                # A put or a draw never ends a move (only a finish does: R8.1, R8.4): answer it, with
+                # the view after it (the referee's own work, not billed to the seat).
+                answer["view"] = self._view(table)
+                proc.send(answer)
+        except WorkerError as exc:
+            in_time, _ = proc.end(start, cpu0, budget)
+            if not in_time or isinstance(exc, WorkerTimeout):
+                exc = proc.late(budget, self.limits.move_seconds, "per-move limit")
+            raise _fault(exc, proc) from None
+        in_time, took = proc.end(start, cpu0, budget)
+        took += search.turn_seconds
+        if not in_time or took > budget:
+            raise _fault(proc.late(budget, self.limits.move_seconds, "per-move limit"), proc)
+        self.cpu_times.append(took)
+        if error is not None:
+            raise BotFault(FaultKind.EXCEPTION, clean(error, 300) or "error")
+
+    def _notify(self, message: dict[str, Any]) -> None:
+        """A notification: sent, no answer (the program reads it in its next turn)."""
+        proc = self.proc
+        if proc is None or proc.dead:
+            return
+        try:
+            proc.send(message)
+        except WorkerError:
+            pass
+
+    def end_round(self, result: RoundResult) -> None:
+        self._notify(
+            {
+                "type": "end_round",
+                "round": result.round,
+                "winner": result.winner,
+                "points": list(result.points),
+                "scores": list(result.scores),
+                "burned": list(result.burned),
+            }
+        )
+
+    def end_game(self, result: GameResult) -> None:
+        self._notify(
+            {
+                "type": "end_game",
+                "scores": list(result.scores),
+                "losers": list(result.losers),
+                "places": list(result.places),
+                "rounds": result.rounds,
+            }
+        )
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if self.stream is None:
+            proc.kill()
+        else:
+            self.stream.give_back(proc)
+        self.factory.record(self)
+
+
+#: Live factories, whose staged files are removed at exit at the latest.
+_stages: weakref.WeakSet[ProgramFactory] = weakref.WeakSet()
+
+
+@atexit.register
+def _remove_stages() -> None:
+    for factory in list(_stages):
+        factory.close()
+
+
+class ProgramFactory:
+    """A bot program as a seat factory: its files staged once (read-only), a process per game or stream."""
+
+    def __init__(self, src: BotSource, runtime: Runtime, files: dict[str, bytes], limits: Limits | None = None) -> None:
+        self.src = src
+        self.name = src.name
+        self.limits = limits or Limits()
+        self.runtime = runtime
+        self.lock = threading.Lock()
+        self.move_cpu: list[float] = []
+        self.games = 0
+        from ...trust.botfolder import safe_relative
+
+        bad = [rel for rel in files if not safe_relative(rel)]
+        if bad:  # a bundle's names are checked when read; a build's output is checked here
+            raise BotLoadError(f"a file name that is not a plain relative path: {bad[0][:60]!r}", path=src.label)
+        self.stage = tempfile.mkdtemp(prefix="arena-program-")
+        for rel, data in files.items():
+            path = os.path.join(self.stage, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "xb") as fh:
+                fh.write(data)
+            os.chmod(path, 0o555)  # readable and runnable by the program's uid, never writable
+        for folder, _dirs, _files in os.walk(self.stage):
+            os.chmod(folder, 0o555)
+        self.report: dict[str, Any] = {}
+        #: What manifests record of the program: its language, API, and the sha256 of each built file.
+        self.program: dict[str, Any] = {}
+        self.owner = os.getpid()
+        _stages.add(self)
+        try:
+            self._trial()
+        except BaseException:
+            self.close()
+            raise
+
+    def _trial(self) -> None:
+        """Start the program once, so a program that cannot start is refused before any game."""
+        try:
+            proc = self.spawn()
+        except WorkerError as exc:
+            raise BotLoadError(f"the program did not start: {exc}", path=self.src.label) from None
+        self.report = dict(proc.report, supervision=program_supervision(self.limits))
+        proc.kill()
+
+    def spawn(self) -> ProgramProcess:
+        return ProgramProcess(self.stage, self.runtime, self.limits)
+
+    def record(self, seat: ProgramSeat) -> None:
+        self.games += 1
+        self.move_cpu.extend(seat.cpu_times)
+        del self.move_cpu[:-10000]
+
+    def __call__(self, bot_key: Any, seat: int) -> ProgramSeat:
+        return ProgramSeat(self, bot_key, seat)
+
+    def stream(self) -> ProgramStream:
+        return ProgramStream(self)
+
+    def close(self) -> None:
+        """Remove the staged files (only in the process that staged them)."""
+        if getattr(self, "owner", None) != os.getpid():
+            return
+        stage, self.stage = self.stage, ""
+        if stage:
+            for folder, _dirs, _files in os.walk(stage):
+                os.chmod(folder, 0o700)
+            shutil.rmtree(stage, ignore_errors=True)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class ProgramStream:
+    """One program process for a sequence of games sharing no deal (replaced after a fatal fault)."""
+
+    def __init__(self, factory: ProgramFactory) -> None:
+        self.factory = factory
+        self.proc: ProgramProcess | None = None
+        self.deals: set[Any] = set()
+        self.games = self.processes = 0
+
+    def __call__(self, bot_key: Any, seat: int, deal: Any = None) -> ProgramSeat:
+        if deal is not None:
+            if deal in self.deals:
+                raise ValueError("a stream never plays one deal twice")
+            self.deals.add(deal)
+        return ProgramSeat(self.factory, bot_key, seat, stream=self)
+
+    def take(self) -> ProgramProcess:
+        proc = self.proc
+        if proc is not None and (proc.dead or proc.cpu_seen > self.factory.limits.game_seconds):
+            proc.kill()
+            proc = None
+        if proc is None:
+            proc = self.proc = self.factory.spawn()
+            self.processes += 1
+        self.games += 1
+        return proc
+
+    def give_back(self, proc: ProgramProcess) -> None:
+        if proc is not self.proc or proc.dead or proc.pending():
+            proc.kill()
+            if proc is self.proc:
+                self.proc = None
+            return
+        proc.stop()
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            proc.kill()
+
+
+def program_supervision(limits: Limits) -> dict[str, str]:
+    return {
+        "cpu_time": "active" if cpu_clocks_work() else "unavailable: cannot read a process's CPU clock",
+        "freeze": "active" if limits.freeze else "unavailable: disabled by caller (freeze=False)",
+        "fresh_process": "active",
+    }
+
+
+__all__ = ["PROGRAM_LAYERS", "ProgramFactory", "ProgramSeat", "ProgramStream"]

@@ -1,0 +1,1 @@
+"""The contest's services: uploads, their checks, rounds and finals."""

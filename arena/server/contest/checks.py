@@ -1,0 +1,75 @@
+"""The check every upload gets: ``arena check`` as a library call (:func:`arena.authoring.check.run_check`),
+sandboxed, on exactly the stored bytes; its outcome as a report and, when not clean, one line."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from ...authoring.check import CheckSettings, run_check
+from ...errors import BotLoadError, UsageError
+from ...game.events import FaultKind
+from ...trust.text import escape
+from ..store import database as store
+from .uploads import is_bundle, stored_bot
+
+
+def failure_line(report: dict[str, Any]) -> str | None:
+    """The one line saying why a check report is not clean; None when it is."""
+    if report.get("clean"):
+        return None
+    reasons = [
+        f"{p.get('path')}" + (f":{p['line']}" if p.get("line") else "") + f": {p.get('message')}"
+        for p in report.get("problems", [])
+    ]
+    counts: dict[str, int] = {}
+    for f in report.get("faults", []):
+        if f.get("kind") != FaultKind.RETIRED:
+            key = f"{f.get('kind')}: {f.get('detail')}"
+            counts[key] = counts.get(key, 0) + 1
+    reasons += [f"{n}x {key}" if n > 1 else key for key, n in counts.items()]
+    if not reasons:
+        reasons.append("no smoke game could be played")
+    more = f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""
+    return escape("the check failed: " + "; ".join(reasons[:3]) + more, 600)
+
+
+def check_one(row: sqlite3.Row, settings: CheckSettings) -> tuple[dict[str, Any], str | None]:
+    """Check one stored upload (its bytes, never a file that could change): (report, error line)."""
+    data = store.source_bytes(row["source"])
+    name = f"{row['bot']}.py"
+    try:
+        if is_bundle(data):  # a program (a .js file or a bot folder), read back checked
+            src = stored_bot(str(row["bot"]), data)
+            name = f"{row['bot']}.js" if src.runtime == "node" else f"{row['bot']}/"
+            report = run_check(name, settings, src=src).to_dict()
+        else:
+            report = run_check(name, settings, data=data).to_dict()
+    except (UsageError, BotLoadError) as exc:
+        return {"clean": False, "problems": [{"path": name, "line": None, "message": str(exc)}]}, escape(
+            f"the check failed: {exc}", 600
+        )
+    except Exception as exc:  # a bug the upload provoked: the upload fails, the queue goes on
+        message = f"the check could not run ({type(exc).__name__}: {exc}); report it to the organiser"
+        return {"clean": False, "problems": [{"path": name, "line": None, "message": message}]}, escape(message, 600)
+    return report, failure_line(report)
+
+
+def run_queue(db: sqlite3.Connection, settings: CheckSettings, worker: int) -> bool:
+    """Check the oldest queued upload, if any, under the rules of the round it was uploaded in;
+    returns whether one was checked."""
+    from dataclasses import replace
+
+    from .rounds import get_round, round_of
+
+    row = store.claim_check(db, worker)
+    if row is None:
+        return False
+    try:
+        rules = get_round(db, round_of(db, int(row["id"]))).rules
+    except store.ContestError as exc:  # a damaged round: the upload fails, the queue goes on
+        store.finish_check(db, int(row["id"]), {"clean": False}, escape(f"the check could not run: {exc}", 600))
+        return True
+    report, error = check_one(row, replace(settings, rules=rules))
+    store.finish_check(db, int(row["id"]), report, error)
+    return True

@@ -1,0 +1,181 @@
+"""The contest server as an ASGI app: :func:`create_app` (what ``arena serve`` runs under uvicorn, and
+what tests call). Routes are thin over :mod:`.store`, :mod:`.checks` and :mod:`.ladder`; the
+background work (checks, ladder games) runs in worker processes the app's lifespan starts and
+stops (:class:`.supervisor.Supervisor`).
+
+Every refusal is a 4xx answered as JSON ``{"error": "..."}``: a bad route, method, token,
+form, size or rate; an unexpected error is a JSON 500 without a traceback (a bug to report).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route, WebSocketRoute
+
+from ...trust.text import escape
+from ..ladder.board import Board
+from ..routes import api, desk, pages
+from ..routes import tables as tablepages
+from ..store import database as store
+from ..store.migrate import add_indexes
+from ..tables.hub import Hub
+from ..workers.supervisor import Supervisor
+from .auth import Failures, SignOut
+from .common import ServerSettings
+
+#: Security headers of every answer.
+HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+}
+
+
+async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    return JSONResponse(
+        {"error": escape(exc.detail, 600)}, status_code=exc.status_code, headers={**HEADERS, **(exc.headers or {})}
+    )
+
+
+async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse(
+        {"error": "internal error (a bug in arena; the server's log has the details)"}, status_code=500, headers=HEADERS
+    )
+
+
+def routes(settings: ServerSettings) -> list[Any]:
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    class Published(StaticFiles):
+        """The final's site once written; before that, a 404 like any missing page."""
+
+        async def check_config(self) -> None:
+            if not os.path.isdir(str(self.directory)):
+                self.config_checked = False
+                raise HTTPException(404, "nothing is published yet")
+            await super().check_config()
+
+    site = Published(directory=Path(settings.folder) / "final" / "site", html=True, check_dir=False)
+    return [
+        Mount("/final", site, name="final"),
+        Route("/", pages.leaderboard_page),
+        Route("/api/leaderboard", api.get_leaderboard),
+        Route("/api/submissions", api.post_submission, methods=["POST"]),
+        Route("/api/submissions/{id}", api.get_submission),
+        Route("/api/bots/{name}/active", api.post_active, methods=["POST"]),
+        Route("/api/register", api.post_register, methods=["POST"]),
+        WebSocketRoute("/ws/leaderboard", pages.live_leaderboard),
+        Route("/bots/{name}", pages.bot_page),
+        Route("/bots/{name}/active", pages.active_form, methods=["POST"]),
+        Route("/games/{key}", pages.game_page),
+        Route("/login", pages.login_page),
+        Route("/login", pages.login, methods=["POST"]),
+        Route("/logout", pages.logout, methods=["POST"]),
+        Route("/register", pages.register_form, methods=["POST"]),
+        Route("/upload", pages.upload_page),
+        Route("/upload", pages.upload_form, methods=["POST"]),
+        Route("/submissions/{id}", pages.submission_page),
+        Route("/desk", desk.desk_page),
+        Route("/desk/freeze", desk.freeze_form, methods=["POST"]),
+        Route("/desk/final", desk.final_form, methods=["POST"]),
+        *tablepages.routes(),
+        Route("/desk/{id}", desk.review_page),
+        Route("/desk/{id}/review", desk.review_form, methods=["POST"]),
+    ]
+
+
+def create_app(settings: ServerSettings) -> Starlette:
+    """The server for the contest folder ``settings.folder``.
+
+    :raises store.ContestError: no contest database there.
+    """
+    db = store.open_db(settings.folder)
+    try:
+        secret, name = store.setting(db, "session_key"), store.setting(db, "name")
+        add_indexes(db)
+    finally:
+        db.close()
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        supervisor = None
+        if settings.workers:
+            supervisor = Supervisor(
+                settings.folder,
+                settings.check_workers,
+                settings.ladder_workers,
+                settings.check_games,
+                settings.backend,
+                settings.ray_address,
+            )
+            supervisor.start()
+        app.state.supervisor = supervisor
+        try:
+            yield
+        finally:
+            app.state.tables.close_all()
+            app.state.board.close()
+            if supervisor is not None:
+                supervisor.stop()
+
+    app = Starlette(
+        routes=routes(settings),
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(
+                SessionMiddleware,
+                secret_key=secret,
+                session_cookie="arena_session",
+                same_site="strict",
+                https_only=settings.secure_cookies,
+                max_age=14 * 24 * 3600,
+            ),
+            Middleware(SignOut, folder=settings.folder),
+        ],
+        exception_handlers={HTTPException: http_error, Exception: internal_error},
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.contest = name
+    app.state.failures = Failures()
+    app.state.uploads = Failures(settings.uploads_per_address, "uploads")
+    app.state.live = 0
+    app.state.secret = secret
+    app.state.tables = Hub(Path(settings.folder))
+    app.state.board = Board(settings.folder)
+    app.state.live_by = {}  # live leaderboard sockets per client address
+    return app
+
+
+class SecurityHeaders:
+    """Adds :data:`HEADERS` to every HTTP answer."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", [])}
+                extra = [(k.lower().encode(), v.encode()) for k, v in HEADERS.items() if k.lower().encode() not in have]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, sending)

@@ -1,0 +1,201 @@
+"""What every route shares: the server's settings, database access off the event loop, bounded
+request bodies, and the upload's bot name."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import HTTPConnection, Request
+
+from ...authoring.check import NAME_PATTERN, RESERVED_NAMES
+from ...seats.loader import MAX_SOURCE_BYTES, describe
+from ..store import database as store
+
+T = TypeVar("T")
+
+#: Bytes a multipart upload may add around the file (boundaries, headers, the CSRF field).
+FORM_OVERHEAD = 16 * 1024
+#: Largest body of any other request (sign-in, review forms, JSON).
+SMALL_BODY = 64 * 1024
+#: Largest id a route takes: SQLite's INTEGER is 64-bit (a bigger number is no row's id, never an overflow).
+MAX_ID = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """How ``arena serve`` runs a contest folder."""
+
+    folder: Path
+    max_upload: int = MAX_SOURCE_BYTES
+    uploads_per_minute: int = 10
+    #: Uploads one client address may make a minute, whoever signs them (many authors behind one address).
+    uploads_per_address: int = 60
+    open_registration: bool = False
+    check_workers: int = 1
+    ladder_workers: int = 1
+    check_games: int = 2
+    #: Where the ladder's and the final's games run: "local" processes or "ray" (``--backend``).
+    backend: str = "local"
+    #: With backend "ray": the cluster to join (``--ray-address``); None starts a local Ray.
+    ray_address: str | None = None
+    #: Session cookies only over HTTPS (TLS, or behind a TLS reverse proxy).
+    secure_cookies: bool = False
+    #: Seconds between the live leaderboard's looks at the database.
+    live_seconds: float = 0.5
+    #: Live leaderboard connections at once; more are closed at once (1013, try again later).
+    max_live: int = 500
+    #: Live leaderboard connections from one client address at once (one client cannot take them all).
+    max_live_per_address: int = 20
+    #: Start the background workers with the app (tests of the routes alone set False).
+    workers: bool = True
+
+
+def parse_id(value: object) -> int | None:
+    """A non-negative id from a path, a query, a form or JSON: an int, or ASCII digits only (``str.isdigit``
+    also takes ``²`` and ``١``, which ``int`` refuses or reads), at most :data:`MAX_ID`; else None."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_ID:
+        return value
+    return None
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """A request's JSON object; {} for anything else (not JSON, not UTF-8, nested past the parser's depth)."""
+    try:
+        data = json.loads(body or b"{}")
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+async def db_call(conn: HTTPConnection, fn: Callable[..., T], *args: Any) -> T:
+    """``fn(db, *args)`` on a connection of its own, in a worker thread (never blocking the loop);
+    ``conn`` is a request or a websocket."""
+    folder: Path = conn.app.state.settings.folder
+
+    def call() -> T:
+        db = store.open_db(folder)
+        try:
+            return fn(db, *args)
+        finally:
+            db.close()
+
+    return await run_in_threadpool(call)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, refused with 413 past ``limit`` bytes (declared or sent)."""
+    declared = parse_id(request.headers.get("content-length", ""))
+    if declared is not None and declared > limit:
+        raise HTTPException(413, f"the request is larger than {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(413, f"the request is larger than {limit} bytes")
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    request._body = body  # the form parser reads these bytes, never the stream again
+    return body
+
+
+def bot_name(source: bytes, filename: str | None) -> str:
+    """The name an upload is stored under: its ``Bot.name``, else its file name's stem.
+
+    :raises HTTPException: 400, no usable name.
+    """
+    from ..contest.uploads import declared_name, is_bundle
+
+    declared = declared_name(source) if is_bundle(source) else describe(source.decode("utf-8", "replace"))[0]
+    name = declared or (Path(filename).stem if filename else "")
+    if not NAME_PATTERN.fullmatch(name) or name.lower() in RESERVED_NAMES:
+        raise HTTPException(
+            400,
+            f"bot name {name[:60]!r} cannot name a submission: set Bot.name to letters, digits, - or _ "
+            "(starting with a letter, at most 40)",
+        )
+    return name
+
+
+def submission_view(row: sqlite3.Row, active: bool) -> dict[str, Any]:
+    """A submission as its author (and the organiser) sees it."""
+    try:
+        report = report_view(json.loads(row["report"])) if row["report"] else None
+    except (ValueError, RecursionError):
+        report = None
+    return {
+        "id": row["id"],
+        "bot": row["bot"],
+        "version": row["version"],
+        "sha256": row["sha256"],
+        "status": row["status"],
+        "error": row["error"],
+        "review": row["review"],
+        "comment": row["comment"],
+        "active": active,
+        "report": report,
+    }
+
+
+#: The rows of a check report the pages show, and each row's fields.
+REPORT_ROWS = {
+    "problems": ("path", "line", "message"),
+    "faults": ("kind", "game", "round", "detail"),
+    "tables": ("players", "games", "places", "faults"),
+}
+
+
+def report_view(raw: Any) -> dict[str, Any] | None:
+    """A stored check report in the shape the pages read, whatever the database holds: a report
+    written when a round was damaged (``{"clean": false}``) or edited by hand lacked the rows the
+    templates read (a 500); every row and field is there now, missing ones empty."""
+    if not isinstance(raw, dict):
+        return None
+    view = dict(raw)
+    for key, fields in REPORT_ROWS.items():
+        given = raw.get(key)
+        rows: list[Any] = given if isinstance(given, list) else []
+        view[key] = [{**{f: None for f in fields}, **r} for r in rows if isinstance(r, dict)]
+    for row in view["tables"]:
+        row["places"] = row["places"] if isinstance(row["places"], list) else []
+    warnings = raw.get("warnings")
+    view["warnings"] = [str(w) for w in warnings] if isinstance(warnings, list) else []
+    timing = raw.get("move_time")
+    view["move_time"] = (
+        {k: timing.get(k) for k in ("moves", "median_ms", "worst_ms")} if isinstance(timing, dict) else None
+    )
+    return view
+
+
+def stored_seating(text: Any) -> list[int]:
+    """A game row's seating (submission ids, seat by seat); [] for anything else (a damaged or
+    edited database is hostile input: a page shows what it can, never a 500)."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return []
+    if not isinstance(data, list) or not all(parse_id(s) is not None and isinstance(s, int) for s in data):
+        return []
+    return data
+
+
+def stored_faults(text: Any) -> list[tuple[int, str, str, int]]:
+    """A game row's faults as (seat, kind, detail, round); entries of another shape are left out."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return []
+    shape = (int, str, str, int)
+    return [
+        (f[0], f[1], f[2], f[3])
+        for f in (data if isinstance(data, list) else [])
+        if isinstance(f, list) and len(f) == 4 and all(isinstance(v, t) for v, t in zip(f, shape, strict=True))
+    ]

@@ -1,0 +1,1 @@
+"""The live ladder: matchmaking, duplicate blocks, ratings and the shared leaderboard."""

@@ -1,0 +1,1 @@
+"""The contest database: one SQLite file (WAL) and its schema upgrades."""

@@ -1,0 +1,1 @@
+"""The server's background processes and their supervisor."""

@@ -1,0 +1,129 @@
+"""The server's background processes: the check queue and the ladder, one process each.
+
+``python -m arena.server.workers.processes check|ladder DIR [--check-games N]`` is what
+:class:`~arena.server.workers.supervisor.Supervisor` starts. A worker works until SIGTERM, or until
+its parent (the server) is gone, so a ``kill -9`` of the server leaves no worker writing on.
+Each unit of work ends in one transaction (:mod:`.store`), so killing a worker at any
+instant loses no finished check or game: a claimed check is put back in the queue by
+whoever notices the worker's death (the supervisor, or the next ``arena serve``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import sys
+import time
+from collections.abc import Sequence
+
+#: Seconds a worker with nothing to do waits before it looks again.
+IDLE_SECONDS = 0.3
+#: How much lower a worker's CPU priority is than the server's (os.nice).
+NICE = 10
+
+
+class Stop(Exception):
+    """SIGTERM, or the parent is gone: stop after cleaning up."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise Stop
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="arena.server.workers.processes")
+    parser.add_argument("kind", choices=("check", "ladder", "final"))
+    parser.add_argument("folder")
+    parser.add_argument("--check-games", type=int, default=2)
+    parser.add_argument("--parent", type=int, default=0)
+    parser.add_argument("--backend", choices=("local", "ray"), default="local")
+    parser.add_argument("--workers", type=int, default=1, help="with --backend ray: blocks (games) in flight")
+    parser.add_argument("--ray-address", default=None, help="with --backend ray: the cluster to join")
+    opts = parser.parse_args(argv)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
+    signal.signal(signal.SIGTERM, _stop)
+    try:  # background work yields the CPU to the site's answers (docs/server.md, "Load")
+        os.nice(NICE)
+    except OSError:
+        pass
+    try:
+        parent = opts.parent or os.getppid()
+        return work(opts.kind, opts.folder, parent, opts.check_games, opts.backend, opts.workers, opts.ray_address)
+    except Stop:  # asked to stop (even while starting up): nothing half-written, nothing to say
+        return 0
+
+
+def work(
+    kind: str,
+    folder: str,
+    parent: int,
+    check_games: int,
+    backend: str = "local",
+    workers: int = 1,
+    ray_address: str | None = None,
+) -> int:
+    from ..store import database as store
+
+    try:
+        db = store.open_db(folder)
+    except store.ContestError as exc:
+        sys.stderr.write(f"arena worker: {exc}\n")
+        return 2
+    try:
+        if kind == "final":
+            from pathlib import Path
+
+            from ..contest.final import run
+
+            run(db, Path(folder), backend=backend, workers=workers, ray_address=ray_address)
+        elif kind == "check":
+            run_checks(db, parent, check_games)
+        else:
+            run_ladder(db, parent, backend, workers, ray_address)
+    finally:
+        db.close()
+    return 0
+
+
+def alive(parent: int) -> bool:
+    return os.getppid() == parent
+
+
+def run_checks(db: object, parent: int, games: int) -> None:
+    from ...authoring.check import CheckSettings
+    from ..contest.checks import run_queue
+
+    settings = CheckSettings(games=games, seed=random.SystemRandom().randrange(2**63))
+    while alive(parent):
+        if not run_queue(db, settings, os.getpid()):  # type: ignore[arg-type]
+            time.sleep(IDLE_SECONDS)
+
+
+def run_ladder(
+    db: object, parent: int, backend: str = "local", workers: int = 1, ray_address: str | None = None
+) -> None:
+    from ..ladder.matchmaker import LadderPlayer
+
+    rng = random.Random(random.SystemRandom().randrange(2**63))
+    player = LadderPlayer(db)  # type: ignore[arg-type]
+    try:
+        if backend == "ray":  # the blocks played as Ray tasks, `workers` at a time
+            from ...tournament.backends.local import HarnessError
+            from ..ladder.ray_tasks import run
+
+            try:
+                run(player, rng, workers, lambda: alive(parent), IDLE_SECONDS, ray_address)
+            except HarnessError as exc:
+                sys.stderr.write(f"arena worker: {exc}\n")
+            return
+        while alive(parent):
+            if not player.play_block(rng):
+                time.sleep(IDLE_SECONDS)
+    finally:
+        player.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Starts the server's background workers and starts them again when they die.
+
+A dead check worker's claimed upload goes back into the queue before its successor
+starts (:func:`.store.requeue`), so no upload waits forever for a check that died.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..store import database as store
+
+#: Seconds between looks at the workers, and the wait before starting a crashed one again.
+POLL_SECONDS = 0.5
+RESTART_SECONDS = 1.0
+
+
+@dataclass
+class Supervisor:
+    folder: Path
+    checkers: int = 1
+    ladder: int = 1
+    check_games: int = 2
+    #: Where the ladder's and the final's games run: "local" (``ladder`` processes) or "ray"
+    #: (one ladder process keeping ``ladder`` blocks in flight on Ray).
+    backend: str = "local"
+    #: With backend "ray": the cluster the ladder joins (None: a local Ray instance).
+    ray_address: str | None = None
+    procs: dict[tuple[str, int], subprocess.Popen[bytes]] = field(default_factory=dict)
+    restarts: int = 0
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def _spawn(self, kind: str) -> subprocess.Popen[bytes]:
+        cmd = [
+            sys.executable,
+            "-m",
+            "arena.server.workers.processes",
+            kind,
+            str(self.folder),
+            "--check-games",
+            str(self.check_games),
+            "--parent",
+            str(os.getpid()),
+        ]
+        if kind == "ladder" and self.backend == "ray":
+            cmd += ["--backend", "ray", "--workers", str(self.ladder)]
+            if self.ray_address:
+                cmd += ["--ray-address", self.ray_address]
+        return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=False)
+
+    def start(self) -> None:
+        db = store.open_db(self.folder)
+        try:
+            store.requeue(db)  # checks claimed by workers of an earlier run that died
+            from ..contest.final import interrupted
+
+            interrupted(db)
+        finally:
+            db.close()
+        for i in range(self.checkers):
+            self.procs[("check", i)] = self._spawn("check")
+        for i in range(min(self.ladder, 1) if self.backend == "ray" else self.ladder):
+            self.procs[("ladder", i)] = self._spawn("ladder")
+        self._thread = threading.Thread(target=self._watch, name="arena-supervisor", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stopping.wait(POLL_SECONDS):
+            for slot, proc in list(self.procs.items()):
+                if proc.poll() is None or self._stopping.is_set():
+                    continue
+                if slot[0] == "check":
+                    db = store.open_db(self.folder)
+                    try:
+                        store.requeue(db, proc.pid)
+                    finally:
+                        db.close()
+                time.sleep(RESTART_SECONDS)
+                if not self._stopping.is_set():
+                    self.restarts += 1
+                    self.procs[slot] = self._spawn(slot[0])
+
+    def stop(self, grace: float = 5.0) -> None:
+        """SIGTERM every worker, then SIGKILL what is still running after ``grace`` seconds."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        deadline = time.monotonic() + grace
+        for proc in self.procs.values():
+            try:
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

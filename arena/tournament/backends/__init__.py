@@ -1,0 +1,1 @@
+"""Where a tournament's games are played: one scheduled game, local worker processes, Ray tasks."""

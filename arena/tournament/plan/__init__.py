@@ -1,0 +1,3 @@
+"""Who plays whom: the fixed schedule (round robin, balanced tables, duplicate seating) and the
+adaptive planner.
+"""

@@ -1,0 +1,3 @@
+"""The results of a tournament: one finished-game type, one result set, standings, statistics,
+separation, teams.
+"""

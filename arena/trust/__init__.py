@@ -1,0 +1,3 @@
+"""Trust helpers: reading files a contestant controls, making contestant text safe to show, bot
+folders and submission manifests as untrusted input.
+"""

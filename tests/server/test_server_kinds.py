@@ -1,0 +1,128 @@
+"""Every kind of bot on the contest server (issue 21, item 2): `arena submit --server` sends a
+`.js` file or a bot folder (bot.toml) as its bundle, exactly as a tournament stores it; the server
+checks it in the sandbox as `arena check` does, the ladder plays it, the final writes it back as
+the file or folder it was; a hostile bundle is a one-line 400 and is never stored."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+from support.server import ROOT, Server, arena, arena_all, token_of, wait_for
+
+from arena.seats.loader import read_bot_file
+from arena.server.contest.final import write_bot
+from arena.server.contest.uploads import as_stored, readable
+from arena.server.http.app import create_app
+from arena.server.http.common import ServerSettings
+from arena.server.store import database as store
+from arena.trust.botfolder import BUNDLE_MAGIC, bundle
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+SHED = ROOT / "examples" / "shed.js"
+STDIO = ROOT / "examples" / "kits" / "python-stdio"
+
+
+@pytest.mark.long
+def test_a_js_file_and_a_bot_folder_uploaded_by_arena_submit_are_checked_and_play(tmp_path: Path) -> None:
+    if shutil.which("node") is None or not (ROOT / "node_modules").is_dir():
+        pytest.skip("node (and npm ci) needed for JavaScript bots")
+    folder = tmp_path / "cup"
+    arena("contest", "init", str(folder))
+    ann = token_of(arena("contest", "invite", str(folder), "ann").stdout)
+    ben = token_of(arena("contest", "invite", str(folder), "ben").stdout)
+    kit = tmp_path / "kit"
+    shutil.copytree(STDIO, kit)
+    server = Server(folder, "--check-workers", "2")  # the two checks at once
+    server.start()
+    try:
+        js, prog = arena_all(  # two authors at once
+            (["submit", str(SHED), "--server", server.url], {"ARENA_TOKEN": ann}),
+            (["submit", str(kit), "--server", server.url], {"ARENA_TOKEN": ben}),
+        )
+        assert js.returncode == 0, js.stdout + js.stderr
+        assert "shed v1: check clean" in js.stdout and "shed: clean; active on the ladder" in js.stdout
+        assert prog.returncode == 0, prog.stdout + prog.stderr
+        assert "stdio-py: clean; active on the ladder" in prog.stdout
+        db = store.open_db(folder)
+        try:  # stored as the tournament's loader reads the same files: its bundle, byte for byte
+            stored = {r["bot"]: bytes(r["source"]) for r in db.execute("SELECT bot, source FROM submissions")}
+        finally:
+            db.close()
+        assert stored == {
+            "shed": read_bot_file(SHED).source.encode(),
+            "stdio-py": read_bot_file(kit).source.encode(),
+        }
+
+        def played() -> bool:
+            bots = server.get("/api/leaderboard")[1]["bots"]
+            return {b["bot"] for b in bots} == {"shed", "stdio-py"} and all(b["games"] >= 1 for b in bots)
+
+        wait_for(played, "both programs to play on the ladder")
+    finally:
+        server.stop()
+
+
+def test_the_final_writes_each_stored_kind_back_as_the_loader_reads_it(tmp_path: Path) -> None:
+    kinds = {
+        "pybot": (ROOT / "bots" / "greedy.py").read_bytes(),
+        "shed": read_bot_file(SHED).source.encode(),
+        "stdio-py": read_bot_file(STDIO).source.encode(),
+    }
+    for _ in range(2):  # written again when the final is resumed: the same files
+        for bot, data in kinds.items():
+            write_bot(tmp_path, bot, data)
+    assert read_bot_file(tmp_path / "pybot.py").source.encode() == kinds["pybot"]
+    assert read_bot_file(tmp_path / "shed.js").source.encode() == kinds["shed"]
+    assert read_bot_file(tmp_path / "stdio-py").source.encode() == kinds["stdio-py"]
+    text = readable(kinds["stdio-py"])  # what the organiser reads on the desk: the files, not JSON
+    assert "# ==== bot.toml ====" in text and 'run = "python3 -I bot.py"' in text
+
+
+def hostile(files: list[list[str]], runtime: str = "program") -> bytes:
+    return (BUNDLE_MAGIC + json.dumps({"runtime": runtime, "files": files})).encode()
+
+
+def test_hostile_bundles_and_files_are_refused_in_one_line_and_never_stored(tmp_path: Path) -> None:
+    folder = tmp_path / "cup"
+    store.init_contest(folder, "Cup")
+    db = store.open_db(folder)
+    token = store.invite(db, "ann")
+    toml = ["bot.toml", "text", 'language = "python"\nrun = "python3 bot.py"\n']
+    attacks = {
+        "escape.bundle": hostile([toml, ["../../etc/x", "text", "x"]]),  # a path out of the bot's folder
+        "abs.bundle": hostile([["/tmp/x", "text", "x"], toml]),
+        "hidden.bundle": hostile([toml, [".git/config", "text", "x"]]),
+        "notoml.bundle": hostile([["bot.py", "text", "x"]]),
+        "dupe.bundle": hostile([toml, toml]),
+        "runtime.bundle": hostile([toml], runtime="shell"),
+        "json.bundle": BUNDLE_MAGIC.encode() + b"{not json",
+        "b64.bundle": hostile([toml, ["bin", "base64", "!!!"]]),
+        "latin.js": b"// \xff\xfe not UTF-8\n",
+    }
+    try:
+        with TestClient(create_app(ServerSettings(folder, workers=False))) as client:
+            for name, data in attacks.items():
+                answer = client.post(
+                    f"/api/submissions?name={name}", content=data, headers={"Authorization": f"Bearer {token}"}
+                )
+                error = answer.json().get("error", "")
+                assert answer.status_code == 400 and "\n" not in error and "Traceback" not in error, (name, error)
+            assert db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0] == 0
+            # the same bundle rules hold for the form's raw .js: bundled here exactly as the loader does
+            raw = SHED.read_bytes()
+            assert as_stored(raw, "shed.js") == bundle("node", (("bot.js", raw),)).encode()
+            answer = client.post(
+                "/api/submissions?name=shed.js", content=raw, headers={"Authorization": f"Bearer {token}"}
+            )
+            assert answer.status_code == 202
+            row = store.submission(db, answer.json()["id"])
+            assert row is not None and row["bot"] == "shed" and bytes(row["source"]) == as_stored(raw, "shed.js")
+    finally:
+        db.close()
