@@ -44,6 +44,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=key)
 
 
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Chromium under Playwright, one per test module (:mod:`support.browser`)."""
+    from support.browser import chromium
+
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture(scope="session")
+def greedy() -> Any:
+    """The reference bot ``greedy`` as a trusted factory: the sandbox tests' honest opponent."""
+    from arena.seats.loader import load_trusted, resolve_bot
+
+    return load_trusted(resolve_bot("greedy"))
+
+
 #: The SIGINT and SIGTERM handlers the test session started with.
 _SESSION_HANDLERS = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import run
 
 from arena.botapi.imports import ALLOWED_IMPORTS
 from arena.botapi.turn import PlayerInfo, Turn
@@ -90,10 +91,10 @@ def ticked(cell: str) -> list[str]:
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    code = main(list(args))
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    return out.out
+    """The output of ``arena ARGS``, which must succeed."""
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    return out
 
 
 # -- docs/rules.md and `arena rules` -------------------------------------------------------

@@ -8,16 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-
-from arena.cli import main
+from support.cli import run
 
 TEMPLATE_BOT = "mybot"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def write(folder: Path, name: str, source: str) -> Path:

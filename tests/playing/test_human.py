@@ -9,6 +9,7 @@ import re
 from types import MappingProxyType
 
 import pytest
+from support.cli import run
 
 from arena.botapi.turn import Turn
 from arena.cli import main
@@ -233,9 +234,7 @@ def answers(lines: int = 8000) -> str:
 
 def run_cli(monkeypatch, capsys, stdin: str, *argv: str) -> tuple[int, str, str]:
     monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return run(capsys, *argv)
 
 
 def test_a_whole_game_at_the_terminal(monkeypatch, capsys):

@@ -15,18 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+from support.cli import run
 
-from arena.cli import main
 from arena.playing.sprt import PairFeed, Sprt, SprtSpec, elo_to_score, gsprt_llr, pair_seeds, score_to_elo
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:  # argparse's own errors
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def games_in(path: Path) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import run_here as run
 
 from arena.cli import main
 
@@ -44,13 +45,6 @@ HOSTILE: list[Any] = [
 NUMBERS = ["1e999999", "-1e999999", "NaN", "Infinity", "9" * 5000, "-0", "1.5", "18446744073709551616"]
 #: Bytes inserted into the raw file.
 BYTES = [b"\x00", b"\xff", b"\xed\xa0\x80", b"\xc3", b"{", b'"', b"\n", b"]", b"\\u", b"\r"]
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

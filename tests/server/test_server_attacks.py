@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.browser import chromium
 from support.server import ROOT, Server, arena, wait_for
 
 from arena.server.http.app import create_app
@@ -29,7 +30,6 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 pytestmark = pytest.mark.long
-CHROMIUM = "/usr/bin/chromium"
 GREEDY = (ROOT / "bots" / "greedy.py").read_text()
 #: Script that would run if a page let contestant text in as markup.
 XSS = (
@@ -527,7 +527,6 @@ def test_no_contestant_text_runs_as_script_in_any_page(site: dict[str, Any]) -> 
     import random
 
     import httpx
-    from playwright.sync_api import sync_playwright
 
     from arena.server.ladder.matchmaker import LadderPlayer
 
@@ -561,24 +560,20 @@ def test_no_contestant_text_runs_as_script_in_any_page(site: dict[str, Any]) -> 
                     f"/desk/{ids['faultbot']}/review", data={"csrf": csrf, "verdict": "rejected", "comment": XSS}
                 )
                 assert answer.status_code == 303
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            shown, dialogs = "", []
-            context = browser.new_context()
-            page = context.new_page()
-            page.on("dialog", lambda d: dialogs.append(d.message))
-            for who, paths in pages.items():
-                context.clear_cookies()
-                context.add_cookies([{"name": "arena_session", "value": cookies[who], "url": server.url}])
-                for path in paths:
-                    assert page.goto(server.url + path).status == 200, path
-                    assert page.evaluate("window.PWNED") is None, (who, path)
-                    assert page.evaluate("document.querySelectorAll('img[src=x], svg[onload]').length") == 0
-                    shown += page.inner_text("body")
-            assert dialogs == []
-        finally:
-            browser.close()
+    with chromium() as browser:
+        shown, dialogs = "", []
+        context = browser.new_context()
+        page = context.new_page()
+        page.on("dialog", lambda d: dialogs.append(d.message))
+        for who, paths in pages.items():
+            context.clear_cookies()
+            context.add_cookies([{"name": "arena_session", "value": cookies[who], "url": server.url}])
+            for path in paths:
+                assert page.goto(server.url + path).status == 200, path
+                assert page.evaluate("window.PWNED") is None, (who, path)
+                assert page.evaluate("document.querySelectorAll('img[src=x], svg[onload]').length") == 0
+                shown += page.inner_text("body")
+        assert dialogs == []
     # the text is shown, as text: source, diff, report, fault, printed output, table talk, comment
     assert shown.count("window.PWNED=2</script>") >= 7, shown.count("window.PWNED=2</script>")
 

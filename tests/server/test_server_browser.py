@@ -6,7 +6,6 @@ The final run from the desk needs no browser: tests/server/test_server_final.py.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +13,8 @@ import pytest
 from support.server import Server, arena, bot_file, token_of, wait_for
 
 pytestmark = pytest.mark.long
-CHROMIUM = "/usr/bin/chromium"
 #: Where the screenshots go (for a person to look at); the test's temporary folder by default.
 SHOTS = os.environ.get("ARENA_SHOTS")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 def test_upload_by_form_live_leaderboard_and_the_desk(browser: Any, tmp_path: Path) -> None:

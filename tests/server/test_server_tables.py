@@ -30,7 +30,6 @@ from arena.server.tables.hub import BotSeat, Hub
 pytestmark = [pytest.mark.long, pytest.mark.filterwarnings("ignore:connect.. must be used:DeprecationWarning")]
 
 
-CHROMIUM = "/usr/bin/chromium"
 #: Where the screenshots go (for a person to look at); the test's temporary folder by default.
 SHOTS = os.environ.get("ARENA_SHOTS")
 
@@ -288,16 +287,6 @@ def test_a_person_who_does_not_move_is_played_by_the_fallback(tmp_path: Path) ->
     assert faults[:4] == [(0, "timeout")] * 3 + [(0, "retired")]
     assert any(e["event"] == "end" for e in log)
     assert table.people()[0].snapshot()["phase"] == "closed"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
 
 
 #: One click of whatever the seat may do now (the suit of a jack, a playable card, finish, draw).

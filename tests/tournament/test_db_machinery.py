@@ -14,7 +14,6 @@ refusal that comes after an evaluation shows up as the wrong message.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import shutil
 import signal
@@ -26,8 +25,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support.cli import run_here as run
 
-from arena.cli import main
 from arena.playing.interrupts import Terminated, interruptible, sigterm_as_ctrl_c
 from arena.tournament.db import guard as dbguard
 from arena.tournament.db.guard import read_rows
@@ -36,16 +35,6 @@ from arena.tournament.db.read import open_readonly
 #: Raises "integer overflow" when evaluated: a planted expression that must never run.
 BOOM = "abs(-9223372036854775807 - 1)"
 RESUME = ("tournament", "greedy", "random", "-n", "2", "--seed", "5", "-q", "--db")
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
 
 
 def refused(code: int, err: str, *words: str) -> bool:

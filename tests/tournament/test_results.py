@@ -5,37 +5,20 @@ by the paired verdict against the field (docs/RULINGS.md, ruling 68)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
+from support.browser import chromium
+from support.cli import arena_here as arena
 
-from arena.cli import main
 from arena.tournament.db.read import BotRow, Stored
 from arena.tournament.plan.schedule import GameKey
 from arena.tournament.results.finished import GameResult, SeatResult
 from arena.tournament.results.resultset import results_of
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-CHROMIUM = "/usr/bin/chromium"
-
-
-def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run an ``arena`` command in this process."""
-    out, err = io.StringIO(), io.StringIO()
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        os.chdir(old)
-    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 def ok(cwd: Path, *args: str) -> str:
@@ -188,7 +171,6 @@ def test_the_report_names_authors_and_kinds_as_the_standings_do(tmp_path: Path) 
 def test_no_report_cell_is_narrower_than_its_words(tmp_path: Path) -> None:
     """At 390 px a long bot name keeps to one line and a game key never breaks (the table
     scrolls instead); at 1280 px the same."""
-    from playwright.sync_api import sync_playwright
 
     long_names = ["the_very_patient_counting_strategist", "heuristic-with-a-long-descriptive-name"]
     for name in long_names:
@@ -209,19 +191,15 @@ def test_no_report_cell_is_narrower_than_its_words(tmp_path: Path) -> None:
     ok(tmp_path, "report", "--db", "tournament.sqlite", "--out", "site", "-q", "-j", "1", "--trusted")
     lines = """els => els.map(e => { const r = document.createRange(); r.selectNodeContents(e);
         return new Set(Array.from(r.getClientRects()).map(x => Math.round(x.top))).size; })"""
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
-        try:
-            for width, height in ((390, 844), (1280, 800)):
-                page = browser.new_page(viewport={"width": width, "height": height})
-                page.goto((tmp_path / "site" / "index.html").as_uri())
-                names = page.eval_on_selector_all("table.standings td.name", lines)
-                assert names and all(n == 1 for n in names), (width, names)
-                page.goto((tmp_path / "site" / "games.html").as_uri())
-                keys = page.eval_on_selector_all("table.games td.key", lines)
-                assert len(keys) == 4 and all(n == 1 for n in keys), (width, keys)
-                seats = page.eval_on_selector_all("table.games .seat", lines)
-                assert seats and all(n == 1 for n in seats), (width, seats)
-                page.close()
-        finally:
-            browser.close()
+    with chromium() as browser:
+        for width, height in ((390, 844), (1280, 800)):
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto((tmp_path / "site" / "index.html").as_uri())
+            names = page.eval_on_selector_all("table.standings td.name", lines)
+            assert names and all(n == 1 for n in names), (width, names)
+            page.goto((tmp_path / "site" / "games.html").as_uri())
+            keys = page.eval_on_selector_all("table.games td.key", lines)
+            assert len(keys) == 4 and all(n == 1 for n in keys), (width, keys)
+            seats = page.eval_on_selector_all("table.games .seat", lines)
+            assert seats and all(n == 1 for n in seats), (width, seats)
+            page.close()

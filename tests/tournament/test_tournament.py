@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import run as run_cli
 
 from arena.cli import main
 
@@ -63,12 +64,6 @@ class Bot:
                 options = turn.puttable()
         turn.finish()
 '''
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def standings(capsys: pytest.CaptureFixture[str], db: Path) -> dict[str, Any]:

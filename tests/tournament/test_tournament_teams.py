@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import run as cli
 
 from arena.cli import main
 from arena.game.engine import place_seats
@@ -23,12 +24,6 @@ from arena.tournament.runner import local_backend, plan, run
 
 TEAMS = ["greedy", "random", "heuristic"]
 ARGS = ["--variant", "teams", "-n", "1", "--seed", "5", "-j", "1", "-q"]
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def standings(capsys: pytest.CaptureFixture[str], db: Path) -> dict[str, Any]:

@@ -8,9 +8,7 @@ seeded mutation fuzz of every cell, row and setting of a real tournament's datab
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import random
 import shutil
@@ -19,26 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import run_here as run
 
-from arena.cli import main
 from arena.seats.loader import registry
 from arena.tournament.db.read import open_readonly
 from arena.tournament.rerun import load_plan
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 KEY = "3p-t0-d0-r1"
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    """An ``arena`` command in this process: (exit code, stdout, stderr). An exception escaping
-    ``main`` (a traceback) fails the test that ran it."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:  # argparse
-            code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
 
 
 def one_line_error(code: int, err: str) -> bool:

@@ -38,7 +38,6 @@ from arena.web.view import game_script, render_viewer, viewer_game
 WEB = Path(__file__).resolve().parents[2] / "arena" / "web"
 #: The Python modules that make pages: the web layer and the report.
 PAGE_MODULES = sorted([*WEB.glob("*.py"), *(WEB.parent / "report").glob("*.py")])
-CHROMIUM = "/usr/bin/chromium"
 
 #: Each piece would run script, forge markup or be evaluated if it reached the page unescaped.
 PIECES = (
@@ -223,16 +222,6 @@ def build_pages(folder: Path) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     return build_pages(tmp_path_factory.mktemp("payloads"))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
-        yield b
-        b.close()
 
 
 class Watched:

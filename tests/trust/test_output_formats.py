@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import run as run_cli
 
-from arena.cli import main
 from arena.trust.text import FORMULA_START, csv_cell, escape, md_cell, render_table, to_csv, to_json
 
 ARENA = Path(__file__).resolve().parents[2] / "arena"
@@ -54,12 +54,6 @@ BOT = (
     .read_text(encoding="utf-8")
     .replace('name = "random"', "name = {name!r}")
 )
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write_bots(folder: Path, names: list[str], stems: list[str] | None = None) -> list[str]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from types import MappingProxyType
 
 import pytest
+from support.cli import run_process
 
 from arena.errors import BotLoadError
 from arena.game.referee import GameInfo
@@ -68,10 +68,9 @@ def poison(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def arena(*argv: str, cwd: Path | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+    """``arena ARGV`` as a process, its output as bytes (a poisoned file may make anything of it)."""
     env = dict(os.environ, PYTHONIOENCODING="utf-8")
-    return subprocess.run(
-        [sys.executable, "-m", "arena", *argv], capture_output=True, timeout=timeout, cwd=cwd, env=env
-    )
+    return run_process(*argv, timeout=timeout, cwd=cwd, env=env, text=False)
 
 
 def assert_one_line_error(done: subprocess.CompletedProcess, code: int = 2) -> str:

@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import http.client
-import io
 import json
-import os
 import re
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
+from support.cli import arena_here as arena
 
 from arena import play as play_match
-from arena.cli import main
 from arena.records.files import read_games
 from arena.web.seat import BadAction, SeatState, check_action
 from arena.web.serve import SeatServer
 from arena.web.view import embed_json, seat_view
-
-
-def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run an ``arena`` command in this process (a fresh interpreter costs ~1 s a command)."""
-    out, err = io.StringIO(), io.StringIO()
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        os.chdir(old)
-    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 def test_embedded_json_cannot_close_its_script_element():

@@ -4,10 +4,7 @@ Debian's Chromium). These tests fail, never skip, when the browser is missing:
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
 import re
 import sqlite3
 import subprocess
@@ -16,37 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
+from support.browser import DESKTOP, PHONE
+from support.cli import arena_here as arena
 
 from arena import play as play_match
-from arena.cli import main
 from arena.records.files import read_games
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ARTIFACTS = Path(__file__).parent / "artifacts"
-DESKTOP = {"width": 1280, "height": 800}
-PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/run does)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 class Page:
@@ -74,19 +47,6 @@ class Page:
     def close(self) -> None:
         assert self.errors == []
         self.context.close()
-
-
-def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run an ``arena`` command in this process (a fresh interpreter costs ~1 s a command)."""
-    out, err = io.StringIO(), io.StringIO()
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        os.chdir(old)
-    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(scope="module")

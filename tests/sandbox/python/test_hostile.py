@@ -32,7 +32,7 @@ from arena.game.referee import GameOutcome, Referee
 from arena.game.rules import CONTEST
 from arena.records.files import format_game
 from arena.sandbox import Limits, SandboxFactory, hardening_report
-from arena.seats.loader import BotSource, load_trusted, read_bot_file, resolve_bot
+from arena.seats.loader import BotSource, read_bot_file, resolve_bot
 from arena.verify import check_lines
 
 HERE = Path(__file__).parent / "hostile"
@@ -75,11 +75,6 @@ def expectation(path: Path) -> dict[str, Any]:
     if spec["kinds"] and spec["retired"] is None:
         spec["retired"] = "either" if "retired" not in words else True
     return spec
-
-
-@pytest.fixture(scope="module")
-def greedy() -> Any:
-    return load_trusted(resolve_bot("greedy"))
 
 
 def limits_for(spec: dict[str, Any]) -> Limits:

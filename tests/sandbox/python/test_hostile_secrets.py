@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import run as run_cli
 
 from arena.cli import main
 from arena.game import engine, referee
@@ -189,12 +190,6 @@ def test_seed_search_predicts_every_card_with_a_guessable_seed_so_it_is_warned(
     assert all(g["hits"] == g["tries"] == 5 for g in games_seen)
     warning = [line for line in result["err"].splitlines() if "guessable" in line]
     assert len(warning) == 1 and warning[0].startswith("arena: warning: --seed 7 is guessable")
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def tournament_search(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, *seed: str) -> list[dict]:

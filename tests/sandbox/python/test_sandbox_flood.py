@@ -26,7 +26,7 @@ from arena.sandbox.python.process import ProtocolViolation, WorkerError, _Endpoi
 from arena.sandbox.python.protocol import HEADER, MAX_INT_DIGITS
 from arena.sandbox.python.protocol import decode as _decode
 from arena.sandbox.python.seat import SandboxedSeat
-from arena.seats.loader import BotSource, load_trusted, resolve_bot
+from arena.seats.loader import BotSource
 
 ESCAPED = Path(__file__).parent / "hostile" / "escaped"
 SEED = 11
@@ -134,11 +134,6 @@ def test_a_turns_bytes_and_messages_are_counted_over_its_messages() -> None:
 
 
 # -- whole games: spreading over messages, and the referee's CPU ---------------------------------
-
-
-@pytest.fixture(scope="module")
-def greedy() -> Any:
-    return load_trusted(resolve_bot("greedy"))
 
 
 def play(name: str, greedy: Any, limits: Limits) -> tuple[GameOutcome, SandboxedSeat]:

@@ -26,15 +26,10 @@ from arena.sandbox.policy import namespace as namespace_module
 from arena.sandbox.policy.namespace import BotNamespace, OutputSink
 from arena.sandbox.python.process import GameProcess, ProtocolViolation, Template, _live, _watchdog
 from arena.sandbox.python.protocol import HEADER, MoveView
-from arena.seats.loader import load_trusted, read_bot_file, resolve_bot
+from arena.seats.loader import read_bot_file
 
 HERE = Path(__file__).parent
 LIMITS = Limits(move_seconds=2.0, game_seconds=30.0, load_seconds=5.0, startup_seconds=30.0, wall_factor=60.0)
-
-
-@pytest.fixture(scope="module")
-def greedy() -> Any:
-    return load_trusted(resolve_bot("greedy"))
 
 
 def test_the_view_sent_is_a_move_views_fields_in_order(greedy: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,17 +20,12 @@ from arena.game.referee import GameOutcome, Referee
 from arena.game.rules import CONTEST
 from arena.playing.match import MatchSettings, run_match
 from arena.sandbox import Limits, SandboxFactory
-from arena.seats.loader import BotSource, load_trusted, read_bot_file, resolve_bot
+from arena.seats.loader import BotSource, read_bot_file, resolve_bot
 from arena.verify import check_lines
 
 HERE = Path(__file__).parent
 LIMITS = Limits(move_seconds=0.3, game_seconds=6.0, load_seconds=1.5, startup_seconds=30.0)
 PATIENT = dataclasses.replace(LIMITS, move_seconds=2.0, game_seconds=30.0, wall_factor=60.0)
-
-
-@pytest.fixture(scope="module")
-def greedy() -> Any:
-    return load_trusted(resolve_bot("greedy"))
 
 
 def game(seats: list[Any], seed: int) -> GameOutcome:
