@@ -8,8 +8,9 @@
     build = "g++ -O2 -std=c++17 -o bot bot.cpp"  # optional: run once, before any game
     description = "..."                          # optional
 
-Every file is read through :func:`~arena.trust.files.read_untrusted` (regular files only, no
-links, bounded); names starting with ``.`` are skipped (``.git``). At most :data:`MAX_FILES`
+Every file is read through :func:`~arena.trust.files.read_tree` (regular files only, opened
+beneath the folder's descriptor with no link followed at any depth, bounded as it reads);
+names starting with ``.`` are skipped (``.git``). At most :data:`MAX_FILES`
 files of :data:`MAX_FOLDER_BYTES` in all, :data:`MAX_DEPTH` folders deep.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import json
 import os
 import posixpath
@@ -26,14 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BotLoadError
-from .files import NotRegularFile, read_untrusted
 from .text import escape, storable
+from .files import NotRegularFile, TooMuch, TreeLimits, read_tree
 
 MANIFEST = "bot.toml"
 MAX_FILES = 64
 #: A folder's files in all: its bundle (below) must fit a database's source (256 KiB).
 MAX_FOLDER_BYTES = 240 * 1024
 MAX_DEPTH = 4
+_LIMITS = TreeLimits(files=MAX_FILES, bytes=MAX_FOLDER_BYTES, depth=MAX_DEPTH, entries=4096)
 #: A bot program's *source*, as stored and hashed (its sha256 is the bot's): this line, then
 #: one JSON object ``{"runtime": "node"|"program", "files": [[path, "text"|"base64", content]]}``.
 BUNDLE_MAGIC = "#arena-program 1\n"
@@ -48,34 +51,25 @@ def is_bot_folder(path: str | os.PathLike[str]) -> bool:
 
 
 def _files(root: str, single_link: bool = False) -> list[tuple[str, bytes]]:
-    found: list[tuple[str, bytes]] = []
-    total = 0
-
-    def walk(folder: str, rel: str, depth: int) -> None:
-        nonlocal total
-        if depth > MAX_DEPTH:
-            raise BotLoadError(f"folders nested deeper than {MAX_DEPTH}", path=storable(folder))
-        with os.scandir(folder) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
-                if entry.name.startswith("."):
-                    continue
-                name = f"{rel}{entry.name}"
-                if entry.is_dir(follow_symlinks=False):
-                    walk(entry.path, name + "/", depth + 1)
-                    continue
-                if len(found) >= MAX_FILES:
-                    raise BotLoadError(f"more than {MAX_FILES} files", path=storable(root))
-                try:
-                    got = read_untrusted(entry.path, MAX_FOLDER_BYTES - total, single_link=single_link)
-                except NotRegularFile as exc:
-                    raise BotLoadError(exc.reason, path=exc.path) from None
-                if got.too_large:
-                    raise BotLoadError(f"the folder holds more than {MAX_FOLDER_BYTES} bytes", path=storable(root))
-                total += len(got.data)
-                found.append((name, got.data))
-
-    walk(root, "", 0)
-    return found
+    """The folder's files, read beneath its descriptor (:func:`~arena.trust.files.read_tree`):
+    no link followed at any depth, even one swapped in while it is read."""
+    where = storable(root)
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise BotLoadError("a symbolic link, not a bot folder", path=where) from None
+        raise
+    try:
+        return read_tree(fd, _LIMITS, others="refuse", skip_hidden=True, single_link=single_link)
+    except NotRegularFile as exc:
+        raise BotLoadError(exc.reason, path=storable(os.path.join(root, exc.path))) from None
+    except TooMuch as exc:
+        if exc.what == "bytes":
+            raise BotLoadError(f"the folder holds more than {MAX_FOLDER_BYTES} bytes", path=where) from None
+        raise BotLoadError(str(exc), path=where) from None
+    finally:
+        os.close(fd)
 
 
 def parse_manifest(data: bytes, where: str) -> dict[str, str]:

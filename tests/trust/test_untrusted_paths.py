@@ -304,3 +304,68 @@ def test_report_never_opens_a_manifest_beside_a_stored_path(tmp_path: Path, caps
     code, out, err = promptly([fifo], lambda: run(capsys, "report", "--db", str(db), "--out", str(tmp_path / "site")))  # type: ignore[misc]
     assert code == 0, err
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+# -- folders: read beneath a descriptor ----------------------------------------------------------
+
+SWAPPER = """\
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = sys.argv[1].encode(), sys.argv[2].encode()
+print("ready", flush=True)
+while True:  # renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
+    libc.syscall(316, -100, a, -100, b, 2)
+"""
+
+
+def test_a_bot_folders_subfolder_swapped_for_a_link_never_reads_the_host(tmp_path: Path) -> None:
+    """A bot folder was read by path: a subfolder checked to be a folder, then listed and its
+    files opened by paths through it. Swapped for a link to a host folder in between (by
+    anyone who can write the submissions folder), it read the host's files as the bot's. Now
+    each entry is opened beneath the descriptor of the folder that lists it, never following a
+    link: the read gets the bot's files or a refusal, never the host's."""
+    import subprocess
+    import sys
+
+    from arena.botfolder import read_bot_folder
+
+    bot, host, outside = tmp_path / "bot", tmp_path / "host", tmp_path / "outside"
+    for folder in (bot / "d", host, outside):
+        folder.mkdir(parents=True)
+    (bot / "bot.toml").write_text('language = "x"\nrun = "./x"\n')
+    secret = "HOST-SECRET"
+    for i in range(40):
+        (bot / "d" / f"x{i:02d}").write_text("decoy")
+        (host / f"x{i:02d}").write_text(secret)
+    (outside / "l").symlink_to(host)
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(bot / "d"), str(outside / "l")], stdout=subprocess.PIPE, text=True
+    )
+    leaks = reads = 0
+    try:
+        assert swapper.stdout is not None and swapper.stdout.readline().strip() == "ready"
+        for _ in range(300):
+            try:
+                _, _, _, files = read_bot_folder(bot)
+            except BotLoadError as exc:
+                assert "symbolic link" in exc.message or "replaced" in exc.message, exc.message
+                continue
+            reads += 1
+            leaks += sum(secret.encode() in data for _, data in files)
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert leaks == 0, f"{leaks} host files read as the bot's"
+    assert reads > 0  # the race was run: some reads found the folder in place
+
+
+def test_a_replays_folder_whose_marker_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    """The replays folder's marker was read with a plain open: a FIFO there blocked the
+    tournament for ever, a link read any file. It is read as untrusted input now."""
+    from arena.tournament.records_folder import MARKER, RecordsFolderError, check
+
+    folder = tmp_path / "replays"
+    folder.mkdir()
+    os.mkfifo(folder / MARKER)
+    with pytest.raises(RecordsFolderError, match="did not write"):
+        promptly([folder / MARKER], lambda: check(folder, tmp_path / "t.db"))

@@ -16,11 +16,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ...trust.files import NotRegularFile, read_untrusted
 from .database import TournamentDBError, open_readonly
 
 #: The marker file in a replays folder.
 MARKER = ".arena-replays.json"
 FORMAT = "arena-replays"
+_MARKER_BYTES = 64 * 1024
 
 
 class RecordsFolderError(ValueError):
@@ -46,9 +48,12 @@ def _same(marker: dict[str, Any], ident: dict[str, Any]) -> bool:
 
 
 def _read_marker(folder: Path) -> dict[str, Any] | None:
+    """The folder's marker, or None: missing, unreadable, not JSON, too long, or not a regular
+    file (a FIFO there would block the tournament for ever; a link would name any file)."""
     try:
-        data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        got = read_untrusted(folder / MARKER, _MARKER_BYTES)
+        data = json.loads(got.data.decode("utf-8")) if not got.too_large else None
+    except (OSError, ValueError, NotRegularFile, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
