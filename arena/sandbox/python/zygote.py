@@ -22,14 +22,17 @@ attached (SCM_RIGHTS): the game process's command pipe, reply pipe and
 stderr. The template forks; the child becomes its own process group, keeps
 only those descriptors, takes the per-game layers
 (:func:`~arena.sandbox.jail.harden.harden_child`: its own uid, RLIMIT_CPU/NOFILE/NPROC,
-seccomp with its pid; the inherited layers read back) and serves one game.
+seccomp with its pid; the inherited layers read back) and serves one game. Its uid is leased
+(:mod:`arena.sandbox.jail.uids`) by the template before the fork and held until the child is reaped.
+Under its seccomp filter a game process can have no descendant at all: every ``clone``,
+``fork`` and ``vfork`` kills it (no thread either).
 Because every game starts from the template's memory, a bot cannot carry
 anything from one game to the next, not even one that escaped the code policy.
 
 Children are reaped only when the referee says so (the ``pids`` of a later
 ``fork``): until then a child's pid cannot be reused, so the referee may
-signal its process group safely. On end-of-file the template kills its
-children and exits.
+signal its process group safely, and its uid stays leased. On end-of-file the
+template kills its children, reaps them, and exits.
 """
 
 from __future__ import annotations
@@ -46,17 +49,18 @@ import warnings
 from typing import Any
 
 from ...errors import BotLoadError
-from ...game.rules import CONTEST, Rules
 from ...seats.loader import BotSource
-from ..jail.harden import HardenReport, harden_child, harden_template, template_limits
-from ..jail.seccomp import PreparedFilter, _libc
-from ..policy.compiler import compile_bot
-from ..policy.namespace import BotNamespace
+from ...game.rules import CONTEST, Rules
 from .botloop import Channel, GameLoop, _encode
+from ..jail.harden import HardenReport, harden_child, harden_template, template_limits
+from ..policy.namespace import BotNamespace
+from ..policy.compiler import compile_bot
 from .protocol import HEADER, MAX_IN_FRAME
+from ..jail.seccomp import PreparedFilter, _libc
+from ..jail.uids import UID_BASE, UidLease, allocate
 
-#: Worker uids are ``UID_BASE + pid`` (when the referee runs as root): distinct for every live process.
-UID_BASE = 100000
+__all__ = ["UID_BASE", "main"]
+
 _PR_SET_PDEATHSIG = 1
 
 
@@ -96,13 +100,21 @@ class Control:
 
 _FD = struct.Struct("i")
 _children: set[int] = set()
+#: The uid each child not yet reaped holds (closed, so freed, once the child is reaped).
+_leases: dict[int, UidLease] = {}
 
 
 def _quit(code: int) -> None:
-    """Kill every child not yet reaped, then exit (the referee is gone or broke the protocol)."""
+    """Kill every child not yet reaped, reap them (their uids are free only then), then exit
+    (the referee is gone or broke the protocol)."""
     for pid in _children:
         try:
             os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for pid in _children:
+        try:
+            os.waitpid(pid, 0)
         except OSError:
             pass
     os._exit(code)
@@ -133,6 +145,9 @@ def _reap(doomed: set[int]) -> None:
         if done == pid:
             doomed.discard(pid)
             _children.discard(pid)
+            lease = _leases.pop(pid, None)
+            if lease is not None:
+                lease.close()
 
 
 class Prepared:
@@ -165,8 +180,9 @@ class Prepared:
         self.worker.rules_key = marshal.dumps(rules)
 
 
-def _game_process(fds: list[int], prep: Prepared) -> None:
-    """The forked child: its own group, its own descriptors, the per-game layers, one game."""
+def _game_process(fds: list[int], prep: Prepared, uid: int | None) -> None:
+    """The forked child: its own group, its own descriptors (the uid's lock is not one of them:
+    the template holds it), the per-game layers under ``uid``, one game."""
     os.setpgid(0, 0)
     _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the template gone: so are we
     if os.getppid() != prep.template_pid:  # it went before the line above took effect
@@ -182,7 +198,7 @@ def _game_process(fds: list[int], prep: Prepared) -> None:
         prep.report,
         memory_bytes=prep.memory_bytes,
         cpu_seconds=prep.cpu_seconds,
-        uid=UID_BASE + os.getpid() if prep.uid else None,
+        uid=uid,
         seccomp=prep.seccomp,
         open_fds=keep,
         prepared=prep.filter,
@@ -199,6 +215,15 @@ def _game_process(fds: list[int], prep: Prepared) -> None:
     except BaseException:  # noqa: BLE001 - a broken game process just ends; the referee sees a crash
         os._exit(4)
     os._exit(0)
+
+
+def _lease() -> UidLease | None:
+    """A uid for the next game process (None when none can be had: its uid layer then reads
+    unavailable, and the referee refuses a sandbox without it)."""
+    try:
+        return allocate()
+    except OSError:
+        return None
 
 
 def _compile(src: BotSource, escaped: bool) -> tuple[Any, list[Any] | None]:
@@ -251,14 +276,17 @@ def main(fd: int) -> None:
         if kind == "fork" and len(fds) == 3:
             doomed.update(p for p in msg[1] if p in _children)
             _reap(doomed)
+            lease = _lease() if prep.uid else None
             pid = os.fork()
             if pid == 0:
                 try:
-                    _game_process(fds, prep)
+                    _game_process(fds, prep, lease.uid if lease is not None else None)
                 finally:
                     os._exit(4)
             for f in fds:
                 os.close(f)
+            if lease is not None:
+                _leases[pid] = lease
             try:
                 os.setpgid(pid, pid)  # also done by the child: whichever runs first
             except OSError:
