@@ -9,9 +9,11 @@ read from ``strace -f`` of each; under this filter each plays (tests/sandbox/pro
   none of ``O_WRONLY``, ``O_RDWR``, ``O_CREAT``, ``O_TRUNC``, ``O_APPEND`` (else EPERM);
   ``openat2``, ``creat``, ``mkdir``, ``unlink``, ``rename``, ``link``, ``chmod``... EPERM;
   and RLIMIT_FSIZE is 0 besides;
-* **new processes**: ``clone`` only with ``CLONE_THREAD`` (a thread); any other clone, and
-  ``fork``/``vfork``, kill the program (SIGSYS). ``clone3`` (whose flags a filter cannot
-  read) fails with ENOSYS, so the C library falls back to ``clone``;
+* **new processes**: ``clone`` only with ``CLONE_THREAD`` (a thread) and no namespace flag;
+  any other clone, and ``fork``/``vfork``, kill the program (SIGSYS), so a program is one
+  process (its CPU clock counts all of it, SIGSTOP stops all of it). ``clone3`` (whose flags
+  a filter cannot read) fails with ENOSYS, so the C library falls back to ``clone``;
+* **process groups and sessions**: ``setpgid``, ``setsid`` EPERM;
 * **the network**: ``socket`` and friends EPERM (and the namespace is empty anyway);
 * signals to anything but the program itself kill it; ptrace, mount, bpf... kill it.
 
@@ -61,6 +63,8 @@ PROGRAM_EXTRA: tuple[str, ...] = (
 )
 
 _CLONE_THREAD = 0x10000
+#: CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: a clone with any makes namespaces.
+_CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 _WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000  # O_WRONLY O_RDWR O_CREAT O_TRUNC O_APPEND
 _KILLED_HERE = frozenset({"clone", "clone3", "execve"})
 
@@ -69,9 +73,11 @@ def build_program_filter(sc: ModuleType, pid: int, *, build: bool = False) -> An
     """The program filter for the process ``pid`` (the launcher's, kept by the exec).
 
     ``build``: the filter of a build command (a compiler driver forks and execs its passes,
-    writes its output and sends its children signals): new processes, opens for writing and
-    signals are allowed (within its own uid, its private /tmp and RLIMIT_FSIZE); the network,
-    ptrace, mounts, namespaces, ``setsid`` (leaving the group the referee kills) still are not."""
+    writes its output and sends its children signals): new processes (``clone`` without a
+    namespace flag), opens for writing and signals are allowed (within its own uid, its own PID
+    namespace, its folder, its private /tmp and RLIMIT_FSIZE); the network, ptrace, mounts,
+    namespaces, ``setpgid`` and ``setsid`` (a process group or session of its own: needless,
+    and the way out of the group its referee killed before builds had a namespace) still are not."""
     flt = sc.SyscallFilter(sc.ERRNO(errno.EPERM))
     flt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
     flt.set_attr(sc.Attr.CTL_NNP, 1)
@@ -90,7 +96,6 @@ def build_program_filter(sc: ModuleType, pid: int, *, build: bool = False) -> An
         for name in (
             "fork",
             "vfork",
-            "clone",
             "wait4",
             "waitid",
             "kill",
@@ -114,7 +119,6 @@ def build_program_filter(sc: ModuleType, pid: int, *, build: bool = False) -> An
             "fsync",
             "fdatasync",
             "getpgid",
-            "setpgid",
             "umask",
             "utimensat",
             "dup2",
@@ -137,6 +141,7 @@ def build_program_filter(sc: ModuleType, pid: int, *, build: bool = False) -> An
         ):
             if known(name):
                 flt.add_rule(sc.ALLOW, name)
+        flt.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, _CLONE_NAMESPACES, 0))
         flt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
         flt.add_rule(sc.ALLOW, "prlimit64", sc.Arg(0, sc.EQ, 0), sc.Arg(2, sc.EQ, 0))
         return flt
@@ -149,7 +154,7 @@ def build_program_filter(sc: ModuleType, pid: int, *, build: bool = False) -> An
     flt.add_rule(sc.ALLOW, "openat", sc.Arg(2, sc.MASKED_EQ, _WRITE_FLAGS, 0))
     if known("open"):
         flt.add_rule(sc.ALLOW, "open", sc.Arg(1, sc.MASKED_EQ, _WRITE_FLAGS, 0))
-    flt.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, _CLONE_THREAD, _CLONE_THREAD))
+    flt.add_rule(sc.ALLOW, "clone", sc.Arg(0, sc.MASKED_EQ, _CLONE_THREAD | _CLONE_NAMESPACES, _CLONE_THREAD))
     flt.add_rule(sc.KILL_PROCESS, "clone", sc.Arg(0, sc.MASKED_EQ, _CLONE_THREAD, 0))
     flt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
     flt.add_rule(sc.ALLOW, "prlimit64", sc.Arg(0, sc.EQ, 0), sc.Arg(2, sc.EQ, 0))

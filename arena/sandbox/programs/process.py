@@ -2,13 +2,17 @@
 
 A :class:`ProgramFactory` stages the bot's files once in a read-only folder; every stream of
 games (or every game, without a stream) gets a fresh process from a clean start: the launcher
-(:mod:`arena.sandbox.jail.launch`) takes the OS layers and execs the program, which then speaks
-protocol v1 (docs/protocol.md, :mod:`arena.sandbox.programs.wire`) on its stdin and stdout. The
-turn discipline is the Python sandbox's: the process runs only during its turns (SIGSTOP
-between them), each turn is timed on its CPU clock (all its threads) against the move limit
+(:mod:`arena.sandbox.jail.launch`) takes the OS layers and execs the program, the first process of
+a PID namespace of its own, which then speaks protocol v1 (docs/protocol.md,
+:mod:`arena.sandbox.programs.wire`) on its stdin and stdout. The referee holds a pidfd of the
+program (not of the launcher, its supervisor): every signal goes through it, so none can reach
+another process, even once the program is gone. The turn discipline is the Python sandbox's:
+the process runs only during its turns (SIGSTOP between them), each turn is timed on its CPU
+clock (all its threads: a program may start no process, only threads) against the move limit
 and the game's bank, with the wall-clock backstop kept by the one watchdog; its lines are
 bounded by ``Limits`` (bytes a line and a turn, lines and actions a turn). A program over
-its memory (RLIMIT_DATA, and V8's own heap limit for node) faults as ``memory``.
+its memory (RLIMIT_DATA, and V8's own heap limit for node) faults as ``memory``. Its uid is
+leased (:mod:`arena.sandbox.jail.uids`) until the launcher, which outlives its namespace, is reaped.
 """
 
 from __future__ import annotations
@@ -25,12 +29,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...game.events import FaultKind
-from ..failures import ProtocolViolation, WorkerError, WorkerTimeout, clean, describe_exit
-from ..jail.program_filter import export_program_filter
-from ..jail.watchdog import _NEVER, _watchdog
-from ..limits import Limits, cpu_clock, cpu_seconds
-from ..python.zygote import UID_BASE
 from . import wire as jsonwire
+from ..failures import ProtocolViolation, WorkerError, WorkerTimeout, clean, describe_exit
+from ..limits import Limits, cpu_clock, cpu_seconds
+from ..jail.program_filter import export_program_filter
+from ..jail.uids import UidLease, allocate
+from ..jail.watchdog import _NEVER, _watchdog
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 #: The launcher's start: ``arena`` and ``arena.sandbox`` as bare packages (their ``__init__`` would
@@ -43,7 +47,7 @@ _BOOT = (
     "main(sys.argv[1])"
 )
 #: The layers a program runs under, in the order they are reported (those of a Python bot).
-PROGRAM_LAYERS = ("workdir", "filesystem", "rlimits", "netns", "uid", "no_new_privs", "seccomp")
+PROGRAM_LAYERS = ("workdir", "filesystem", "rlimits", "netns", "pidns", "uid", "no_new_privs", "seccomp")
 #: Texts in a dead program's last words that mean it ran out of memory (V8, the C++ and C libraries).
 _OOM = ("heap out of memory", "out of memory", "bad_alloc", "Cannot allocate memory", "MemoryError")
 #: The stderr pipe's size: what a program may write to stderr in one turn before it blocks.
@@ -53,11 +57,69 @@ _F_SETPIPE_SZ = 1031
 THREADS = 16
 
 
-def _next_uid() -> int:
-    """The launcher takes ``UID_BASE + its own pid`` (as a Python game process does,
-    :data:`arena.sandbox.python.zygote.UID_BASE`): distinct from every live process's, across the
-    referee's forked workers too. Sent as this base; the launcher adds its pid."""
-    return UID_BASE
+_FRAME = 4  # the launcher's frames: a little-endian length, then marshal (launch.FRAME)
+
+
+def lease_uid() -> UidLease | None:
+    """A uid for a launcher (None when the referee is not root: it drops no uid). A uid that
+    cannot be had leaves the launcher's uid layer unavailable, so the program is refused."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        return allocate()
+    except OSError:
+        return None
+
+
+def read_frame(fd: int, limit: int, deadline: float = _NEVER) -> Any:
+    """The next frame the launcher wrote on ``fd`` (blocking; with a ``deadline``, polled up to
+    it): its message, or None at end-of-file, past ``deadline``, over ``limit`` bytes, or garbled."""
+
+    def take(n: int) -> bytes | None:
+        got = b""
+        while len(got) < n:
+            if deadline != _NEVER:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    return None
+            try:
+                chunk = os.read(fd, min(n - len(got), 1 << 20))
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            got += chunk
+        return got
+
+    head = take(_FRAME)
+    if head is None:
+        return None
+    size = int.from_bytes(head, "little")
+    body = take(size) if size <= limit else None
+    try:
+        return marshal.loads(body) if body is not None else None
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
+def open_pidfd(pid: Any, supervisor: subprocess.Popen[bytes]) -> int | None:
+    """A pidfd of the program ``pid`` the launcher reported, or None when it cannot be trusted
+    to name it: the launcher never reaps the program, so while the launcher has not ended (it is
+    not even a zombie: checked after the pidfd is made) that pid is the program's."""
+    if type(pid) is not int or pid <= 0:
+        return None
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return None
+    try:
+        ended = os.waitid(os.P_PID, supervisor.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        ended = True  # type: ignore[assignment]
+    if ended is not None:
+        os.close(fd)
+        return None
+    return fd
 
 
 @dataclass(frozen=True)
@@ -98,10 +160,12 @@ class ProgramProcess:
         self.turn_bytes = self.turn_lines = 0
         self.wall = 0.0
         self.owner = os.getpid()
+        self.pidfd: int | None = None
+        self.lease = lease_uid()
         report_r, report_w = os.pipe()
         cfg = {
             "cwd": stage,
-            "uid": _next_uid(),
+            "uid": self.lease.uid if self.lease is not None else None,
             "network": limits.network_namespace,
             "seccomp": limits.seccomp,
             "memory_bytes": limits.memory_bytes * 2 if runtime.name == "node" else limits.memory_bytes,
@@ -127,10 +191,16 @@ class ProgramProcess:
                 cwd="/",
                 start_new_session=True,
                 close_fds=True,
-                pass_fds=(report_w,),
+                pass_fds=(report_w,) + ((self.lease.fd,) if self.lease is not None else ()),
             )
+        except BaseException:
+            os.close(report_r)
+            if self.lease is not None:
+                self.lease.close()
+            raise
         finally:
             os.close(report_w)
+        #: The program's pid (the launcher's until its report names the program).
         self.pid = self.proc.pid
         self.clock = cpu_clock(self.pid)
         self.fd_w = self.proc.stdin.fileno()  # type: ignore[union-attr]
@@ -145,21 +215,20 @@ class ProgramProcess:
         _watchdog.watch(self)
         self.deadline = time.monotonic() + limits.startup_seconds
         try:
-            raw = b""
-            while len(raw) < 65536:
-                chunk = os.read(report_r, 4096)
-                if not chunk:
-                    break
-                raw += chunk
+            report = read_frame(report_r, 65536)
         finally:
             os.close(report_r)
             self.deadline = _NEVER
         try:  # written by the launcher before the program runs (it cannot reach this pipe)
-            report = marshal.loads(raw)
             self.report: dict[str, str] = {str(k): str(v) for k, v in report["layers"].items()}
-        except (ValueError, EOFError, TypeError, KeyError, AttributeError):
+        except (TypeError, KeyError, AttributeError):
             self.kill()
             raise WorkerError(f"the launcher did not start: {self.last_words()}") from None
+        pid = report.get("pid")
+        if type(pid) is int and pid > 0:  # the program, not its launcher: its clock and (by a pidfd) its signals
+            self.pidfd = open_pidfd(pid, self.proc)  # None without pidfds: signals go to the launcher's group
+            self.pid = pid
+            self.clock = cpu_clock(pid)
 
     # -- lines -----------------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
@@ -302,8 +371,13 @@ class ProgramProcess:
         return WorkerError(f"program {describe_exit(code)}" + (f": {last}" if last else ""))
 
     def _signal(self, sig: int) -> None:
+        """Signal the program through its pidfd (its namespace dies with it); before there is
+        one, the launcher's process group, while the launcher is not reaped."""
         try:
-            os.killpg(self.pid, sig)
+            if self.pidfd is not None:
+                signal.pidfd_send_signal(self.pidfd, sig)
+            elif self.proc.returncode is None:
+                os.killpg(self.proc.pid, sig)
         except OSError:
             pass
 
@@ -325,14 +399,30 @@ class ProgramProcess:
                 f.close()  # type: ignore[union-attr]
             except OSError:
                 pass
-        try:
+        try:  # the launcher ends once the program's namespace is empty
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            pass
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)  # not reaped yet: still its group
+            except OSError:
+                pass
+            self.proc.wait()
+        if self.lease is not None:  # nothing runs under the uid any more
+            self.lease.close()
         try:
             self.proc.stderr.close()  # type: ignore[union-attr]
         except OSError:
             pass
+
+    def __del__(self) -> None:
+        # The pidfd is closed only here, when no thread (the watchdog) can still be about to use
+        # it: a descriptor closed earlier could be reused by another program's pidfd.
+        fd, self.pidfd = getattr(self, "pidfd", None), None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 class OutOfMemory(WorkerError):

@@ -156,7 +156,7 @@ def test_each_starter_kit_from_arena_new_passes_arena_check(
     capsys.readouterr()
     assert main(["check", made, "--games", "1"]) == 0
     out = capsys.readouterr().out
-    assert "7/7 active" in out and f"{made}: clean" in out, out
+    assert "8/8 active" in out and f"{made}: clean" in out, out
 
 
 def folder(tmp_path: Path, toml: str, **files: str) -> Path:
