@@ -16,8 +16,9 @@ Run by the referee (:mod:`arena.sandbox.programs.process`, :mod:`arena.sandbox.p
   it execs cannot forge it: the pipe is closed before the exec), and execs the program (or
   ``/bin/sh -c BUILD``) with a near-empty environment.
 
-The supervisor relays the report with the program's pid (as the referee sees it: the referee
-signals and times the program by a pidfd of it and its CPU clock, never the supervisor). In
+The supervisor relays the report with the program's pid (as the referee sees it) and a pidfd
+of it (SCM_RIGHTS on the report socket): the referee signals the program through that pidfd
+and times it on its CPU clock, never the supervisor. In
 build mode it receives the bot's files on its stdin, writes them into the build's folder (a
 bounded tmpfs, :mod:`arena.sandbox.jail.buildfs`), and, once the build and its whole namespace are
 gone, reads the folder back and sends the files on the report pipe.
@@ -41,6 +42,7 @@ Nothing is imported after the layers are in force but what the exec needs.
 
 from __future__ import annotations
 
+import _socket  # the C module only (socket.py adds selectors, select...): imported before the root changes
 import marshal
 import os
 import resource
@@ -277,7 +279,7 @@ def main(raw: str) -> None:
     except (ValueError, EOFError, KeyError, TypeError):
         theirs_said = {}
     try:
-        write_frame(report_fd, {"pid": pid, "layers": theirs_said})
+        _send_report(report_fd, {"pid": pid, "layers": theirs_said}, pid)
     except OSError:  # the referee is gone
         os.kill(pid, signal.SIGKILL)
     status = _wait(pid)
@@ -291,10 +293,32 @@ def main(raw: str) -> None:
     _mirror(status)
 
 
+def _send_report(fd: int, message: Any, pid: int) -> None:
+    """The first frame, with a pidfd of the program (SCM_RIGHTS): opened here, by its parent,
+    before it can have been reaped, so it names the program and no process that reused its pid.
+    Without pidfds (an old kernel) the frame goes alone, and the referee signals this process's
+    group."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        write_frame(fd, message)
+        return
+    payload = marshal.dumps(message)
+    sock = _socket.socket(fileno=fd)
+    try:
+        ancillary = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack("i", pidfd))]
+        sent = sock.sendmsg([FRAME.pack(len(payload)) + payload], ancillary)
+    finally:
+        sock.detach()
+        os.close(pidfd)
+    rest = memoryview(FRAME.pack(len(payload)) + payload)[sent:]
+    while rest:
+        rest = rest[os.write(fd, rest) :]
+
+
 def _wait(pid: int) -> tuple[int, int]:
-    """How the program ended, once it has (its namespace empty): (si_code, si_status). The
-    program is left unreaped until this process is about to end: while the referee can see this
-    process alive, the program's pid is its own (what makes the referee's pidfd of it sound)."""
+    """How the program ended, once it has (its namespace empty): (si_code, si_status). It is
+    reaped only as this process ends (a build's folder is read first)."""
     while True:
         try:
             info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)

@@ -38,7 +38,7 @@ from typing import Any
 
 from ...errors import BotLoadError
 from ..failures import describe_exit
-from .process import _BOOT, _ROOT, lease_uid, open_pidfd, read_frame
+from .process import _BOOT, _ROOT, lease_uid, read_frame, report_channel
 from ..jail.uids import UidLease
 
 BUILD_LAYERS = ("workdir", "filesystem", "rlimits", "netns", "pidns", "uid", "no_new_privs", "seccomp")
@@ -132,7 +132,7 @@ def _run(
     command: str, files: dict[str, bytes], lease: UidLease | None, limits: BuildLimits
 ) -> tuple[int | None, bytes, dict[str, Any]]:
     """(exit code, None past the time limit; the output's tail; the launcher's result)."""
-    report_r, report_w = os.pipe()
+    report, report_w = report_channel()
     cfg = _config(command, lease.uid if lease is not None else None, limits, report_w)
     try:
         proc = subprocess.Popen(
@@ -147,7 +147,7 @@ def _run(
             pass_fds=(report_w,) + ((lease.fd,) if lease is not None else ()),
         )
     except BaseException:
-        os.close(report_r)
+        report.close()
         raise
     finally:
         os.close(report_w)
@@ -160,17 +160,16 @@ def _run(
             proc.stdin.close()
         except OSError:
             pass
-        report = read_frame(report_r, 65536, deadline)
+        said, pidfd = read_frame(report, 65536, deadline)  # the layers, and the build's pidfd
         try:
-            layers = {str(k): str(v) for k, v in report["layers"].items()}
+            layers = {str(k): str(v) for k, v in said["layers"].items()}
         except (TypeError, KeyError, AttributeError):
             layers = {}
-        pidfd = open_pidfd(report.get("pid") if type(report) is dict else None, proc)
         weak = [name for name in BUILD_LAYERS if layers.get(name) != "active"]
         if weak:
             _kill(proc, pidfd)
-            return -1, f"the build sandbox lacks {', '.join(weak)}: {layers or report!r}"[:600].encode(), {}
-        output, result = _follow(proc.stdout.fileno(), report_r, deadline, limits)
+            return -1, f"the build sandbox lacks {', '.join(weak)}: {layers or said!r}"[:600].encode(), {}
+        output, result = _follow(proc.stdout.fileno(), report.fileno(), deadline, limits)
         if result is None:
             _kill(proc, pidfd)
             if time.monotonic() >= deadline:
@@ -182,8 +181,8 @@ def _run(
             code = status[1] if status[0] == os.CLD_EXITED else -status[1]
         return code, output, result
     finally:
+        report.close()  # before the wait: a launcher still writing its result gets EPIPE, not stuck
         _kill(proc, pidfd)
-        os.close(report_r)
         if pidfd is not None:
             os.close(pidfd)
         if proc.stdout is not None:

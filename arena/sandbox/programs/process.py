@@ -5,14 +5,15 @@ games (or every game, without a stream) gets a fresh process from a clean start:
 (:mod:`arena.sandbox.jail.launch`) takes the OS layers and execs the program, the first process of
 a PID namespace of its own, which then speaks protocol v1 (docs/protocol.md,
 :mod:`arena.sandbox.programs.wire`) on its stdin and stdout. The referee holds a pidfd of the
-program (not of the launcher, its supervisor): every signal goes through it, so none can reach
-another process, even once the program is gone. The turn discipline is the Python sandbox's:
-the process runs only during its turns (SIGSTOP between them), each turn is timed on its CPU
-clock (all its threads: a program may start no process, only threads) against the move limit
-and the game's bank, with the wall-clock backstop kept by the one watchdog; its lines are
-bounded by ``Limits`` (bytes a line and a turn, lines and actions a turn). A program over
-its memory (RLIMIT_DATA, and V8's own heap limit for node) faults as ``memory``. Its uid is
-leased (:mod:`arena.sandbox.jail.uids`) until the launcher, which outlives its namespace, is reaped.
+program (not of the launcher, its supervisor), sent by the launcher with its report: every
+signal goes through it, so none can reach another process, even once the program is gone.
+The turn discipline is the Python sandbox's: the process runs only during its turns (SIGSTOP
+between them), each turn is timed on its CPU clock (all its threads: a program may start no
+process, only threads) against the move limit and the game's bank, with the wall-clock
+backstop kept by the one watchdog; its lines are bounded by ``Limits`` (bytes a line and a
+turn, lines and actions a turn). A program over its memory (RLIMIT_DATA, and V8's own heap
+limit for node) faults as ``memory``. Its uid is leased (:mod:`arena.sandbox.jail.uids`) until the
+launcher, which outlives its namespace, is reaped.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import marshal
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -71,55 +73,53 @@ def lease_uid() -> UidLease | None:
         return None
 
 
-def read_frame(fd: int, limit: int, deadline: float = _NEVER) -> Any:
-    """The next frame the launcher wrote on ``fd`` (blocking; with a ``deadline``, polled up to
-    it): its message, or None at end-of-file, past ``deadline``, over ``limit`` bytes, or garbled."""
+def report_channel() -> tuple[socket.socket, int]:
+    """The launcher's report channel: (the referee's end, the launcher's descriptor, to pass it).
+    A unix socket, not a pipe: the first frame carries the program's pidfd (SCM_RIGHTS)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return ours, theirs.detach()
 
-    def take(n: int) -> bytes | None:
-        got = b""
-        while len(got) < n:
+
+def read_frame(sock: socket.socket, limit: int, deadline: float = _NEVER) -> tuple[Any, int | None]:
+    """The next frame the launcher wrote on ``sock`` (blocking; with a ``deadline``, polled up to
+    it), and the descriptor it carried if any (the program's pidfd, with the first): (its
+    message, or None at end-of-file, past ``deadline``, over ``limit`` bytes, or garbled; fd)."""
+    fd = sock.fileno()
+    got = b""
+    carried: list[int] = []
+    need = _FRAME
+    room = socket.CMSG_SPACE(4)
+    try:
+        while len(got) < need:
             if deadline != _NEVER:
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([fd], [], [], left)[0]:
-                    return None
+                    return None, _first(carried)
             try:
-                chunk = os.read(fd, min(n - len(got), 1 << 20))
+                data, ancillary, _flags, _addr = sock.recvmsg(min(need - len(got), 1 << 20), room)
             except OSError:
-                return None
-            if not chunk:
-                return None
-            got += chunk
-        return got
+                return None, _first(carried)
+            for level, kind, raw in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    carried.extend(int.from_bytes(raw[i : i + 4], sys.byteorder) for i in range(0, len(raw) - 3, 4))
+            if not data:
+                return None, _first(carried)
+            got += data
+            if len(got) == _FRAME:
+                need = _FRAME + int.from_bytes(got, "little")
+                if need - _FRAME > limit:
+                    return None, _first(carried)
+        try:
+            return marshal.loads(got[_FRAME:]), _first(carried)
+        except (ValueError, EOFError, TypeError):
+            return None, _first(carried)
+    finally:
+        for extra in carried[1:]:
+            os.close(extra)
 
-    head = take(_FRAME)
-    if head is None:
-        return None
-    size = int.from_bytes(head, "little")
-    body = take(size) if size <= limit else None
-    try:
-        return marshal.loads(body) if body is not None else None
-    except (ValueError, EOFError, TypeError):
-        return None
 
-
-def open_pidfd(pid: Any, supervisor: subprocess.Popen[bytes]) -> int | None:
-    """A pidfd of the program ``pid`` the launcher reported, or None when it cannot be trusted
-    to name it: the launcher never reaps the program, so while the launcher has not ended (it is
-    not even a zombie: checked after the pidfd is made) that pid is the program's."""
-    if type(pid) is not int or pid <= 0:
-        return None
-    try:
-        fd = os.pidfd_open(pid)
-    except OSError:
-        return None
-    try:
-        ended = os.waitid(os.P_PID, supervisor.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-    except ChildProcessError:
-        ended = True  # type: ignore[assignment]
-    if ended is not None:
-        os.close(fd)
-        return None
-    return fd
+def _first(fds: list[int]) -> int | None:
+    return fds[0] if fds else None
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ class ProgramProcess:
         self.owner = os.getpid()
         self.pidfd: int | None = None
         self.lease = lease_uid()
-        report_r, report_w = os.pipe()
+        report, report_w = report_channel()
         cfg = {
             "cwd": stage,
             "uid": self.lease.uid if self.lease is not None else None,
@@ -194,7 +194,7 @@ class ProgramProcess:
                 pass_fds=(report_w,) + ((self.lease.fd,) if self.lease is not None else ()),
             )
         except BaseException:
-            os.close(report_r)
+            report.close()
             if self.lease is not None:
                 self.lease.close()
             raise
@@ -215,18 +215,17 @@ class ProgramProcess:
         _watchdog.watch(self)
         self.deadline = time.monotonic() + limits.startup_seconds
         try:
-            report = read_frame(report_r, 65536)
+            said, self.pidfd = read_frame(report, 65536)
         finally:
-            os.close(report_r)
+            report.close()
             self.deadline = _NEVER
-        try:  # written by the launcher before the program runs (it cannot reach this pipe)
-            self.report: dict[str, str] = {str(k): str(v) for k, v in report["layers"].items()}
+        try:  # written by the launcher before the program runs (it cannot reach this channel)
+            self.report: dict[str, str] = {str(k): str(v) for k, v in said["layers"].items()}
         except (TypeError, KeyError, AttributeError):
             self.kill()
             raise WorkerError(f"the launcher did not start: {self.last_words()}") from None
-        pid = report.get("pid")
-        if type(pid) is int and pid > 0:  # the program, not its launcher: its clock and (by a pidfd) its signals
-            self.pidfd = open_pidfd(pid, self.proc)  # None without pidfds: signals go to the launcher's group
+        pid = said.get("pid")
+        if type(pid) is int and pid > 0:  # the program, not its launcher: its clock (and its pidfd's signals)
             self.pid = pid
             self.clock = cpu_clock(pid)
 
@@ -371,8 +370,10 @@ class ProgramProcess:
         return WorkerError(f"program {describe_exit(code)}" + (f": {last}" if last else ""))
 
     def _signal(self, sig: int) -> None:
-        """Signal the program through its pidfd (its namespace dies with it); before there is
-        one, the launcher's process group, while the launcher is not reaped."""
+        """Signal the program through its pidfd, opened by the launcher (its parent) before the
+        program could be reaped, so it names the program and nothing else; before there is one,
+        the launcher's process group, while the launcher is not reaped. The program's end ends
+        its namespace."""
         try:
             if self.pidfd is not None:
                 signal.pidfd_send_signal(self.pidfd, sig)

@@ -14,6 +14,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -222,3 +223,42 @@ print(err(lambda: os.setpgid(0, 0)), err(os.setsid), err(lambda: os.kill({outsid
     setpgid, setsid, kill, clone, pid = built["out.txt"].decode().split()
     assert (setpgid, setsid, kill, clone) == ("EPERM", "EPERM", "ESRCH", "EPERM"), built["out.txt"]
     assert int(pid) < 64  # numbered in its own namespace, from 1
+
+
+def test_a_program_is_pid_1_of_its_namespace_and_signalled_through_its_pidfd() -> None:
+    """A program runs as the first process of its own PID namespace, and the referee holds a
+    pidfd of it (opened by the launcher, its parent, before it could be reaped): every signal
+    goes through it, so none can reach a process that reused its pid. The kernel's own account
+    of the pidfd names the program, pid 1 inside."""
+    from arena.sandbox import Limits
+    from arena.sandbox.program import ProgramProcess, Runtime
+
+    stage = tempfile.mkdtemp(prefix="arena-pidns-test-")
+    os.chmod(stage, 0o555)
+    try:
+        proc = ProgramProcess(stage, Runtime("program", ("/bin/sleep", "60")), Limits())
+        try:
+            assert proc.report["pidns"] == "active" and proc.pidfd is not None
+            info = dict(line.split(":", 1) for line in Path(f"/proc/self/fdinfo/{proc.pidfd}").read_text().splitlines())
+            assert int(info["Pid"]) == proc.pid != proc.proc.pid  # the program, not its launcher
+            assert info["NSpid"].split() == [str(proc.pid), "1"]
+            proc.stop()  # SIGSTOP through the pidfd (delivered as the program next runs)
+            for _ in range(500):
+                state = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state == "T":
+                    break
+                time.sleep(0.01)
+            assert state == "T"
+        finally:
+            proc.kill()
+        assert (
+            int(
+                dict(line.split(":", 1) for line in Path(f"/proc/self/fdinfo/{proc.pidfd}").read_text().splitlines())[
+                    "Pid"
+                ]
+            )
+            == -1
+        )
+    finally:
+        os.chmod(stage, 0o700)
+        shutil.rmtree(stage)
