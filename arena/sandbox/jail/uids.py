@@ -24,7 +24,10 @@ import os
 import stat
 
 #: The first uid a bot may get, and how many there are: ``UID_BASE`` to ``UID_BASE + UID_COUNT - 1``.
-UID_BASE = 100000
+#: Far from the uids a machine hands out itself (users, systemd's dynamic users and container
+#: ranges below 1879048192, the subordinate uids of /etc/subuid, usually from 100000) and from
+#: the old ``100000 + pid``, which an older arena on the same machine may still use.
+UID_BASE = 1_900_000_000
 UID_COUNT = 1 << 16
 #: The folder of the lock files: root's, mode 0700 (made on first use).
 LOCKS = "/run/arena-uids"

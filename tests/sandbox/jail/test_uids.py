@@ -23,6 +23,8 @@ from arena.sandbox import uids
 from arena.sandbox.jail.uids import UID_BASE, UID_COUNT, allocate
 
 ROOT = Path(__file__).resolve().parents[3]
+#: The old derivation: ``100000 + pid``.
+OLD_BASE = 100000
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="uids are dropped only as root")
 
 
@@ -146,7 +148,7 @@ def test_a_programs_uid_is_leased_and_held_until_its_last_process_is_gone() -> N
         seen = [uid_of(p.pid) for p in procs]
         assert len(set(seen)) == 2 and all(UID_BASE <= u < UID_BASE + UID_COUNT for u in seen), seen
         for proc, uid in zip(procs, seen, strict=True):
-            assert uid not in (UID_BASE + proc.pid, UID_BASE + proc.proc.pid)  # not derived from a pid
+            assert uid not in (OLD_BASE + proc.pid, OLD_BASE + proc.proc.pid)  # not derived from a pid
             assert held(uid)
         for proc, uid in zip(procs, seen, strict=True):
             proc.kill()
@@ -170,7 +172,7 @@ def test_a_game_processs_uid_is_leased_by_its_template_until_it_is_reaped() -> N
     try:
         first = template.spawn()
         uid = dropped(first.pid)
-        assert UID_BASE <= uid < UID_BASE + UID_COUNT and uid != UID_BASE + first.pid
+        assert UID_BASE <= uid < UID_BASE + UID_COUNT and uid != OLD_BASE + first.pid
         assert held(uid)
         first.kill()
         for _ in range(500):  # each fork lets the template reap what the referee killed before it
