@@ -369,3 +369,19 @@ def test_a_replays_folder_whose_marker_is_a_fifo_is_refused_without_blocking(tmp
     os.mkfifo(folder / MARKER)
     with pytest.raises(RecordsFolderError, match="did not write"):
         promptly([folder / MARKER], lambda: check(folder, tmp_path / "t.db"))
+
+
+def test_a_bot_folders_files_come_in_the_order_its_stored_bundle_keeps(tmp_path: Path) -> None:
+    """A folder ``a`` beside a file ``a.txt`` was read ``a/x`` first (a walk), but a stored
+    bundle's names must be sorted (``a.txt`` < ``a/x``): such a bot could be submitted and then
+    never read back from its database. The folder's files now come sorted by their path."""
+    from arena.botfolder import bundle, read_bot_folder, unbundle
+
+    bot = tmp_path / "bot"
+    (bot / "a").mkdir(parents=True)
+    (bot / "bot.toml").write_text('language = "x"\nrun = "./x"\n')
+    (bot / "a" / "x").write_text("1")
+    (bot / "a.txt").write_text("2")
+    _, _, _, files = read_bot_folder(bot)
+    assert [name for name, _ in files] == ["a.txt", "a/x", "bot.toml"]
+    assert unbundle(bundle("program", files), "t") == ("program", files)
