@@ -38,13 +38,13 @@ KIT = ROOT / "arena" / "kits" / "cpp"
 PROBE = r"""
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
-from arena.rules import CONTEST
+from arena.game.rules import CONTEST
 from arena.sandbox import Limits
-from arena.sandbox.program import ProgramProcess, Runtime, node_runtime
+from arena.sandbox.programs.process import ProgramProcess, Runtime, node_runtime
 what, reps, stage = sys.argv[2], int(sys.argv[3]), sys.argv[4]
 out = {"start": [], "end": []}
 if what == "build":
-    from arena.sandbox.progbuild import run_build
+    from arena.sandbox.programs.build import run_build
     files = {name: open(os.path.join(stage, name), "rb").read() for name in ("bot.toml", "bot.cpp")}
     for _ in range(reps):
         t = time.perf_counter()

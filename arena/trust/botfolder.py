@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BotLoadError
-from .text import escape, storable
 from .files import NotRegularFile, TooMuch, TreeLimits, read_tree
+from .text import escape, storable
 
 MANIFEST = "bot.toml"
 MAX_FILES = 64

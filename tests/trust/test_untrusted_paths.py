@@ -327,7 +327,7 @@ def test_a_bot_folders_subfolder_swapped_for_a_link_never_reads_the_host(tmp_pat
     import subprocess
     import sys
 
-    from arena.botfolder import read_bot_folder
+    from arena.trust.botfolder import read_bot_folder
 
     bot, host, outside = tmp_path / "bot", tmp_path / "host", tmp_path / "outside"
     for folder in (bot / "d", host, outside):
@@ -362,7 +362,7 @@ def test_a_bot_folders_subfolder_swapped_for_a_link_never_reads_the_host(tmp_pat
 def test_a_replays_folder_whose_marker_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     """The replays folder's marker was read with a plain open: a FIFO there blocked the
     tournament for ever, a link read any file. It is read as untrusted input now."""
-    from arena.tournament.records_folder import MARKER, RecordsFolderError, check
+    from arena.tournament.db.replays import MARKER, RecordsFolderError, check
 
     folder = tmp_path / "replays"
     folder.mkdir()
@@ -375,7 +375,7 @@ def test_a_bot_folders_files_come_in_the_order_its_stored_bundle_keeps(tmp_path:
     """A folder ``a`` beside a file ``a.txt`` was read ``a/x`` first (a walk), but a stored
     bundle's names must be sorted (``a.txt`` < ``a/x``): such a bot could be submitted and then
     never read back from its database. The folder's files now come sorted by their path."""
-    from arena.botfolder import bundle, read_bot_folder, unbundle
+    from arena.trust.botfolder import bundle, read_bot_folder, unbundle
 
     bot = tmp_path / "bot"
     (bot / "a").mkdir(parents=True)

@@ -38,8 +38,8 @@ from typing import Any
 
 from ...errors import BotLoadError
 from ..failures import describe_exit
-from .process import _BOOT, _ROOT, lease_uid, read_frame, report_channel
 from ..jail.uids import UidLease
+from .process import _BOOT, _ROOT, lease_uid, read_frame, report_channel
 
 BUILD_LAYERS = ("workdir", "filesystem", "rlimits", "netns", "pidns", "uid", "no_new_privs", "seccomp")
 

@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...game.events import FaultKind
-from . import wire as jsonwire
 from ..failures import ProtocolViolation, WorkerError, WorkerTimeout, clean, describe_exit
-from ..limits import Limits, cpu_clock, cpu_seconds
 from ..jail.program_filter import export_program_filter
 from ..jail.uids import UidLease, allocate
 from ..jail.watchdog import _NEVER, _watchdog
+from ..limits import Limits, cpu_clock, cpu_seconds
+from . import wire as jsonwire
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 #: The launcher's start: ``arena`` and ``arena.sandbox`` as bare packages (their ``__init__`` would

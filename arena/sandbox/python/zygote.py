@@ -49,15 +49,15 @@ import warnings
 from typing import Any
 
 from ...errors import BotLoadError
-from ...seats.loader import BotSource
 from ...game.rules import CONTEST, Rules
-from .botloop import Channel, GameLoop, _encode
+from ...seats.loader import BotSource
 from ..jail.harden import HardenReport, harden_child, harden_template, template_limits
-from ..policy.namespace import BotNamespace
-from ..policy.compiler import compile_bot
-from .protocol import HEADER, MAX_IN_FRAME
 from ..jail.seccomp import PreparedFilter, _libc
 from ..jail.uids import UID_BASE, UidLease, allocate
+from ..policy.compiler import compile_bot
+from ..policy.namespace import BotNamespace
+from .botloop import Channel, GameLoop, _encode
+from .protocol import HEADER, MAX_IN_FRAME
 
 __all__ = ["UID_BASE", "main"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.sandbox import uids
+from arena.sandbox.jail import uids
 from arena.sandbox.jail.uids import UID_BASE, UID_COUNT, allocate
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -164,9 +164,9 @@ def test_a_programs_uid_is_leased_and_held_until_its_last_process_is_gone() -> N
 def test_a_game_processs_uid_is_leased_by_its_template_until_it_is_reaped() -> None:
     """A Python bot's game process runs under a uid its template leased before the fork; the
     template holds it until it reaps the process (when the referee says so)."""
-    from arena.seats.loader import read_bot_file
     from arena.sandbox import Limits
     from arena.sandbox.python.process import Template
+    from arena.seats.loader import read_bot_file
 
     template = Template(read_bot_file(ROOT / "examples" / "counter.py"), Limits())
     try:
@@ -190,7 +190,7 @@ def test_a_game_processs_uid_is_leased_by_its_template_until_it_is_reaped() -> N
 @root_only
 def test_a_build_runs_under_a_leased_uid(monkeypatch: pytest.MonkeyPatch) -> None:
     """Builds take their uid from the same allocator, held until the build's launcher is reaped."""
-    from arena.sandbox import progbuild
+    from arena.sandbox.programs import build as progbuild
 
     leases: list[uids.UidLease] = []
 

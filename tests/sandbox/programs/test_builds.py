@@ -231,7 +231,7 @@ def test_a_program_is_pid_1_of_its_namespace_and_signalled_through_its_pidfd() -
     goes through it, so none can reach a process that reused its pid. The kernel's own account
     of the pidfd names the program, pid 1 inside."""
     from arena.sandbox import Limits
-    from arena.sandbox.program import ProgramProcess, Runtime
+    from arena.sandbox.programs.process import ProgramProcess, Runtime
 
     stage = tempfile.mkdtemp(prefix="arena-pidns-test-")
     os.chmod(stage, 0o555)
