@@ -16,6 +16,7 @@ from __future__ import annotations
 import signal
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,12 +26,22 @@ from arena.game.engine import Game
 from arena.game.moves import Move
 from arena.game.rules import CONTEST, Rules
 
+#: The folders of the fast subset (``pytest -m fast``): the game, the bot API and records, the
+#: contest's law, checked in seconds while working on it. Marked by folder, never by hand.
+FAST_FOLDERS = ("game", "botapi", "records")
+_TESTS = Path(__file__).resolve().parent
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Modules holding a test marked ``long`` first, and in them the ``long`` tests first: longest
+    """The fast subset marked by folder (:data:`FAST_FOLDERS`, less tests marked ``slow``); then
+    the order. Modules holding a test marked ``long`` first, and in them the ``long`` tests first: longest
     first is what keeps a parallel run (``pytest -n 2``) from ending with one worker idle while
     the other still runs a ten-second test it picked up last. A module stays in one piece, so its
     module-scoped fixtures (a browser, a reference tournament) are still made once."""
+    for item in items:
+        folder = Path(str(item.fspath)).resolve().relative_to(_TESTS).parts[0]
+        if folder in FAST_FOLDERS and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.fast)
     index = {id(item): i for i, item in enumerate(items)}
     first: dict[object, int] = {}  # each module's place in the collection
     for i, item in enumerate(items):
