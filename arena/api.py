@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .botapi.positions import Answer, Position, ask, position
 from .game.rules import CONTEST, Rules
 from .playing.match import MatchHooks, MatchResult, MatchSettings, run_match
+from .playing.positions import Answer, Position, ask, position
 from .sandbox.limits import Limits
 
 __all__ = ["play", "position", "ask", "Position", "Answer", "MatchResult"]

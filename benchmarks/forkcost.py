@@ -36,7 +36,7 @@ from arena.sandbox import Limits
 from arena.sandbox.limits import cpu_clock, cpu_seconds
 from arena.sandbox.python.factory import _default_rules
 from arena.sandbox.python.process import Template
-from arena.seats.loader import read_bot_file
+from arena.trust.botsource import read_bot_file
 
 ROOT = Path(__file__).resolve().parent.parent
 

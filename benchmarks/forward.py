@@ -21,7 +21,8 @@ from typing import Any
 
 from arena.game.referee import Referee
 from arena.sandbox import Limits, SandboxFactory
-from arena.seats.loader import BotSource, load_trusted, resolve_bot
+from arena.seats.loader import load_trusted, resolve_bot
+from arena.trust.botsource import BotSource
 
 BOT = '''"""Plays PLAYOUTS clones of one sampled world a move, then moves like greedy."""
 import random

@@ -37,7 +37,8 @@ from arena.game.seeds import derive_seed
 from arena.sandbox.policy import compiler as policy
 from arena.sandbox.policy.namespace import BotNamespace
 from arena.sandbox.policy.transform import BotPolicy, GuardCalls
-from arena.seats.loader import BotSource, InProcessPlayer, load_trusted, read_bot_file
+from arena.seats.loader import InProcessPlayer, load_trusted
+from arena.trust.botsource import BotSource, read_bot_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BOTS = [ROOT / "bots" / "heuristic.py", ROOT / "bots" / "greedy.py", *sorted((ROOT / "examples").glob("*.py"))]

@@ -27,7 +27,8 @@ from arena.game.referee import GameInfo, Referee
 from arena.game.rules import CONTEST
 from arena.sandbox import Limits
 from arena.seats.factories import make_factory
-from arena.seats.loader import load_trusted, read_bot_file, resolve_bot
+from arena.seats.loader import load_trusted, resolve_bot
+from arena.trust.botsource import read_bot_file
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -62,7 +62,8 @@ from arena.sandbox import Limits, SandboxFactory
 from arena.sandbox.policy import compiler as policy
 from arena.sandbox.python.process import Template
 from arena.sandbox.python.seat import SandboxedSeat
-from arena.seats.loader import BotSource, InProcessPlayer, load_trusted, read_bot_file
+from arena.seats.loader import InProcessPlayer, load_trusted
+from arena.trust.botsource import BotSource, read_bot_file
 
 try:
     from forkcost import measure as process_cost  # run as a script: benchmarks/ is on the path

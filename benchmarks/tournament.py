@@ -100,7 +100,7 @@ def template_startup(path: str, repeat: int = 3) -> float:
     bot once in a trial game process and stopping it: what each tournament worker pays once per
     bot and run, whatever the number of games (the least of ``repeat`` tries)."""
     from arena.sandbox import Limits, SandboxFactory
-    from arena.seats.loader import read_bot_file
+    from arena.trust.botsource import read_bot_file
 
     src = read_bot_file(path)
 

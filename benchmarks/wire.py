@@ -23,7 +23,7 @@ from arena.game.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory
 from arena.sandbox.python import process as process_module
 from arena.sandbox.python.seat import SandboxedSeat
-from arena.seats.loader import read_bot_file
+from arena.trust.botsource import read_bot_file
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "bots").glob("[a-z]*.py")) + sorted((ROOT / "examples").glob("*.py"))

@@ -24,7 +24,8 @@ from arena.game.referee import EngineTable, Referee
 from arena.game.rules import CONTEST
 from arena.sandbox import Limits
 from arena.sandbox.programs.runtimes import program_factory
-from arena.seats.loader import load_trusted, read_bot_file, resolve_bot
+from arena.seats.loader import load_trusted, resolve_bot
+from arena.trust.botsource import read_bot_file
 
 WORLDS, PLANS, SAMPLES = 100, 8, 20
 

@@ -480,7 +480,7 @@ def test_readme_and_every_doc_link_to_the_reference_docs():
 
 def test_the_example_bot_of_bot_api_md_passes_the_policy_and_plays_clean(tmp_path):
     from arena.sandbox.policy.compiler import check_source
-    from arena.seats.loader import read_bot_file
+    from arena.trust.botsource import read_bot_file
 
     example = re.search(r"```python\n(.*?)```", section(text("bot-api.md"), "## A bot is one Python file"), re.S)
     assert example

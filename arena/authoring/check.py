@@ -239,7 +239,7 @@ def run_check(
 
     :raises UsageError: no such file, or no sandbox.
     """
-    from ..seats.loader import bot_source, read_bot_file
+    from ..trust.botsource import bot_source, read_bot_file
 
     rules, games, seed, limits = settings.rules, settings.games, settings.seed, settings.limits
     report = CheckReport(path, seed=seed, rules={"name": rules.name, "changed": rules.changed()})

@@ -24,13 +24,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import IllegalMove
-from ..game.cards import Card
+from ..game.cards import Card, to_card
 from ..game.engine import Game, place_seats
+from ..game.fallback import fallback_move
 from ..game.moves import Move
-from ..game.referee import EngineTable, fallback_move
+from ..game.referee import EngineTable
 from .knowledge import ALL, Facts, assign
 from .rollout import POLICIES
-from .turn import PublicFeed, Turn, to_card
+from .turn import PublicFeed, Turn
 
 __all__ = ["PLAYOUT_MOVES", "World", "sample_world", "sampler"]
 

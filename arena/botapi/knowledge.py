@@ -11,8 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..game.cards import DECK, Card
-from .turn import to_card
+from ..game.cards import DECK, Card, to_card
 
 __all__ = ["ALL", "Facts", "assign"]
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from ..game.cards import DECK, RANKS, SUITS, Card
 from ..game.engine import Game
+from ..game.fallback import fallback_move
 from ..game.moves import Move
-from ..game.referee import fallback_move
 
 Policy = Callable[[Game, random.Random], None]
 

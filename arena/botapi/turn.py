@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
 
 from ..errors import IllegalMove
-from ..game.cards import SUITS, Card
+from ..game.cards import Card, to_card, to_suit
 from ..game.moves import Move
 from ..game.rules import Rules
 from ..game.visibility import is_public, private_key, public_data
@@ -48,30 +48,6 @@ class Table(Protocol):
     def act_draw(self) -> Card: ...
     def act_finish(self) -> None: ...
     def act_say(self, text: str) -> None: ...
-
-
-def to_card(card: Any) -> Card:
-    """A ``Card`` from a card or its text; :class:`IllegalMove` (R1.2) otherwise."""
-    if type(card) is Card:
-        return card
-    if isinstance(card, str):
-        text = str.__str__(card) if type(card) is not str else card
-        try:
-            return Card(text)
-        except ValueError as exc:
-            raise IllegalMove("R1.2", str(exc).removeprefix("R1.2: ")) from None
-    raise IllegalMove("R1.2", f"a card is a Card or its text like '10h', not {type(card).__name__}")
-
-
-def to_suit(suit: Any) -> str | None:
-    """A suit letter from ``suit`` ("s", "H", ...); None stays None."""
-    if suit is None:
-        return None
-    if isinstance(suit, str):
-        text = (str.__str__(suit) if type(suit) is not str else suit).strip().lower()
-        if text in SUITS:
-            return text
-    raise IllegalMove("R6.4", f"a jack orders one of s, c, h, d, not {suit!r:.20}")
 
 
 class Turn:

@@ -2,7 +2,7 @@
 
 The file is read once; the bytes checked are the bytes hashed and stored, so a
 file swapped during the check cannot land under the clean file's manifest.
-The organiser's side (verifying a submissions folder) is :mod:`arena.trust.submissions`.
+The organiser's side (verifying a submissions folder) is :mod:`arena.authoring.submissions`.
 """
 
 from __future__ import annotations
@@ -17,21 +17,21 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..authoring.check import NAME_PATTERN, RESERVED_NAMES, run_check
+from ..authoring.submissions import file_sha256, read_manifest, submitted, write_atomic
 from ..errors import BotLoadError, UsageError
 from ..game.events import FaultKind
 from ..trust.files import NotRegularFile, regular
-from ..trust.submissions import file_sha256, read_manifest, submitted, write_atomic
 from ..trust.text import escape, to_json
 from .check import add_check_options, check_settings
 
 if TYPE_CHECKING:
-    from ..seats.loader import BotSource
+    from ..trust.botsource import BotSource
 
 
 def run(args: argparse.Namespace) -> int:
     """Check a bot and store it with its manifest. The file is read once: the bytes checked
     are the bytes hashed and stored, whatever happens to the file meanwhile."""
-    from ..seats.loader import bot_source, read_bot_bytes, read_bot_file
+    from ..trust.botsource import bot_source, read_bot_bytes, read_bot_file
 
     if (args.to is None) == (args.server is None):
         raise UsageError("give --to DIR (a submissions folder) or --server URL (a contest server), one of them")
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
 def stored_sha256(stored: Path) -> str:
     """The sha256 of a stored submission: a bot file's bytes, a bot folder's listing."""
     if stored.suffix != ".py":  # a program's submission: its bundle's sha256 (a folder named .py is refused)
-        from ..seats.loader import read_bot_file
+        from ..trust.botsource import read_bot_file
 
         sha: str = read_bot_file(stored).sha256
         return sha

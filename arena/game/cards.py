@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import IllegalMove
+
 SUITS: tuple[str, ...] = ("s", "c", "h", "d")
 RANKS: tuple[str, ...] = ("6", "7", "8", "9", "10", "j", "q", "k", "a")
 
@@ -148,3 +150,27 @@ DECK: tuple[Card, ...] = _build()
 def cards(text: str) -> list[Card]:
     """Parse a space- or comma-separated list of cards: ``cards("6h 7h jd")``."""
     return [Card(t) for t in text.replace(",", " ").split()]
+
+
+def to_card(card: Any) -> Card:
+    """A ``Card`` from a card or its text; :class:`IllegalMove` (R1.2) otherwise."""
+    if type(card) is Card:
+        return card
+    if isinstance(card, str):
+        text = str.__str__(card) if type(card) is not str else card
+        try:
+            return Card(text)
+        except ValueError as exc:
+            raise IllegalMove("R1.2", str(exc).removeprefix("R1.2: ")) from None
+    raise IllegalMove("R1.2", f"a card is a Card or its text like '10h', not {type(card).__name__}")
+
+
+def to_suit(suit: Any) -> str | None:
+    """A suit letter from ``suit`` ("s", "H", ...); None stays None."""
+    if suit is None:
+        return None
+    if isinstance(suit, str):
+        text = (str.__str__(suit) if type(suit) is not str else suit).strip().lower()
+        if text in SUITS:
+            return text
+    raise IllegalMove("R6.4", f"a jack orders one of s, c, h, d, not {suit!r:.20}")

@@ -30,9 +30,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..botapi.turn import to_card, to_suit
 from ..errors import IllegalMove
-from .cards import DECK, SUITS, Card
+from .cards import DECK, SUITS, Card, to_card, to_suit
 from .events import Event, PutEvent, SayEvent
 from .moves import Move
 from .rules import CONTEST, Rules

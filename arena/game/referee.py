@@ -25,6 +25,7 @@ from ..errors import IllegalMove
 from .cards import Card
 from .engine import Game, GameResult, RoundResult, derive_seed
 from .events import FaultEvent, FaultKind, GameEvent
+from .fallback import fallback_move
 from .moves import Move
 from .rules import CONTEST, Rules
 
@@ -282,27 +283,6 @@ class EngineTable:
     def over(self) -> bool:
         """Whether the game has ended."""
         return self.game.over
-
-
-def fallback_move(game: Game, rng: random.Random) -> None:
-    """The fallback of docs/bot-api.md: put a random legal card if nothing was put yet, else
-    draw; cover sixes; finish. Jacks order their own suit."""
-    move = game.move
-    if move.finished:
-        return
-    if not move.put and not move.drew:
-        options = move.puttable()
-        if options:
-            game.put(rng.choice(options))
-        elif move.can_draw():
-            game.draw()
-    while move.needs_cover() and not move.can_finish():
-        covers = move.puttable()
-        if covers:
-            game.put(rng.choice(covers))
-        else:
-            game.draw()
-    game.finish()
 
 
 #: Record bytes of a fault's detail at most (3 faults retire a bot, so a seat adds at most

@@ -17,7 +17,8 @@ from ..game.seeds import fresh_seed, seed_key, warn_if_guessable
 from ..records.files import RecordWriter
 from ..sandbox.limits import Limits
 from ..seats.factories import make_factory
-from ..seats.loader import BotSource, resolve_bot
+from ..seats.loader import resolve_bot
+from ..trust.botsource import BotSource
 from .games import GameSource, Table
 from .interrupts import interrupts_deferred
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .loader import BotSource, load_trusted
-
 #: ``factory(bot_key, seat)``: the occupant of ``seat`` for one game.
+from ..trust.botsource import BotSource
+from .loader import load_trusted
+
 Factory = Callable[[Any, int], Any]
 
 

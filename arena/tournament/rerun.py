@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ..game.rules import Rules
-from ..seats.loader import BotSource, source_bytes
+from ..trust.botsource import BotSource, source_bytes
 from .backends.games import GameRecord, GameRunner
 from .db.database import LEGACY_SETTINGS, TournamentDBError
 from .db.read import Stored, load
@@ -33,7 +33,8 @@ class RerunError(Exception):
 def registered_source(name: str) -> BotSource | None:
     """The bot the installed registry provides under ``name`` today (None: no such bot)."""
     from ..errors import BotLoadError
-    from ..seats.loader import read_bot_file, registry
+    from ..seats.loader import registry
+    from ..trust.botsource import read_bot_file
 
     path = registry().get(name)
     if path is None:
@@ -53,7 +54,7 @@ def entrant_of(bot: BotRow, source: str, *, trusted: bool) -> Entrant:
         installed = registered_source(bot.name)
         if installed is not None and source_bytes(installed.source) == source_bytes(source):
             return Entrant(installed, bot.label, True)
-    from ..seats.loader import stored_source
+    from ..trust.botsource import stored_source
 
     return Entrant(stored_source(bot.name, source), bot.label, trusted)
 

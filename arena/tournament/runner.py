@@ -16,11 +16,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..authoring import submissions
 from ..game.rules import Rules
 from ..game.seeds import guessable
 from ..playing.match import entrant_labels
-from ..seats.loader import BotSource, resolve_bot
-from ..trust import submissions
+from ..seats.loader import resolve_bot
+from ..trust.botsource import BotSource
 from ..trust.files import NotRegularFile
 from ..trust.text import clean_name, escape, storable
 from .backends.games import Job

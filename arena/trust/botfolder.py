@@ -99,7 +99,7 @@ def read_bot_folder(
     path: str | os.PathLike[str], *, single_link: bool = False
 ) -> tuple[str, str, str, tuple[tuple[str, bytes], ...]]:
     """The bot program in folder ``path``: (name, bot.toml's text, description, files), for
-    :func:`arena.seats.loader.read_bot_file` to make its :class:`~arena.seats.loader.BotSource` of.
+    :func:`arena.trust.botsource.read_bot_file` to make its :class:`~arena.trust.botsource.BotSource` of.
 
     :raises BotLoadError: no bot.toml, a bad one, or a file that cannot be read (a link; a
         hard link too when ``single_link``: inside a submissions folder)."""

@@ -9,7 +9,8 @@ import pytest
 
 from arena.game.referee import Referee
 from arena.sandbox import Limits, SandboxFactory
-from arena.seats.loader import BotSource, load_trusted, resolve_bot
+from arena.seats.loader import load_trusted, resolve_bot
+from arena.trust.botsource import BotSource
 
 SEARCH = Path(__file__).resolve().parents[2] / "bots" / "search.py"
 

@@ -243,7 +243,7 @@ def test_play_names_each_faulting_bots_first_fault(
 
 
 def test_submit_replace_without_author_keeps_the_author(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.trust.test_submissions import CLEAN
+    from tests.authoring.test_submissions import CLEAN
 
     bot = tmp_path / "swapper.py"
     bot.write_text(CLEAN)

@@ -3,7 +3,7 @@
 import random
 
 from arena.game.engine import Game
-from arena.game.referee import fallback_move
+from arena.game.fallback import fallback_move
 
 
 def test_fast_answers_agree_with_refusals_over_random_games() -> None:

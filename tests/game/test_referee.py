@@ -11,7 +11,8 @@ from arena.botapi.turn import Turn
 from arena.errors import IllegalMove
 from arena.game.cards import DECK, Card, cards
 from arena.game.engine import GameResult, RoundResult, place_seats
-from arena.game.referee import BotFault, GameInfo, Referee, fallback_move
+from arena.game.fallback import fallback_move
+from arena.game.referee import BotFault, GameInfo, Referee
 from arena.game.rules import Rules
 from arena.seats.loader import load_trusted, resolve_bot
 

@@ -15,7 +15,7 @@ import pytest
 
 from arena.game.cards import DECK, Card, cards
 from arena.game.engine import Game, place_seats
-from arena.game.referee import fallback_move
+from arena.game.fallback import fallback_move
 from arena.game.rules import CONTEST, Rules
 
 

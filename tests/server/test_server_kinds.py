@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from support.server import ROOT, Server, arena, arena_all, token_of, wait_for
 
-from arena.seats.loader import read_bot_file
 from arena.server.contest.final import write_bot
 from arena.server.contest.uploads import as_stored, readable
 from arena.server.http.app import create_app
 from arena.server.http.common import ServerSettings
 from arena.server.store import database as store
 from arena.trust.botfolder import BUNDLE_MAGIC, bundle
+from arena.trust.botsource import read_bot_file
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

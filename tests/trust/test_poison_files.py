@@ -19,7 +19,7 @@ from arena.game.referee import GameInfo
 from arena.game.rules import CONTEST
 from arena.playing.human import HumanPlayer
 from arena.playing.match import entrant_labels
-from arena.seats.loader import MAX_NESTING, MAX_SOURCE_BYTES, BotSource, parse_source, read_bot_file
+from arena.trust.botsource import MAX_NESTING, MAX_SOURCE_BYTES, BotSource, parse_source, read_bot_file
 from arena.trust.text import clean_name, escape
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,10 +18,10 @@ import pytest
 from support.cli import run
 
 import arena.trust.files as untrusted
+from arena.authoring.submissions import scan
 from arena.errors import BotLoadError
-from arena.seats.loader import read_bot_file
+from arena.trust.botsource import read_bot_file
 from arena.trust.files import NotRegularFile, read_untrusted
-from arena.trust.submissions import scan
 
 ROOT = Path(__file__).resolve().parents[2]
 GREEDY = (ROOT / "bots" / "greedy.py").read_text()
@@ -276,7 +276,7 @@ def test_submit_refuses_a_target_folder_entry_that_is_not_regular(
 def test_submit_writes_through_no_link_planted_at_its_temporary_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from arena.trust import submissions
+    from arena.authoring import submissions
 
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")

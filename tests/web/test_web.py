@@ -184,9 +184,9 @@ def test_web_refuses_without_one_human(tmp_path):
 
 def test_sources_with_undecodable_bytes_come_back_as_read(tmp_path):
     """A bot file that is not UTF-8 (kept as surrogate escapes) is stored and read back exactly."""
-    from arena.seats.loader import BotSource
     from arena.tournament.db.database import BotRow, TournamentDB, open_readonly, read_sources
     from arena.tournament.plan.schedule import Schedule
+    from arena.trust.botsource import BotSource
 
     texts = ["name = 'caf\udce9'\n", "x = 1\n"]
     srcs = [BotSource(f"b{i}", t) for i, t in enumerate(texts)]

@@ -27,7 +27,7 @@ from RestrictedPython.compile import compile_restricted_exec
 
 from ...botapi.imports import ALLOWED_IMPORTS
 from ...errors import BotLoadError
-from ...seats.loader import BotSource, parse_source
+from ...trust.botsource import BotSource, parse_source
 from .guards import WRITABLE_TYPES
 from .namespace import ARENA_NAMES, FACADES, BotNamespace, OutputSink
 from .transform import AugmentedAssignment, BotPolicy, GuardCalls

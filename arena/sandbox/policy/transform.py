@@ -1,6 +1,6 @@
 """Layer 1, load time: the syntax-tree passes around RestrictedPython's transformer.
 
-Three passes, in this order, on a tree that :func:`arena.seats.loader.parse_source`
+Three passes, in this order, on a tree that :func:`arena.trust.botsource.parse_source`
 has already bounded in size and depth:
 
 1. :class:`AugmentedAssignment` rewrites ``a.b += c`` / ``a[k] += c`` (which

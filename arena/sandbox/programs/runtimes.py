@@ -11,7 +11,7 @@ from ...errors import BotLoadError
 from ..limits import Limits
 
 if TYPE_CHECKING:
-    from ...seats.loader import BotSource
+    from ...trust.botsource import BotSource
     from .seat import ProgramFactory
 
 _HERE = Path(__file__).parent
@@ -36,7 +36,7 @@ def mootools(where: str) -> bytes:
         ) from None
 
 
-#: Runtimes by :attr:`~arena.seats.loader.BotSource.runtime`.
+#: Runtimes by :attr:`~arena.trust.botsource.BotSource.runtime`.
 RUNTIMES = ("node", "program")
 
 

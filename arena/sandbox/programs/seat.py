@@ -28,7 +28,7 @@ from .simulate import REQUESTS, Searcher
 
 if TYPE_CHECKING:
     from ...game.engine import GameResult, RoundResult
-    from ...seats.loader import BotSource
+    from ...trust.botsource import BotSource
 
 
 def _fault(exc: WorkerError, proc: ProgramProcess | None) -> BotFault:

@@ -39,7 +39,7 @@ from ...game.engine import GameResult, RoundResult
 from ...game.moves import Move
 from ...game.referee import GameInfo
 from ...game.rules import Rules
-from ...seats.loader import BotSource
+from ...trust.botsource import BotSource
 from ..policy.compiler import OutputSink, _short, instantiate
 from .protocol import HEADER, MAX_IN_FRAME, DrawnCard, GameEnd, GameStart, PileCards, RoundEnd
 

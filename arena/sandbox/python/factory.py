@@ -18,7 +18,7 @@ import threading
 from typing import Any
 
 from ...errors import BotLoadError
-from ...seats.loader import BotSource
+from ...trust.botsource import BotSource
 from ..limits import Limits, cpu_clocks_work
 from .process import GameProcess, Template, WorkerError, WorkerTimeout, clean
 from .seat import SandboxedSeat

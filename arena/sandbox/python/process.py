@@ -34,7 +34,7 @@ import time
 import weakref
 from typing import Any
 
-from ...seats.loader import BotSource
+from ...trust.botsource import BotSource
 from ..failures import Overload, ProtocolViolation, WorkerError, WorkerTimeout, clean, describe_exit, tail
 
 __all__ = [  # the failures are re-exported: callers and tests name them from here

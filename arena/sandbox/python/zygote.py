@@ -50,7 +50,7 @@ from typing import Any
 
 from ...errors import BotLoadError
 from ...game.rules import CONTEST, Rules
-from ...seats.loader import BotSource
+from ...trust.botsource import BotSource
 from ..jail.harden import HardenReport, harden_child, harden_template, template_limits
 from ..jail.seccomp import PreparedFilter, _libc
 from ..jail.uids import UID_BASE, UidLease, allocate

@@ -85,7 +85,7 @@ def start(folder: Path, settings: Any = None) -> None:
 def write_bot(bots: Path, bot: str, data: bytes) -> None:
     """A stored version as the tournament reads it: ``NAME.py``, ``NAME.js`` or a folder ``NAME/``
     (a program's bundle unpacked; the tournament bundles it again into the same bytes)."""
-    from ...trust.submissions import write_atomic
+    from ...authoring.submissions import write_atomic
     from .uploads import is_bundle, stored_bot
 
     files: tuple[tuple[str, bytes], ...] = ((f"{bot}.py", data),)

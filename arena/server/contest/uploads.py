@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import BotLoadError
-from ...seats.loader import BotSource, bot_source, stored_source
 from ...trust.botfolder import BUNDLE_MAGIC, MANIFEST, parse_manifest, unbundle
+from ...trust.botsource import BotSource, bot_source, stored_source
 
 MAGIC = BUNDLE_MAGIC.encode()
 

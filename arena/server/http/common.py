@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 
 from ...authoring.check import NAME_PATTERN, RESERVED_NAMES
-from ...seats.loader import MAX_SOURCE_BYTES, describe
+from ...trust.botsource import MAX_SOURCE_BYTES, describe
 from ..store import database as store
 
 T = TypeVar("T")

@@ -22,7 +22,7 @@ from ...game.events import FaultKind
 from ...game.referee import BotFault, Referee
 from ...game.rules import Rules
 from ...seats.factories import make_factory
-from ...seats.loader import BotSource
+from ...trust.botsource import BotSource
 from ...trust.text import storable
 from ..plan.schedule import GameKey, Schedule, streams
 from ..results.finished import GameResult, SeatResult

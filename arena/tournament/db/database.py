@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ...game.seeds import guessable
-from ...seats.loader import source_bytes
+from ...trust.botsource import source_bytes
 from ..backends.games import GameRecord
 from ..plan.schedule import GameKey, Schedule
 from .guard import LATER_TABLES, SCHEMA, GuardedConnection, check_paths, guard

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...game.rules import Rules
-from ...seats.loader import MAX_SOURCE_BYTES, source_bytes
+from ...trust.botsource import MAX_SOURCE_BYTES, source_bytes
 from ...trust.text import escape
 from ..plan.schedule import MAX_DEALS, MAX_GAMES, MAX_SIZE, MAX_TABLES, MIN_SIZE, GameKey
 from ..results.finished import GameResult, SeatResult

@@ -166,7 +166,7 @@ def test_a_game_processs_uid_is_leased_by_its_template_until_it_is_reaped() -> N
     template holds it until it reaps the process (when the referee says so)."""
     from arena.sandbox import Limits
     from arena.sandbox.python.process import Template
-    from arena.seats.loader import read_bot_file
+    from arena.trust.botsource import read_bot_file
 
     template = Template(read_bot_file(ROOT / "examples" / "counter.py"), Limits())
     try:

@@ -13,7 +13,7 @@ from arena.errors import BotLoadError
 from arena.sandbox import check_source
 from arena.sandbox.policy.compiler import compile_bot, instantiate
 from arena.sandbox.policy.formatting import check_template, is_str_formatter
-from arena.seats.loader import BotSource
+from arena.trust.botsource import BotSource
 
 HEADER = (
     "import collections\nimport functools\nimport heapq\nimport statistics\nimport itertools\nfrom arena import Card\n"

@@ -39,7 +39,7 @@ from arena.game.rules import Rules
 from arena.sandbox import check_source
 from arena.sandbox.policy.compiler import compile_bot, instantiate
 from arena.sandbox.policy.namespace import BotNamespace
-from arena.seats.loader import BotSource
+from arena.trust.botsource import BotSource
 
 #: What a bot is handed besides its builtins and imports: the turn and what it holds.
 GIVEN: tuple[type, ...] = (Turn, PlayerInfo, Rules, types.MappingProxyType)

@@ -28,7 +28,8 @@ from arena.sandbox.policy.compiler import compile_bot, instantiate
 from arena.sandbox.policy.formatting import FORMAT_NAMES, is_str_formatter
 from arena.sandbox.policy.guards import PLAIN_RECEIVERS
 from arena.sandbox.policy.transform import GuardCalls
-from arena.seats.loader import BotSource, InProcessPlayer, read_bot_file
+from arena.seats.loader import InProcessPlayer
+from arena.trust.botsource import BotSource, read_bot_file
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -366,7 +367,7 @@ def test_every_bot_in_the_repository_compiles_inlined_without_the_fallback() -> 
     from RestrictedPython.compile import compile_restricted_exec
 
     from arena.sandbox.policy.transform import AugmentedAssignment, BotPolicy
-    from arena.seats.loader import parse_source
+    from arena.trust.botsource import parse_source
 
     files = [*ROOT.glob("bots/*.py"), *ROOT.glob("examples/*.py"), *ROOT.glob("tests/sandbox/python/hostile/**/*.py")]
     compiled = 0

@@ -27,7 +27,8 @@ from arena.game.rules import CONTEST
 from arena.game.visibility import public_data
 from arena.sandbox import Limits, SandboxFactory, check_source
 from arena.sandbox.policy.compiler import compile_bot, instantiate
-from arena.seats.loader import InProcessPlayer, load_trusted, read_bot_file, resolve_bot
+from arena.seats.loader import InProcessPlayer, load_trusted, resolve_bot
+from arena.trust.botsource import read_bot_file
 
 BOT = Path(__file__).parents[1] / "python" / "hostile" / "mapping_underscore_keys.py"
 MARK = "SECRET-VALUE"

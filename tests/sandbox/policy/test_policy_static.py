@@ -17,7 +17,7 @@ from arena.sandbox import check_source
 from arena.sandbox.policy.compiler import compile_bot, instantiate
 from arena.sandbox.policy.guards import attr_guard, full_getattr
 from arena.sandbox.policy.transform import GuardCalls
-from arena.seats.loader import BotSource
+from arena.trust.botsource import BotSource
 
 
 def source(body: str, header: str = "") -> BotSource:

@@ -12,7 +12,7 @@ from arena.errors import BotLoadError
 from arena.game.cards import Card
 from arena.sandbox import check_source
 from arena.sandbox.policy.compiler import OutputSink, compile_bot, instantiate
-from arena.seats.loader import MAX_SOURCE_BYTES, BotSource
+from arena.trust.botsource import MAX_SOURCE_BYTES, BotSource
 
 
 def bot(body: str, *, header: str = "") -> BotSource:

@@ -20,7 +20,8 @@ from arena.game.referee import GameOutcome, Referee
 from arena.game.rules import CONTEST
 from arena.sandbox import Limits
 from arena.sandbox.programs.runtimes import program_factory
-from arena.seats.loader import load_trusted, read_bot_file, resolve_bot
+from arena.seats.loader import load_trusted, resolve_bot
+from arena.trust.botsource import read_bot_file
 from arena.verify import check_lines
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -363,8 +364,8 @@ def test_a_hostile_databases_bundle_is_refused_never_staged(files: list[list[str
     import json
 
     from arena.errors import BotLoadError
-    from arena.seats.loader import stored_source
     from arena.trust.botfolder import BUNDLE_MAGIC
+    from arena.trust.botsource import stored_source
 
     src = stored_source("evil", BUNDLE_MAGIC + json.dumps({"runtime": "node", "files": files}))
     assert src.problem and "not a bot program's stored source" in src.problem
@@ -416,7 +417,7 @@ def test_a_programs_process_dies_with_its_referee_even_by_kill_9(tmp_path: Path)
     script = f"""
 import dataclasses, sys, time
 sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(0, {str(Path(__file__).parent)!r})
-from arena.seats.loader import read_bot_file
+from arena.trust.botsource import read_bot_file
 from arena.sandbox.programs.process import ProgramProcess, node_runtime
 from arena.sandbox.programs.runtimes import program_factory
 from test_programs import PATIENT

@@ -19,7 +19,8 @@ from arena.game.referee import Referee
 from arena.game.rules import CONTEST
 from arena.sandbox import Limits
 from arena.sandbox.programs.runtimes import program_factory
-from arena.seats.loader import load_trusted, read_bot_file, resolve_bot
+from arena.seats.loader import load_trusted, resolve_bot
+from arena.trust.botsource import read_bot_file
 from arena.verify import check_lines
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")

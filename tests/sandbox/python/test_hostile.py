@@ -32,7 +32,8 @@ from arena.game.referee import GameOutcome, Referee
 from arena.game.rules import CONTEST
 from arena.records.files import format_game
 from arena.sandbox import Limits, SandboxFactory, hardening_report
-from arena.seats.loader import BotSource, read_bot_file, resolve_bot
+from arena.seats.loader import resolve_bot
+from arena.trust.botsource import BotSource, read_bot_file
 from arena.verify import check_lines
 
 HERE = Path(__file__).parent / "hostile"

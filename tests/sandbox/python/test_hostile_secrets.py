@@ -35,9 +35,10 @@ from arena.sandbox import Limits, SandboxFactory
 from arena.sandbox.python import seat as sandbox_player
 from arena.seats import loader
 from arena.seats.factories import make_factory
-from arena.seats.loader import BotSource, load_trusted, read_bot_file, resolve_bot
+from arena.seats.loader import load_trusted, resolve_bot
 from arena.tournament.backends import games as tournament_worker
 from arena.tournament.plan.schedule import Schedule
+from arena.trust.botsource import BotSource, read_bot_file
 from arena.verify import check_lines
 
 HERE = Path(__file__).parent / "hostile" / "secrets"

@@ -15,7 +15,8 @@ from arena.game.referee import GameInfo, Referee
 from arena.game.rules import CONTEST
 from arena.sandbox import Limits, SandboxFactory, check_source, hardening_report, sandboxed_factory
 from arena.sandbox.jail.harden import LAYERS
-from arena.seats.loader import BotSource, load_trusted, read_bot_file, resolve_bot
+from arena.seats.loader import load_trusted, resolve_bot
+from arena.trust.botsource import BotSource, read_bot_file
 from arena.verify import check_lines
 
 ROOT = Path(__file__).resolve().parents[3]

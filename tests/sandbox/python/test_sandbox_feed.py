@@ -150,7 +150,8 @@ def test_R10_the_pile_alone_then_the_history_show_exactly_what_they_show_in_proc
 
     from arena.game.rules import CONTEST
     from arena.sandbox import Limits, SandboxFactory
-    from arena.seats.loader import BotSource, load_trusted, resolve_bot
+    from arena.seats.loader import load_trusted, resolve_bot
+    from arena.trust.botsource import BotSource
 
     src = BotSource("piler", PILE_THEN_HISTORY, "piler.py")
     sandboxed = SandboxFactory(src, Limits(move_seconds=0.5, game_seconds=10.0, load_seconds=2.0))

@@ -26,7 +26,7 @@ from arena.sandbox.python.process import ProtocolViolation, WorkerError, _Endpoi
 from arena.sandbox.python.protocol import HEADER, MAX_INT_DIGITS
 from arena.sandbox.python.protocol import decode as _decode
 from arena.sandbox.python.seat import SandboxedSeat
-from arena.seats.loader import BotSource
+from arena.trust.botsource import BotSource
 
 ESCAPED = Path(__file__).parent / "hostile" / "escaped"
 SEED = 11

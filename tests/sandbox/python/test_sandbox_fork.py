@@ -20,7 +20,8 @@ from arena.sandbox.jail.seccomp import _INSN, _PID_PLACEHOLDER, PreparedFilter, 
 from arena.sandbox.policy import compiler as policy
 from arena.sandbox.policy.namespace import BotNamespace
 from arena.sandbox.python import process
-from arena.seats.loader import BotSource, load_trusted, resolve_bot
+from arena.seats.loader import load_trusted, resolve_bot
+from arena.trust.botsource import BotSource
 
 if not sys.platform.startswith("linux"):
     pytest.skip("game processes are forked from a template on Linux only", allow_module_level=True)

@@ -26,7 +26,7 @@ from arena.sandbox.policy import namespace as namespace_module
 from arena.sandbox.policy.namespace import BotNamespace, OutputSink
 from arena.sandbox.python.process import GameProcess, ProtocolViolation, Template, _live, _watchdog
 from arena.sandbox.python.protocol import HEADER, MoveView
-from arena.seats.loader import read_bot_file
+from arena.trust.botsource import read_bot_file
 
 HERE = Path(__file__).parent
 LIMITS = Limits(move_seconds=2.0, game_seconds=30.0, load_seconds=5.0, startup_seconds=30.0, wall_factor=60.0)

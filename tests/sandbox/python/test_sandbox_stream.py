@@ -20,7 +20,8 @@ from arena.game.referee import GameOutcome, Referee
 from arena.game.rules import CONTEST
 from arena.playing.match import MatchSettings, run_match
 from arena.sandbox import Limits, SandboxFactory
-from arena.seats.loader import BotSource, read_bot_file, resolve_bot
+from arena.seats.loader import resolve_bot
+from arena.trust.botsource import BotSource, read_bot_file
 from arena.verify import check_lines
 
 HERE = Path(__file__).parent

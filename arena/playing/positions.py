@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..botapi.turn import Turn
 from ..game.cards import Card, cards
 from ..game.engine import Game
 from ..game.moves import Move
 from ..game.referee import EngineTable, GameInfo
 from ..game.rules import CONTEST, Rules
 from ..seats.loader import load_trusted, resolve_bot
-from .turn import Turn
 
 #: What a position's record calls its game.
 GAME_ID = "position"

@@ -7,7 +7,7 @@ from it only when the file's manifest names it (``name``, ``file``) and its byte
 to the manifest's ``sha256``, unless the organiser opts in (``--allow-unverified``). Bot
 files in folders without manifests (an author's own local round) play as they are.
 
-The tournament hashes the very bytes it then plays (:class:`~arena.seats.loader.BotSource`
+The tournament hashes the very bytes it then plays (:class:`~arena.trust.botsource.BotSource`
 keeps them), so a file swapped after the check cannot slip in either.
 
 A submissions folder is untrusted input: every file in it is read through
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..seats.loader import MAX_SOURCE_BYTES
-from .files import NotRegularFile, read_untrusted
-from .text import clean_name
+from ..trust.botsource import MAX_SOURCE_BYTES
+from ..trust.files import NotRegularFile, read_untrusted
+from ..trust.text import clean_name
 
 #: Longest manifest read (``arena submit`` writes a few KiB).
 MAX_MANIFEST_BYTES = 1 << 20
@@ -52,7 +52,7 @@ def submitted(folder: Path) -> dict[str, Path]:
         except (OSError, NotRegularFile):
             continue
     from ..errors import BotLoadError  # noqa: PLC0415
-    from ..seats.loader import read_bot_file  # noqa: PLC0415 - only for folders that hold bot programs
+    from ..trust.botsource import read_bot_file  # noqa: PLC0415 - only for folders that hold bot programs
 
     for sub in sorted(folder.glob("*/bot.toml")):
         if sub.parent.is_symlink():

@@ -14,8 +14,8 @@ import pytest
 from support.cli import one_line_error, run
 
 import arena.authoring.check as author
+from arena.authoring import submissions
 from arena.cli import submit
-from arena.trust import submissions
 
 CLEAN = '''"""Swapper: an honest bot while it is checked."""
 
