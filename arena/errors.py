@@ -18,16 +18,19 @@ class IllegalMove(ValueError):
 class BotLoadError(Exception):
     """A bot file cannot be loaded (syntax, forbidden name, no ``Bot`` class...).
 
-    ``line`` is the 1-based source line when known.
+    ``line`` is the 1-based source line when known, ``column`` the 1-based column in it.
     """
 
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, column: int | None = None
+    ) -> None:
         self.path = path
         self.line = line
+        self.column = column if line else None
         self.message = message
         where = path or "bot"
         if line:
-            where += f":{line}"
+            where += f":{line}" + (f":{column}" if column else "")
         super().__init__(f"{where}: {message}")
 
 

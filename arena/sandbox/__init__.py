@@ -16,8 +16,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..trust.botsource import BotSource
     from .limits import Limits
-    from .policy.compiler import check_source
     from .python.factory import SandboxFactory, sandboxed_factory
     from .python.seat import SandboxedSeat
 
@@ -27,7 +27,6 @@ __all__ = ["sandboxed_factory", "Limits", "check_source", "hardening_report", "S
 _LAZY = {
     "Limits": "limits",
     "SandboxedSeat": "python.seat",
-    "check_source": "policy.compiler",
     "SandboxFactory": "python.factory",
     "sandboxed_factory": "python.factory",
 }
@@ -41,6 +40,21 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
+
+
+def check_source(src: BotSource) -> None:
+    """Everything that can be checked of a bot without running it: a Python file's code policy
+    (:func:`.policy.compiler.check_source`), a ``.js`` file's syntax (compiled by node in the
+    program sandbox, never run: :func:`.programs.runtimes.check_syntax`).
+
+    :raises BotLoadError: what is wrong, with its file and line."""
+    from .policy.compiler import check_source as static_check
+
+    static_check(src)
+    if src.runtime == "node":
+        from .programs.runtimes import check_syntax
+
+        check_syntax(src)
 
 
 def hardening_report(uid: int | None = None) -> Any:

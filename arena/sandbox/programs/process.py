@@ -131,14 +131,15 @@ class Runtime:
     env: tuple[tuple[str, str], ...] = ()
 
 
-def node_runtime(limits: Limits, entry: str) -> Runtime:
+def node_runtime(limits: Limits, *args: str) -> Runtime:
+    """node with its memory and threads bounded, running ``args`` (node's options, then the script)."""
     heap = max(16, limits.memory_bytes // 2**20 // 2)
     argv = (
         "/usr/bin/node",
         f"--max-old-space-size={heap}",
         "--v8-pool-size=1",
         "--disallow-code-generation-from-strings",
-        entry,
+        *args,
     )
     return Runtime("node", argv, (("UV_THREADPOOL_SIZE", "1"),))
 

@@ -128,17 +128,13 @@ def test_a_tournament_refuses_a_program_runtime_with_a_weak_layer() -> None:
     assert found is not None and found["layers"]["node:seccomp"] == "active" and not found["missing"]
 
 
-@pytest.mark.parametrize("which", ["examples/contest2012.js", "docs/bot-api-2012.md"])
-def test_2012_api_bots_play_unchanged_without_faults(which: str, tmp_path: Path) -> None:
-    """The 2012 API through the shim and MooTools: the example, and the doc's own bot (which
-    uses MooTools' getRandom), play clean games whose records pass the rules checker."""
-    path = ROOT / which
-    if path.suffix == ".md":
-        code = path.read_text(encoding="utf-8").split("```javascript\n")[1].split("```")[0]
-        path = tmp_path / "doc2012.js"
-        path.write_text(code, encoding="utf-8")
+@pytest.mark.parametrize("which", ["examples/contest2012.js", "examples/demo2012.js"])
+def test_2012_api_bots_play_unchanged_without_faults(which: str) -> None:
+    """The 2012 API through the shim and MooTools: the example, and the announcement's demo (the
+    docs' listing: tests/sandbox/programs/test_contest2012.py), play clean games whose records pass
+    the rules checker."""
     for seed in (1, 2):
-        outcome = play(path, PATIENT, seed=seed)
+        outcome = play(ROOT / which, PATIENT, seed=seed)
         assert outcome.faults == [] and check_lines(outcome.log) == []
         assert any(e["event"] == "put" and e["seat"] == 1 for e in outcome.log)
 
