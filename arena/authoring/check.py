@@ -36,6 +36,13 @@ RESERVED_NAMES = frozenset({"human"})
 REFERENCE_BOTS = ("random", "greedy", "heuristic")
 #: Table sizes the smoke games cover.
 TABLE_SIZES = (2, 3, 4, 6)
+#: The warning for a bot without a description, worded for its kind (a file's or folder's runtime).
+NO_DESCRIPTION = {
+    "python": "no docstring: its first line is the bot's description in results and submissions",
+    "node": "no description: a comment at the top of the file (// ...) is the bot's description "
+    "in results and submissions",
+    "program": "no description: bot.toml's description is the bot's description in results and submissions",
+}
 #: Fault kinds after which further smoke games would only be slow.
 STOPPING_FAULTS = (FaultKind.TIMEOUT, FaultKind.CRASH)
 
@@ -58,9 +65,18 @@ def bot_target(text: str) -> tuple[str, Path]:
 
 
 def render_template(name: str, file: str) -> str:
-    """The starting bot's source for bot ``name`` written to ``file``."""
+    """The starting bot's source for bot ``name`` written to ``file``: its comment on the commands
+    to try keeps one column for the explanations, however long the file's name."""
     text = resources.files("arena.authoring").joinpath("templates", "bot.py.tmpl").read_text(encoding="utf-8")
-    return string.Template(text).substitute(name=name, file=file)
+    commands = (
+        (f"arena play human {file}", "play a game against it yourself"),
+        (f"arena play {file} greedy", "100 games against a reference bot"),
+        (f"arena check {file}", "the organiser's check (sandbox, smoke games)"),
+        ("arena rules", "the rules (R1..R10) the referee enforces"),
+    )
+    width = max(len(command) for command, _ in commands) + 4
+    lines = "\n".join(f"#   {command.ljust(width)}-- {what}" for command, what in commands)
+    return string.Template(text).substitute(name=name, file=file, commands=lines)
 
 
 # -- arena check ------------------------------------------------------------------
@@ -101,6 +117,7 @@ class CheckReport:
             "moves": len(times),
             "median_ms": round(statistics.median(times) * 1000, 3),
             "worst_ms": round(max(times) * 1000, 3),
+            "clock": self.clock,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -126,23 +143,6 @@ class CheckReport:
         """Faults of the bot (retirements are their consequence, not counted)."""
         return sum(1 for f in self.faults if f["kind"] != FaultKind.RETIRED)
 
-    def fault_lines(self) -> Iterator[str]:
-        """Faults grouped by kind and detail: count, first game and round."""
-        groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for f in self.faults:
-            if f["kind"] != FaultKind.RETIRED:
-                groups.setdefault((f["kind"], f["detail"]), []).append(f)
-        for (kind, detail), found in groups.items():
-            first = found[0]
-            yield (
-                f"  FAULT {len(found)}x {escape(kind, 40)}: {escape(detail, 400)} "
-                f"(first in game {first['game']}, seat {first['seat']}, round {first['round']})"
-            )
-        retired = sorted({f["game"] for f in self.faults if f["kind"] == FaultKind.RETIRED})
-        if retired:
-            games = f"game{'s' if len(retired) != 1 else ''} {', '.join(retired)}"
-            yield f"  retired (the fallback played its seat) in {games}"
-
     def lines(self) -> Iterator[str]:
         """The report for a terminal."""
         path = escape(self.path)
@@ -153,40 +153,133 @@ class CheckReport:
         summary = self.sandbox.get("summary", "")
         if summary:
             yield "  " + summary if summary.startswith("sandbox") else f"  sandbox: {summary}"
-        for p in self.problems:
-            where = escape(p["path"]) + (f":{p['line']}" if p.get("line") else "")
-            yield f"  PROBLEM {where}: {escape(p['message'], 400)}"
-        for w in self.warnings:
-            yield f"  warning: {escape(w, 400)}"
-        if self.rules.get("changed"):
-            yield "  rules: " + ", ".join(f"{k}={v}" for k, v in self.rules["changed"].items())
-        for t in self.tables:
-            faults = t["faults"]
-            status = "no faults" if not faults else f"{faults} fault{'s' if faults != 1 else ''}"
-            places = ", ".join(str(p) for p in t["places"])
-            yield (
-                f"  {t['players']} players: {t['games']} game{'s' if t['games'] != 1 else ''} "
-                f"vs {', '.join(t['opponents'])}; places {places}; {status}"
-            )
-        yield from self.fault_lines()
-        if self.stopped:
-            yield f"  stopped early: {self.stopped}"
-        timing = self.timing()
-        if timing["moves"]:
-            yield (
-                f"  time per move: median {timing['median_ms']:.2f} ms, worst {timing['worst_ms']:.2f} ms "
-                f"over {timing['moves']} moves ({self.clock})"
-            )
+        yield from report_lines(self.to_dict())
         if self.clean:
             yield f"{path}: clean"
         else:
             reasons = []
             if self.problems:
-                reasons.append(f"{len(self.problems)} problem{'s' if len(self.problems) != 1 else ''}")
+                reasons.append(plural(len(self.problems), "problem"))
             count = self.fault_count()
             if count:
-                reasons.append(f"{count} fault{'s' if count != 1 else ''}")
+                reasons.append(plural(count, "fault"))
             yield f"{path}: NOT clean ({', '.join(reasons) or 'no game played'})"
+
+
+# -- a check report, wherever it was made (here, or by a contest server) -------------
+
+
+def plural(n: int, word: str) -> str:
+    """``1 game``, ``2 games``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _text(value: Any, limit: int = 200) -> str:
+    return escape(str(value), limit)
+
+
+def _count(value: Any) -> int:
+    return value if type(value) is int and value >= 0 else 0
+
+
+def _ms(value: Any) -> float:
+    return float(value) if type(value) in (int, float) else 0.0
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The dicts of a list read from a report (one from a server is not trusted to be well formed)."""
+    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+
+
+def problem_where(p: dict[str, Any]) -> str:
+    """``path:line:column`` of a problem (as much of it as is known)."""
+    where = str(p.get("path") or "bot")
+    if p.get("line"):
+        where += f":{p['line']}" + (f":{p['column']}" if p.get("column") else "")
+    return where
+
+
+def fault_groups(faults: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int]]:
+    """The bot's faults grouped by kind and detail, in order of first appearance: (first, count)."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for f in _dicts(faults):
+        if f.get("kind") != FaultKind.RETIRED:
+            key = (str(f.get("kind")), str(f.get("detail")))
+            groups.setdefault(key, [f, 0])[1] += 1
+    return [(first, count) for first, count in groups.values()]
+
+
+def failure_reasons(report: dict[str, Any]) -> list[str]:
+    """Why a check report (:meth:`CheckReport.to_dict`) is not clean: each problem with its file and
+    line, each kind of fault once with its count (``23x exception: ...``)."""
+    reasons = [f"{problem_where(p)}: {p.get('message')}" for p in _dicts(report.get("problems"))]
+    for f, n in fault_groups(report.get("faults", [])):
+        reasons.append(f"{n}x " * (n > 1) + f"{f.get('kind')}: {f.get('detail')}")
+    return reasons or ["no smoke game could be played"]
+
+
+def failure_line(report: dict[str, Any]) -> str | None:
+    """The one line saying why a check report is not clean (its first three reasons); None when clean."""
+    if report.get("clean"):
+        return None
+    reasons = failure_reasons(report)
+    more = f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""
+    return escape("the check failed: " + "; ".join(reasons[:3]) + more, 600)
+
+
+def lineups(table: dict[str, Any]) -> str:
+    """Who sat against the bot at a table size: each game's opponents in seat order, a line-up
+    played more than once counted (``vs random+greedy x2; vs greedy+heuristic``)."""
+    found = table.get("lineups")
+    if not isinstance(found, list) or not found:  # a report from before line-ups were kept
+        opponents = table.get("opponents")
+        return "vs " + ", ".join(_text(o, 40) for o in (opponents if isinstance(opponents, list) else []))
+    counts: dict[str, int] = {}
+    for names in found:
+        key = "+".join(_text(x, 40) for x in names) if isinstance(names, list) else _text(names, 40)
+        counts[key] = counts.get(key, 0) + 1
+    return "; ".join(f"vs {key}" + (f" x{n}" if n > 1 else "") for key, n in counts.items())
+
+
+def report_lines(report: dict[str, Any]) -> Iterator[str]:
+    """A check report's body for a terminal: problems, warnings, tables, grouped faults, time per
+    move; every text escaped (a report from a server is shown the same way, and trusted no more)."""
+    for p in _dicts(report.get("problems")):
+        yield f"  PROBLEM {_text(problem_where(p), 300)}: {_text(p.get('message'), 400)}"
+    warnings = report.get("warnings")
+    for w in warnings if isinstance(warnings, list) else []:
+        yield f"  warning: {_text(w, 400)}"
+    rules = report.get("rules")
+    changed = rules.get("changed") if isinstance(rules, dict) else None
+    if isinstance(changed, dict) and changed:
+        yield "  rules: " + ", ".join(f"{_text(k, 40)}={_text(v, 100)}" for k, v in changed.items())
+    for t in _dicts(report.get("tables")):
+        faults = _count(t.get("faults"))
+        status = "no faults" if not faults else plural(faults, "fault")
+        found = t.get("places")
+        places = ", ".join(_text(p, 4) for p in (found if isinstance(found, list) else []))
+        games = plural(_count(t.get("games")), "game")
+        yield f"  {_text(t.get('players'), 4)} players: {games} ({lineups(t)}); places {places}; {status}"
+    for f, n in fault_groups(report.get("faults", [])):
+        yield (
+            f"  FAULT {n}x {_text(f.get('kind'), 40)}: {_text(f.get('detail'), 400)} "
+            f"(first in game {_text(f.get('game'), 20)}, seat {_text(f.get('seat'), 4)}, "
+            f"round {_text(f.get('round'), 6)})"
+        )
+    retired = sorted({str(f.get("game")) for f in _dicts(report.get("faults")) if f.get("kind") == FaultKind.RETIRED})
+    if retired:
+        games = "game" if len(retired) == 1 else "games"
+        yield f"  retired (the fallback played its seat) in {games} " + escape(", ".join(retired), 200)
+    if report.get("stopped"):
+        yield f"  stopped early: {_text(report['stopped'], 200)}"
+    timing = report.get("move_time")
+    if isinstance(timing, dict) and _count(timing.get("moves")):
+        median, worst = (_ms(timing.get(k)) for k in ("median_ms", "worst_ms"))
+        yield (
+            f"  time per move: median {median:.2f} ms, worst {worst:.2f} ms "
+            f"over {_text(timing['moves'], 10)} moves"
+            + (f" ({_text(timing['clock'], 40)})" if timing.get("clock") else "")
+        )
 
 
 def sandbox_api() -> Any:
@@ -209,7 +302,8 @@ def reference_opponents() -> list[str]:
 
 
 def problem(exc: BotLoadError, path: str) -> dict[str, Any]:
-    return {"path": exc.path or path, "line": exc.line, "message": exc.message}
+    found = {"path": exc.path or path, "line": exc.line, "message": exc.message}
+    return found | ({"column": exc.column} if exc.column else {})
 
 
 def describe_sandbox(sandbox: Any) -> dict[str, Any]:
@@ -265,7 +359,7 @@ def run_check(
         return report
     report.bot, report.description, report.sha256 = src.name, src.description, src.sha256
     if not src.description:
-        report.warnings.append("no docstring: its first line is the bot's description in results and submissions")
+        report.warnings.append(NO_DESCRIPTION.get(src.runtime, NO_DESCRIPTION["python"]))
     try:
         sandbox.check_source(src)
         factory = sandbox.sandboxed_factory(src, limits=limits)
@@ -355,6 +449,7 @@ def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rule
                     p.close()
             table["games"] += 1
             table["opponents"] = sorted(set(table["opponents"]) | {name for name in names if name})
+            table.setdefault("lineups", []).append([name for name in names if name])  # who sat, in seat order
             table["places"].append(outcome.result.places[seat])
             report.move_times.extend(outcome.move_times[seat])
             mine = [f for f in outcome.faults if f.seat == seat]

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..authoring.check import NAME_PATTERN, RESERVED_NAMES, run_check
+from ..authoring.check import NAME_PATTERN, RESERVED_NAMES, failure_line, failure_reasons, run_check
 from ..authoring.submissions import file_sha256, read_manifest, submitted, write_atomic
 from ..errors import BotLoadError, UsageError
-from ..game.events import FaultKind
 from ..trust.files import NotRegularFile, regular
 from ..trust.text import escape, to_json
 from .check import add_check_options, check_settings
@@ -119,24 +118,10 @@ def run(args: argparse.Namespace) -> int:
         for line in report.lines():
             print(escape(line))
     if not report.clean:
-        reasons = [
-            f"{p['path']}" + (f":{p['line']}" if p.get("line") else "") + f": {p['message']}" for p in report.problems
-        ]
-        counts: dict[str, int] = {}
-        for f in report.faults:
-            if f["kind"] != FaultKind.RETIRED:
-                key = f"{f['kind']}: {f['detail']}"
-                counts[key] = counts.get(key, 0) + 1
-        reasons += [f"{n}x {key}" if n > 1 else key for key, n in counts.items()]
-        if not reasons:
-            reasons.append("no smoke game could be played")
+        checked_report = report.to_dict()
         if args.json:
-            print(to_json({"submitted": False, "reasons": reasons, "check": report.to_dict()}))
-        return refuse(
-            "the check failed: "
-            + "; ".join(reasons[:3])
-            + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
-        )
+            print(to_json({"submitted": False, "reasons": failure_reasons(checked_report), "check": checked_report}))
+        return refuse(failure_line(checked_report) or "the check failed")
 
     data = {
         "name": name,

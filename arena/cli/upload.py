@@ -67,23 +67,13 @@ def _json(response: Any) -> dict[str, Any]:
 
 
 def report(view: dict[str, Any]) -> None:
-    """The check report as the server sent it, for a terminal (every text escaped)."""
-    rep = view.get("report") or {}
-    print(f"{escape(view.get('bot'), 60)} v{view.get('version')}: check {escape(view.get('status'), 20)}")
-    for t in rep.get("tables", []):
-        print(
-            f"  {t.get('players')} players: {t.get('games')} games; places "
-            f"{', '.join(str(p) for p in t.get('places', []))}; {t.get('faults')} faults"
-        )
-    for f in rep.get("faults", []):
-        print(f"  FAULT {escape(f.get('kind'), 40)}: {escape(f.get('detail'), 400)} (game {escape(f.get('game'), 20)})")
-    for w in rep.get("warnings", []):
-        print(f"  warning: {escape(w, 400)}")
-    timing = rep.get("move_time") or {}
-    if timing.get("moves"):
-        print(
-            f"  time per move: median {timing.get('median_ms')} ms, worst {timing.get('worst_ms')} ms "
-            f"over {timing.get('moves')} moves"
-        )
+    """The check report as the server sent it, for a terminal, as ``arena check`` shows its own
+    (:func:`arena.authoring.check.report_lines`: faults grouped, every text escaped)."""
+    from ..authoring.check import report_lines
+
+    rep = view.get("report")
+    print(f"{escape(view.get('bot'), 60)} v{escape(view.get('version'), 20)}: check {escape(view.get('status'), 20)}")
+    for line in report_lines(rep if isinstance(rep, dict) else {}):
+        print(line)
     if view.get("status") == "clean":
         print(f"{escape(view.get('bot'), 60)}: clean{'; active on the ladder' if view.get('active') else ''}")

@@ -266,9 +266,9 @@ def bot_source(
     if str(path).endswith(".js"):
         from ..trust.botfolder import bundle
 
-        doc = next((x.strip().lstrip("/* ").strip() for x in source.splitlines() if x.strip()), "")
         files = (("bot.js", data),)
         stored = bundle("node", files)
+        doc = program_description("node", files)
         return BotSource(name or Path(path).stem, stored, str(path), doc, origin, runtime="node", files=files)
     from ..trust.botfolder import BUNDLE_MAGIC
 
@@ -291,4 +291,39 @@ def stored_source(name: str, source: str) -> BotSource:
         runtime, files = unbundle(source, name)
     except BotLoadError as exc:
         return BotSource(name, source, None, "", "file", problem=exc.message, runtime="program")
-    return BotSource(name, source, None, "", "file", runtime=runtime, files=files)
+    return BotSource(name, source, None, program_description(runtime, files), "file", runtime=runtime, files=files)
+
+
+def program_description(runtime: str, files: tuple[tuple[str, bytes], ...]) -> str:
+    """A program's description as its author wrote it, found alike in a file, a folder and a stored
+    bundle: a ``.js`` file's leading comment (:func:`js_description`), a folder's bot.toml ``description``."""
+    from ..trust.botfolder import MANIFEST, parse_manifest
+
+    found = dict(files)
+    if runtime == "node":
+        return js_description(found.get("bot.js", b"").decode("utf-8", "replace"))
+    try:
+        return parse_manifest(found[MANIFEST], "bot").get("description", "") if MANIFEST in found else ""
+    except BotLoadError:
+        return ""
+
+
+def js_description(text: str) -> str:
+    """The first line of text in the comments that open a ``.js`` file (``// ...`` or ``/* ... */``,
+    before any code), or ""."""
+    block = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if block or line.startswith("/*"):
+            body = line[2:] if not block else line
+            block = "*/" not in body
+            body = body.split("*/")[0].lstrip("*").strip()
+        elif line.startswith("//"):
+            body = line.lstrip("/").strip()
+        elif not line or line.startswith("#!"):
+            continue
+        else:
+            return ""
+        if body:
+            return body
+    return ""

@@ -67,6 +67,16 @@ def test_new_writes_a_commented_bot(tmp_path, capsys, monkeypatch):
     compile(source, "shedder.py", "exec")
 
 
+@pytest.mark.parametrize("name", ["x", "a" * 40])
+def test_new_keeps_one_column_for_the_commands_comments(tmp_path, capsys, monkeypatch, name):
+    """The template's commands to try: their "--" explanations in one column, whatever the name."""
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "new", name)[0] == 0
+    tried = [line for line in (tmp_path / f"{name}.py").read_text().splitlines() if line.startswith("#   arena ")]
+    assert len(tried) == 4 and f"#   arena check {name}.py " in tried[2]
+    assert len({line.index(" -- ") for line in tried}) == 1, tried
+
+
 def test_new_refuses_to_overwrite(new_bot, capsys):
     before = new_bot.read_text()
     new_bot.write_text(before + "# my changes\n")
@@ -106,7 +116,10 @@ def test_check_passes_the_new_bot(new_bot, capsys):
     assert lines[0].startswith(f"checking {new_bot}: bot '{TEMPLATE_BOT}', sha256 ")
     assert re.search(r"^  sandbox.+", out, re.M)
     for n in (2, 3, 4, 6):
-        assert re.search(rf"^  {n} players: 2 games vs .*; no faults$", out, re.M), n
+        # each game's opponents, as they sat: n - 1 of them per game, never more
+        found = re.search(rf"^  {n} players: 2 games \((vs [^;]+); (vs [^;]+)\); places .*; no faults$", out, re.M)
+        assert found, (n, out)
+        assert all(len(lineup.removeprefix("vs ").split("+")) == n - 1 for lineup in found.groups()), found.groups()
     assert re.search(r"^  time per move: median [\d.]+ ms, worst [\d.]+ ms over \d+ moves \(CPU time\)$", out, re.M)
     assert lines[-1] == f"{new_bot}: clean"
 
@@ -179,7 +192,7 @@ def test_check_reports_faults_of_a_bot_that_raises(tmp_path, capsys):
     path = write(tmp_path, "third.py", source)
     code, out, err = run(capsys, "check", path, "--games", "1")
     assert code == 1, out + err
-    assert re.search(r"^  2 players: 1 game vs .*; 1 fault$", out, re.M), out
+    assert re.search(r"^  2 players: 1 game \(vs \w+\); places \d; 1 fault$", out, re.M), out
     assert "FAULT 4x exception: ValueError: third move (line 9)" in out
     assert out.splitlines()[-1] == f"{path}: NOT clean (4 faults)"
     report = json.loads(run(capsys, "check", path, "--games", "1", "--json")[1])
@@ -257,6 +270,31 @@ def test_submit_refuses_a_failing_bot_with_the_reasons(tmp_path, capsys):
     assert err.startswith(f"arena: error: submission refused: the check failed: {path}:3: ")
     assert "'os'" in err and err.count("\n") == 1
     assert not folder.exists() or not any(folder.iterdir())
+
+
+def test_a_servers_report_is_shown_as_arena_check_shows_its_own(tmp_path, capsys):
+    """`arena submit --server` prints the server's check report through the same lines as
+    `arena check`: 24 faults of two kinds are two FAULT lines with their counts (it printed one line
+    a fault), tables say "1 game" and who sat; the local check of the same bot prints the same body."""
+    from arena.authoring.check import report_lines
+    from arena.cli.upload import report
+
+    source = (
+        '"""Fails on every third move."""\n\nclass Bot:\n    moves = 0\n\n'
+        "    def move(self, turn):\n        self.moves = self.moves + 1\n"
+        '        if self.moves % 3 == 0:\n            raise ValueError("third move")\n' + PLAYS
+    )
+    path = write(tmp_path, "third.py", source)
+    code, out, err = run(capsys, "check", path, "--games", "1", "--json")
+    checked = json.loads(out)
+    assert len([f for f in checked["faults"] if f["kind"] != "retired"]) > 2
+    report({"bot": "third", "version": 1, "status": "failed", "report": checked})
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[1:] == list(report_lines(checked))
+    faults = [line for line in shown if line.startswith("  FAULT ")]
+    assert len(faults) == len({f["detail"] for f in checked["faults"] if f["kind"] != "retired"})
+    assert all(re.match(r"  FAULT \d+x exception: ValueError: third move", line) for line in faults), faults
+    assert any(re.match(r"  2 players: 1 game \(vs \w+\); places \d; \d+ faults?$", line) for line in shown), shown
 
 
 # -- arena rules ----------------------------------------------------------------------

@@ -126,3 +126,63 @@ def test_hostile_bundles_and_files_are_refused_in_one_line_and_never_stored(tmp_
             assert row is not None and row["bot"] == "shed" and bytes(row["source"]) == as_stored(raw, "shed.js")
     finally:
         db.close()
+
+
+DEMO = ROOT / "examples" / "demo2012.js"
+
+
+@pytest.mark.long
+def test_the_2012_announcements_demo_is_accepted_by_the_server(tmp_path: Path) -> None:
+    """The listing, byte for byte, uploaded as an author would: the server's check is clean with no
+    warning, and it plays on the ladder (issue 29)."""
+    if shutil.which("node") is None or not (ROOT / "node_modules").is_dir():
+        pytest.skip("node (and npm ci) needed for JavaScript bots")
+    folder = tmp_path / "cup"
+    arena("contest", "init", str(folder))
+    ann = token_of(arena("contest", "invite", str(folder), "ann").stdout)
+    ben = token_of(arena("contest", "invite", str(folder), "ben").stdout)
+    server = Server(folder)
+    server.start()
+    try:
+        demo, other = arena_all(
+            (["submit", str(DEMO), "--server", server.url], {"ARENA_TOKEN": ann}),
+            (["submit", str(SHED), "--server", server.url], {"ARENA_TOKEN": ben}),
+        )
+        assert demo.returncode == 0 and other.returncode == 0, demo.stdout + demo.stderr + other.stderr
+        assert "demo2012 v1: check clean" in demo.stdout and "demo2012: clean; active on the ladder" in demo.stdout
+        assert "warning" not in demo.stdout and "FAULT" not in demo.stdout, demo.stdout
+        for size in (2, 3, 4, 6):  # the tables as `arena check` shows them: opponents as they sat
+            assert f"  {size} players: 1 game (vs " in demo.stdout, demo.stdout
+
+        def played() -> bool:
+            bots = {b["bot"]: b for b in server.get("/api/leaderboard")[1]["bots"]}
+            return "demo2012" in bots and bots["demo2012"]["games"] >= 1
+
+        wait_for(played, "the demo to play on the ladder")
+    finally:
+        server.stop()
+
+
+def test_the_servers_check_and_a_local_one_say_the_same_of_each_kind(tmp_path: Path) -> None:
+    """One description and one warning per kind, whether checked here or from the server's stored
+    bytes: a folder's bot.toml description counts (no "no docstring"), a .js file's warning speaks
+    of a comment, a Python file's of a docstring (ROUGH_EDGES "2012 bots and programs")."""
+    from arena.authoring.check import CheckSettings, run_check
+    from arena.server.contest.checks import check_one
+
+    quiet_js = tmp_path / "quiet.js"
+    quiet_js.write_text(SHED.read_text(encoding="utf-8").split("\n", 2)[2], encoding="utf-8")  # no opening comment
+    quiet_py = tmp_path / "quiet.py"
+    quiet_py.write_text((ROOT / "bots" / "greedy.py").read_text(encoding="utf-8").split('"""', 2)[2])
+    settings = CheckSettings(games=1)
+    warned = {}
+    for path in (STDIO, quiet_js, quiet_py):
+        local = run_check(str(path), settings)
+        name = read_bot_file(path).name
+        data = read_bot_file(path).source.encode() if path.suffix != ".py" else path.read_bytes()
+        served, _error = check_one({"bot": name, "source": data}, settings)  # type: ignore[arg-type]  # a row
+        assert local.description == served["description"] and local.warnings == served["warnings"], path
+        warned[path.suffix] = " ".join(local.warnings)
+    assert warned[""] == ""  # the folder: its bot.toml has a description
+    assert "comment" in warned[".js"] and "docstring" not in warned[".js"]
+    assert "docstring" in warned[".py"]

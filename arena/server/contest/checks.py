@@ -6,32 +6,11 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from ...authoring.check import CheckSettings, run_check
+from ...authoring.check import CheckSettings, failure_line, run_check
 from ...errors import BotLoadError, UsageError
-from ...game.events import FaultKind
 from ...trust.text import escape
 from ..store import database as store
 from .uploads import is_bundle, stored_bot
-
-
-def failure_line(report: dict[str, Any]) -> str | None:
-    """The one line saying why a check report is not clean; None when it is."""
-    if report.get("clean"):
-        return None
-    reasons = [
-        f"{p.get('path')}" + (f":{p['line']}" if p.get("line") else "") + f": {p.get('message')}"
-        for p in report.get("problems", [])
-    ]
-    counts: dict[str, int] = {}
-    for f in report.get("faults", []):
-        if f.get("kind") != FaultKind.RETIRED:
-            key = f"{f.get('kind')}: {f.get('detail')}"
-            counts[key] = counts.get(key, 0) + 1
-    reasons += [f"{n}x {key}" if n > 1 else key for key, n in counts.items()]
-    if not reasons:
-        reasons.append("no smoke game could be played")
-    more = f"; and {len(reasons) - 3} more" if len(reasons) > 3 else ""
-    return escape("the check failed: " + "; ".join(reasons[:3]) + more, 600)
 
 
 def check_one(row: sqlite3.Row, settings: CheckSettings) -> tuple[dict[str, Any], str | None]:

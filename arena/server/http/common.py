@@ -147,7 +147,7 @@ def submission_view(row: sqlite3.Row, active: bool) -> dict[str, Any]:
 
 #: The rows of a check report the pages show, and each row's fields.
 REPORT_ROWS = {
-    "problems": ("path", "line", "message"),
+    "problems": ("path", "line", "column", "message"),
     "faults": ("kind", "game", "round", "detail"),
     "tables": ("players", "games", "places", "faults"),
 }
@@ -170,7 +170,7 @@ def report_view(raw: Any) -> dict[str, Any] | None:
     view["warnings"] = [str(w) for w in warnings] if isinstance(warnings, list) else []
     timing = raw.get("move_time")
     view["move_time"] = (
-        {k: timing.get(k) for k in ("moves", "median_ms", "worst_ms")} if isinstance(timing, dict) else None
+        {k: timing.get(k) for k in ("moves", "median_ms", "worst_ms", "clock")} if isinstance(timing, dict) else None
     )
     return view
 
