@@ -44,8 +44,8 @@ def instrument() -> None:
         peak["reply_bytes"] = max(peak["reply_bytes"], self.turn_bytes - before)
         return message
 
-    def seen_count(self: SandboxedSeat, actions: list[Any]) -> None:
-        peak["reply_actions"] = max(peak["reply_actions"], len(actions))
+    def seen_count(self: SandboxedSeat, actions: int) -> None:
+        peak["reply_actions"] = max(peak["reply_actions"], actions)
         count(self, actions)
 
     def seen_spent(self: SandboxedSeat, worker: Any, t0: float | None = None) -> None:

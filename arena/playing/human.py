@@ -30,6 +30,7 @@ from ..game.cards import RANKS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Card
 from ..game.engine import GameResult, RoundResult
 from ..game.referee import GameInfo
 from ..game.rules import CONTEST, Rules
+from ..seats.contract import InProcessFactory
 from ..trust.text import escape
 from .narrate import narrate
 
@@ -425,13 +426,11 @@ class HumanPlayer:
         return narrate(events, self.seat, self.who, self.card, self.suit_text)
 
 
-def human_factory(
-    ask: Ask | None = None, show: Show | None = None, symbols: bool | None = None
-) -> Callable[[Any, int], HumanPlayer]:
+def human_factory(ask: Ask | None = None, show: Show | None = None, symbols: bool | None = None) -> InProcessFactory:
     """A factory ``factory(bot_key, seat) -> HumanPlayer`` for ``arena play human ...`` (a person
     needs no seed: the key is not used)."""
 
     def factory(bot_key: Any, seat: int) -> HumanPlayer:
         return HumanPlayer(seat, ask=ask, show=show, symbols=symbols)
 
-    return factory
+    return InProcessFactory("human", factory)

@@ -16,9 +16,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..seats.factories import sandboxed_factory
     from ..trust.botsource import BotSource
     from .limits import Limits
-    from .python.factory import SandboxFactory, sandboxed_factory
+    from .python.factory import SandboxFactory
     from .python.seat import SandboxedSeat
 
 __all__ = ["sandboxed_factory", "Limits", "check_source", "hardening_report", "SandboxFactory", "SandboxedSeat"]
@@ -28,7 +29,7 @@ _LAZY = {
     "Limits": "limits",
     "SandboxedSeat": "python.seat",
     "SandboxFactory": "python.factory",
-    "sandboxed_factory": "python.factory",
+    "sandboxed_factory": "..seats.factories",  # the one dispatcher, for untrusted source
 }
 
 

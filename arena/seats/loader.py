@@ -26,6 +26,7 @@ from ..trust.botsource import (
     read_bot_file,
 )
 from ..trust.text import escape, storable
+from .contract import InProcessFactory
 
 _BUILTINS = {
     k: v
@@ -132,13 +133,14 @@ class InProcessPlayer:
         pass
 
 
-class TrustedFactory:
-    """Makes a fresh in-process player per game and seat from compiled source."""
+class TrustedFactory(InProcessFactory):
+    """Makes a fresh in-process player per game and seat from compiled source (its stream and
+    close are the trivial ones of an in-process factory)."""
 
     def __init__(self, src: BotSource) -> None:
+        super().__init__(src.name)
         self.src = src
         self.code = compile_trusted(src)
-        self.name = src.name
 
     def __call__(self, bot_key: Any, seat: int) -> InProcessPlayer:
         """A player for ``seat``; its ``random`` is seeded from the game's bot key (arena/game/seeds.py)."""

@@ -21,6 +21,7 @@ from ..game.cards import SUITS, Card
 from ..game.engine import GameResult, RoundResult
 from ..game.referee import GameInfo
 from ..playing.human import HumanLeft, HumanPlayer
+from ..seats.contract import InProcessFactory
 
 ACTIONS = ("put", "draw", "finish", "leave")
 
@@ -197,10 +198,10 @@ class WebHumanPlayer(HumanPlayer):
         self.shared.publish(**view)
 
 
-def web_factory(shared: SeatState) -> Callable[[Any, int], WebHumanPlayer]:
-    """``factory(bot_key, seat)`` for ``arena play human ... --web`` (the key is not used)."""
+def web_factory(shared: SeatState) -> InProcessFactory:
+    """``factory(bot_key, seat) -> WebHumanPlayer`` for ``arena play human ... --web`` (the key is not used)."""
 
     def factory(bot_key: Any, seat: int) -> WebHumanPlayer:
         return WebHumanPlayer(seat, shared)
 
-    return factory
+    return InProcessFactory("human", factory)

@@ -1,6 +1,8 @@
 """The referee's seat for a bot program (:class:`ProgramSeat`, a :class:`~arena.game.referee.RemoteSeat`),
 its factory (:class:`ProgramFactory`: stages the bot once, a fresh process per stream or game)
-and its stream (:class:`ProgramStream`). Protocol v1: docs/protocol.md.
+and its stream (:class:`ProgramStream`). Protocol v1: docs/protocol.md. The process, the bank,
+the turn's bounds, faults and streams are the base's (:mod:`arena.sandbox.seat`); what is here is
+the wire.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ import atexit
 import os
 import shutil
 import tempfile
-import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +19,9 @@ from ...errors import BotLoadError, IllegalMove
 from ...game.cards import Card
 from ...game.events import FaultKind
 from ...game.referee import BotFault, GameInfo, SeatContext
-from ...game.seeds import derive_seed
 from ..failures import ProtocolViolation, WorkerError, WorkerTimeout, clean
-from ..limits import Limits, cpu_clocks_work
-from ..python.seat import _clock as referee_clock
+from ..limits import Limits
+from ..seat import ProcessFactory, ProcessSeat, ProcessStream, referee_clock, supervision
 from . import wire as jsonwire
 from .process import PROGRAM_LAYERS, ProgramProcess, Runtime
 from .simulate import REQUESTS, Searcher
@@ -31,58 +31,30 @@ if TYPE_CHECKING:
     from ...trust.botsource import BotSource
 
 
-def _fault(exc: WorkerError, proc: ProgramProcess | None) -> BotFault:
-    if proc is not None:
-        proc.kill()
-    kind = exc.kind
-    detail = str(exc)
-    if isinstance(exc, ProtocolViolation):
-        detail = f"protocol violation: {detail}"
-    if kind is FaultKind.TIMEOUT:
-        detail += "; program stopped"
-    return BotFault(kind, detail[:300], retire=kind is not FaultKind.CRASH or not isinstance(exc, ProtocolViolation))
-
-
-class ProgramSeat:
+class ProgramSeat(ProcessSeat[ProgramProcess]):
     """One seat of one game, played by a program over protocol v1."""
 
-    def __init__(self, factory: ProgramFactory, bot_key: Any, seat: int, stream: ProgramStream | None = None) -> None:
-        self.factory = factory
-        self.stream = stream
-        self.limits = factory.limits
-        self.name = factory.src.name
-        self.seed = derive_seed(bot_key, "bot", seat)
-        self.proc: ProgramProcess | None = None
-        self.table: SeatContext | None = None
+    process_word = "program"
+
+    def __init__(
+        self,
+        factory: ProcessFactory[ProgramProcess],
+        bot_key: Any,
+        seat: int,
+        stream: ProcessStream[ProgramProcess] | None = None,
+    ) -> None:
+        super().__init__(factory, bot_key, seat, stream)
         self.names: tuple[str, ...] = ()
         self.sent = 0
-        self.bank = self.limits.game_seconds
-        self.cpu_base = 0.0
-        self.cpu_times: list[float] = []
         #: The forward model's requests (docs/protocol.md, "Searching ahead"): their CPU is the seat's.
         self.search = Searcher()
 
-    def sit(self, context: SeatContext) -> None:
-        self.table = context
-
-    def _live(self) -> ProgramProcess:
-        proc = self.proc
-        if proc is None or proc.dead:
-            raise BotFault(FaultKind.CRASH, "the bot's program is gone", retire=True)
-        return proc
-
-    def _budget(self) -> float:
-        proc = self._live()
-        self.bank = self.limits.game_seconds - (proc.cpu_seen - self.cpu_base) - self.search.game_seconds
-        return min(self.limits.move_seconds, max(self.bank, 0.0))
+    def _charged(self) -> float:
+        return self.search.game_seconds
 
     def start_game(self, info: GameInfo) -> None:
         self.names = self.search.names = info.players
-        try:
-            proc = self.proc = self.factory.spawn() if self.stream is None else self.stream.take()
-        except WorkerError as exc:
-            raise BotFault(FaultKind.CRASH, f"program did not start: {exc}"[:300], retire=True) from None
-        self.cpu_base = proc.cpu_seen
+        proc = self._take()
         budget = self.limits.load_seconds
         start, cpu0 = proc.begin(budget)
         try:
@@ -102,10 +74,10 @@ class ProgramSeat:
             in_time, _ = proc.end(start, cpu0, budget)
             if not in_time or isinstance(exc, WorkerTimeout):
                 exc = proc.late(budget, budget, "load limit")
-            raise _fault(exc, proc) from None
+            raise self._fault(exc) from None
         in_time, _ = proc.end(start, cpu0, budget)
         if not in_time:
-            raise _fault(proc.late(budget, budget, "load limit"), proc)
+            raise self._fault(proc.late(budget, budget, "load limit"))
 
     def _view(self, table: SeatContext) -> dict[str, Any]:
         history = table.history_since(self.sent)
@@ -117,14 +89,15 @@ class ProgramSeat:
         if table is None:
             raise BotFault(FaultKind.CRASH, "the seat has no context", retire=True)
         proc = self._live()
+        self._spent(proc)
         budget = self._budget()
         if proc.pending():
-            raise _fault(ProtocolViolation("a line out of turn"), proc)
+            raise self._fault(ProtocolViolation("a line out of turn"))
         start, cpu0 = proc.begin(budget)
         search = self.search
         search.turn_seconds = 0.0
-        billed = 0.0  # the referee's CPU on this turn's lines: reading, parsing, applying (not its views)
-        said = acted = 0
+        self.turn_referee = 0.0  # the referee's CPU on this turn's lines: reading, parsing, applying (not its views)
+        said = self.acted = 0
         error: str | None = None
         try:
             proc.send({"type": "move", "view": self._view(table)})
@@ -132,9 +105,7 @@ class ProgramSeat:
                 t0 = referee_clock()
                 try:
                     action = jsonwire.parse_action(proc.recv())
-                    acted += 1
-                    if acted > self.limits.max_turn_actions:
-                        raise ProtocolViolation(f"more than {self.limits.max_turn_actions} actions in a turn")
+                    self._count(1)
                     kind = action["action"]
                     if kind in REQUESTS:  # the program's own search: charged as its CPU, not billed
                         left = budget - (proc.cpu() - cpu0) - search.turn_seconds
@@ -172,9 +143,9 @@ class ProgramSeat:
                         proc.send({"type": "error", "rule": "R1.2", "message": clean(str(exc), 300)})
                         continue
                 finally:
-                    billed += referee_clock() - t0
-                    if billed > self.limits.referee_turn_seconds:
-                        raise ProtocolViolation("its lines took more of the referee's CPU than a turn may")
+                    self.turn_referee += referee_clock() - t0
+                    if self.turn_referee > self.limits.referee_turn_seconds:
+                        raise self._overload()
                 # A put or a draw never ends a move (only a finish does: R8.1, R8.4): answer it, with
                 # the view after it (the referee's own work, not billed to the seat).
                 answer["view"] = self._view(table)
@@ -183,18 +154,18 @@ class ProgramSeat:
             in_time, _ = proc.end(start, cpu0, budget)
             if not in_time or isinstance(exc, WorkerTimeout):
                 exc = proc.late(budget, self.limits.move_seconds, "per-move limit")
-            raise _fault(exc, proc) from None
+            raise self._fault(exc) from None
         in_time, took = proc.end(start, cpu0, budget)
         took += search.turn_seconds
         if not in_time or took > budget:
-            raise _fault(proc.late(budget, self.limits.move_seconds, "per-move limit"), proc)
+            raise self._fault(proc.late(budget, self.limits.move_seconds, "per-move limit"))
         self.cpu_times.append(took)
         if error is not None:
             raise BotFault(FaultKind.EXCEPTION, clean(error, 300) or "error")
 
     def _notify(self, message: dict[str, Any]) -> None:
         """A notification: sent, no answer (the program reads it in its next turn)."""
-        proc = self.proc
+        proc = self.worker
         if proc is None or proc.dead:
             return
         try:
@@ -225,15 +196,9 @@ class ProgramSeat:
             }
         )
 
-    def close(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        if self.stream is None:
-            proc.kill()
-        else:
-            self.stream.give_back(proc)
-        self.factory.record(self)
+
+class ProgramStream(ProcessStream[ProgramProcess]):
+    """One program process for a sequence of games sharing no deal (replaced after a fatal fault)."""
 
 
 #: Live factories, whose staged files are removed at exit at the latest.
@@ -246,17 +211,15 @@ def _remove_stages() -> None:
         factory.close()
 
 
-class ProgramFactory:
+class ProgramFactory(ProcessFactory[ProgramProcess]):
     """A bot program as a seat factory: its files staged once (read-only), a process per game or stream."""
 
+    seat_type = ProgramSeat
+    stream_type = ProgramStream
+
     def __init__(self, src: BotSource, runtime: Runtime, files: dict[str, bytes], limits: Limits | None = None) -> None:
-        self.src = src
-        self.name = src.name
-        self.limits = limits or Limits()
+        super().__init__(src, limits)
         self.runtime = runtime
-        self.lock = threading.Lock()
-        self.move_cpu: list[float] = []
-        self.games = 0
         from ...trust.botfolder import safe_relative
 
         bad = [rel for rel in files if not safe_relative(rel)]
@@ -271,9 +234,6 @@ class ProgramFactory:
             os.chmod(path, 0o555)  # readable and runnable by the program's uid, never writable
         for folder, _dirs, _files in os.walk(self.stage):
             os.chmod(folder, 0o555)
-        self.report: dict[str, Any] = {}
-        #: What manifests record of the program: its language, API, and the sha256 of each built file.
-        self.program: dict[str, Any] = {}
         self.owner = os.getpid()
         _stages.add(self)
         try:
@@ -288,22 +248,11 @@ class ProgramFactory:
             proc = self.spawn()
         except WorkerError as exc:
             raise BotLoadError(f"the program did not start: {exc}", path=self.src.label) from None
-        self.report = dict(proc.report, supervision=program_supervision(self.limits))
+        self.report = dict(proc.report, supervision=supervision(self.limits))
         proc.kill()
 
     def spawn(self) -> ProgramProcess:
         return ProgramProcess(self.stage, self.runtime, self.limits)
-
-    def record(self, seat: ProgramSeat) -> None:
-        self.games += 1
-        self.move_cpu.extend(seat.cpu_times)
-        del self.move_cpu[:-10000]
-
-    def __call__(self, bot_key: Any, seat: int) -> ProgramSeat:
-        return ProgramSeat(self, bot_key, seat)
-
-    def stream(self) -> ProgramStream:
-        return ProgramStream(self)
 
     def close(self) -> None:
         """Remove the staged files (only in the process that staged them)."""
@@ -314,61 +263,6 @@ class ProgramFactory:
             for folder, _dirs, _files in os.walk(stage):
                 os.chmod(folder, 0o700)
             shutil.rmtree(stage, ignore_errors=True)
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001
-            pass
-
-
-class ProgramStream:
-    """One program process for a sequence of games sharing no deal (replaced after a fatal fault)."""
-
-    def __init__(self, factory: ProgramFactory) -> None:
-        self.factory = factory
-        self.proc: ProgramProcess | None = None
-        self.deals: set[Any] = set()
-        self.games = self.processes = 0
-
-    def __call__(self, bot_key: Any, seat: int, deal: Any = None) -> ProgramSeat:
-        if deal is not None:
-            if deal in self.deals:
-                raise ValueError("a stream never plays one deal twice")
-            self.deals.add(deal)
-        return ProgramSeat(self.factory, bot_key, seat, stream=self)
-
-    def take(self) -> ProgramProcess:
-        proc = self.proc
-        if proc is not None and (proc.dead or proc.cpu_seen > self.factory.limits.game_seconds):
-            proc.kill()
-            proc = None
-        if proc is None:
-            proc = self.proc = self.factory.spawn()
-            self.processes += 1
-        self.games += 1
-        return proc
-
-    def give_back(self, proc: ProgramProcess) -> None:
-        if proc is not self.proc or proc.dead or proc.pending():
-            proc.kill()
-            if proc is self.proc:
-                self.proc = None
-            return
-        proc.stop()
-
-    def close(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is not None:
-            proc.kill()
-
-
-def program_supervision(limits: Limits) -> dict[str, str]:
-    return {
-        "cpu_time": "active" if cpu_clocks_work() else "unavailable: cannot read a process's CPU clock",
-        "freeze": "active" if limits.freeze else "unavailable: disabled by caller (freeze=False)",
-        "fresh_process": "active",
-    }
 
 
 __all__ = ["PROGRAM_LAYERS", "ProgramFactory", "ProgramSeat", "ProgramStream"]

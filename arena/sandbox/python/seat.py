@@ -16,8 +16,6 @@ public history comes from the game's one :class:`~arena.botapi.turn.PublicFeed`.
 
 from __future__ import annotations
 
-import gc
-from time import thread_time
 from typing import TYPE_CHECKING, Any
 
 from ...botapi.turn import SAY_CHARS, SAYS_PER_MOVE
@@ -25,35 +23,14 @@ from ...errors import IllegalMove
 from ...game.cards import Card
 from ...game.events import FaultKind
 from ...game.referee import BotFault, GameInfo, SeatContext
-from ...game.seeds import derive_seed
+from ..seat import ProcessFactory, ProcessSeat, ProcessStream
+from ..seat import referee_clock as _clock
 from .process import GameProcess, Overload, ProtocolViolation, WorkerError, WorkerTimeout, clean
 from .protocol import DrawnCard, GameEnd, GameStart, PileCards, RoundEnd, parse_ok
 
 if TYPE_CHECKING:
     from ...game.engine import GameResult, RoundResult
     from ...game.moves import Move
-    from .factory import SandboxFactory, Stream
-
-#: The referee's CPU seconds spent in the garbage collector so far, and when the running collection
-#: began: taken off what a seat's turn is billed, since a collection of the referee's own heap can
-#: fall in any seat's turn (a full one takes milliseconds).
-_gc_seconds = [0.0, 0.0]
-
-
-def _gc_timer(phase: str, info: dict[str, Any]) -> None:
-    if phase == "start":
-        _gc_seconds[1] = thread_time()
-    else:
-        _gc_seconds[0] += thread_time() - _gc_seconds[1]
-
-
-gc.callbacks.append(_gc_timer)
-
-
-def _clock() -> float:
-    """The referee thread's CPU seconds, less its garbage collections."""
-    return thread_time() - _gc_seconds[0]
-
 
 #: Room for the worker's truncation mark beyond a game's output limit (the mark is 20 characters).
 _MARK_ROOM = 32
@@ -62,21 +39,21 @@ _MARK_ROOM = 32
 _CARDS = Card._by_text
 
 
-class SandboxedSeat:
-    """A sandboxed seat, as the referee drives it (the :class:`~arena.game.referee.RemoteSeat` protocol)."""
+class SandboxedSeat(ProcessSeat[GameProcess]):
+    """A sandboxed seat, as the referee drives it (the :class:`~arena.game.referee.RemoteSeat` protocol):
+    the base's process, bank and faults (:class:`~arena.sandbox.seat.ProcessSeat`), with the
+    marshal wire of a Python game process."""
 
-    def __init__(self, factory: SandboxFactory, bot_key: Any, seat: int, stream: Stream | None = None) -> None:
-        self.factory = factory
-        #: The stream whose process plays this game (None: a fresh process for this game alone).
-        self.stream = stream
-        #: The process's CPU seconds (all, between turns) before this game: the game's are the rest.
-        self.cpu_base = self.idle_base = 0.0
-        self.limits = factory.limits
-        self.name = factory.src.name
-        #: The bot's seed: from the game's bot key (never the deal's seed, arena/game/seeds.py) and the seat.
-        self.seed = derive_seed(bot_key, "bot", seat)
-        self.worker: GameProcess | None = None
-        self.bank = self.limits.game_seconds
+    def __init__(
+        self,
+        factory: ProcessFactory[GameProcess],
+        bot_key: Any,
+        seat: int,
+        stream: ProcessStream[GameProcess] | None = None,
+    ) -> None:
+        super().__init__(factory, bot_key, seat, stream)
+        #: The process's CPU seconds between turns before this game: the game's are the rest.
+        self.idle_base = 0.0
         self.hooks: tuple[str, ...] = ()
         self.sent = 0
         self.history_on = False
@@ -85,42 +62,27 @@ class SandboxedSeat:
         self.pile_mark = (-1, 0)
         self.output_left = self.limits.max_output_bytes
         self.pending_output: list[str] = []
-        #: The seat's context, handed over by the referee (:meth:`sit`): all it sees of the game.
-        self.table: SeatContext | None = None
         self.idle = False
         self.said = 0
-        #: Actions the game process reported in this turn (a move or a notification), all kinds.
-        self.acted = 0
-        #: The referee's CPU seconds (its thread's) spent on this seat: this turn's, the game's.
-        #: Billed to the seat: taken from its bank, and faulted past ``Limits.referee_turn_seconds``.
-        self.turn_referee = 0.0
-        self.referee_cpu = 0.0
-        #: CPU seconds of each move, the game process's total, and what it used between turns.
-        self.cpu_times: list[float] = []
-        self.cpu_total = 0.0
+        #: CPU seconds the game process used between turns.
         self.idle_cpu = 0.0
         #: Whether its game process was being stopped between turns (see ``Limits.freeze_after``).
         self.frozen = False
 
     # -- helpers ---------------------------------------------------------------------------
-    def _fault(self, exc: WorkerError, what: str = "") -> BotFault:
-        if self.worker is not None:
-            self.worker.kill()
-        detail = str(exc)
-        if isinstance(exc, Overload):
-            return BotFault(FaultKind.TIMEOUT, f"{what}{detail}; worker stopped"[:300], retire=True)
-        if isinstance(exc, WorkerTimeout):
-            why = str(exc) if str(exc).startswith(("over", "used")) else "over the time limit"
-            return BotFault(FaultKind.TIMEOUT, f"{what}{why}; worker stopped", retire=True)
-        if isinstance(exc, ProtocolViolation):
-            billed = f"; referee CPU {self.turn_referee * 1e3:.2f} ms"
-            return BotFault(FaultKind.CRASH, f"{what}protocol violation: {detail}"[: 300 - len(billed)] + billed)
-        return BotFault(FaultKind.CRASH, f"{what}{detail}"[:300])
+    def _timeout_text(self, exc: WorkerError) -> str:
+        # A process that stopped answering (killed past the backstop) ran over, whatever it says.
+        text = str(exc)
+        return text if isinstance(exc, Overload) or text.startswith(("over", "used")) else "over the time limit"
+
+    def _billed(self) -> str:
+        return f"; referee CPU {self.turn_referee * 1e3:.2f} ms"
+
+    def _charged(self) -> float:
+        return self.referee_cpu  # the referee's CPU on the seat's turns is the seat's
 
     def _call(self, message: tuple[Any, ...], seconds: float, what: str = "", label: str = "per-move limit") -> Any:
-        worker = self.worker
-        if worker is None or worker.dead:
-            raise BotFault(FaultKind.CRASH, "the bot's worker is gone", retire=True)
+        worker = self._live()
         self.idle = False
         self.acted = 0
         t0 = _clock()
@@ -142,21 +104,9 @@ class SandboxedSeat:
             self.hooks = tuple(hooks)
         return ok
 
-    def _overload(self) -> Overload:
-        return Overload(
-            f"its messages took {self.turn_referee * 1e3:.1f} ms of the referee's CPU in a turn"
-            f" (limit {self.limits.referee_turn_seconds * 1e3:.3g} ms)"
-        )
-
-    def _count(self, actions: list[Any]) -> None:
-        """Count a message's actions against the turn's bound, before any of them is looked at."""
-        self.acted += len(actions)
-        if self.acted > self.limits.max_turn_actions:
-            raise ProtocolViolation(f"{self.acted} actions in a turn (limit {self.limits.max_turn_actions})")
-
     def _keep_output(self, actions: list[Any]) -> None:
         """Output printed outside a move: kept until it can join the game record."""
-        self._count(actions)
+        self._count(len(actions))
         for action in actions:
             if type(action) is list and len(action) == 2 and action[0] == "o" and type(action[1]) is str:
                 text = self._cap_output(action[1])
@@ -179,24 +129,16 @@ class SandboxedSeat:
             table.say(text, output=True)
         self.pending_output.clear()
 
-    # -- the Player protocol ---------------------------------------------------------------
-    def sit(self, context: SeatContext) -> None:
-        """Take the seat's context from the referee (before ``start_game``): the
-        :class:`~arena.game.referee.RemoteSeat` protocol."""
-        self.table = context
-
+    # -- the RemoteSeat protocol -----------------------------------------------------------
     def start_game(self, info: GameInfo) -> None:
         self.seat = info.seat
-        try:
-            worker = self.worker = self.factory.spawn() if self.stream is None else self.stream.take()
-        except WorkerError as exc:
-            raise BotFault(FaultKind.CRASH, f"worker did not start: {exc}"[:300]) from None
-        self.cpu_base, self.idle_base = worker.cpu_seen, worker.idle_cpu
+        worker = self._take()
+        self.idle_base = worker.idle_cpu
         start = GameStart(self.seed, info.seat, list(info.players), info.rules.to_dict(), info.game)
         reply = self._call(("game", *start), self.limits.load_seconds, "", "load limit")
         load_error, error = reply.load_error, reply.error
         if load_error is not None:
-            self.worker.kill()
+            worker.kill()
             raise BotFault(FaultKind.CRASH, f"could not load: {clean(load_error, 250)}")
         if error is not None:
             raise BotFault(FaultKind.EXCEPTION, clean(error, 300))
@@ -209,9 +151,7 @@ class SandboxedSeat:
         move = table.current_move()
         if self.pending_output:
             self._flush_output(table)
-        worker = self.worker
-        if worker is None or worker.dead:
-            raise BotFault(FaultKind.CRASH, "the bot's worker is gone", retire=True)
+        worker = self._live()
         delta = self._delta(table) if self.history_on else None
         pile: tuple[bool, list[str]] | None = None
         if self.pile_on and not self.history_on:
@@ -236,7 +176,7 @@ class SandboxedSeat:
             pile,
             prefetch,
         )
-        budget = min(self.limits.move_seconds, max(self.bank, 0.0))
+        budget = self._budget()
         self.idle = False
         self.said = self.acted = 0
         error: Any = None
@@ -319,13 +259,9 @@ class SandboxedSeat:
     def _spent(self, worker: GameProcess, t0: float | None = None) -> None:
         """The game's bank is what the game process has used in all (every turn, and between
         them) and the referee's CPU spent on the seat's turns (this one's from ``t0``)."""
-        if t0 is not None:
-            self.turn_referee = max(_clock() - t0, 0.0)  # a collection in another thread: never below 0
-            self.referee_cpu += self.turn_referee
-        self.cpu_total = worker.cpu_seen - self.cpu_base
+        super()._spent(worker, t0)
         self.idle_cpu = worker.idle_cpu - self.idle_base
         self.frozen = worker.freezing
-        self.bank = self.limits.game_seconds - self.cpu_total - self.referee_cpu
 
     def _delta(self, table: SeatContext) -> list[Any] | None:
         """The public events the worker has not seen yet (None until the bot reads the history)."""
@@ -342,7 +278,7 @@ class SandboxedSeat:
 
     def _apply(self, actions: list[Any], table: SeatContext, move: Move, prefetch: str | None = None) -> None:
         """Re-apply the worker's actions through the engine's checked path."""
-        self._count(actions)
+        self._count(len(actions))
         for action in actions:
             if type(action) is not list or not action:
                 raise ProtocolViolation("bad action")
@@ -407,16 +343,3 @@ class SandboxedSeat:
                 "notification limit",
             )
         self.pending_output.clear()  # nothing may follow the "end" line of a record
-
-    def close(self) -> None:
-        """The game is over: stop its process, or give it back to its stream (which stops it
-        when it faulted fatally or cannot serve another game)."""
-        worker, self.worker = self.worker, None
-        if worker is None:
-            return
-        if self.stream is None:
-            worker.kill()
-        self._spent(worker)
-        if self.stream is not None:
-            self.stream.give_back(worker)
-        self.factory.record(self)
