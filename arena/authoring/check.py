@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BotLoadError, UsageError
-from ..game.engine import derive_seed
 from ..game.events import FaultKind
 from ..game.rules import CONTEST, Rules
+from ..game.seeds import game_seeds
 from ..sandbox.limits import Limits
+from ..seats.contract import SeatFactory
 from ..trust.files import NotRegularFile, regular
 from ..trust.text import escape
 
@@ -367,7 +368,7 @@ def run_check(
         report.problems.append(problem(exc, path))
         return report
     if src.runtime != "python":  # a program's own layers (the launcher's report), not a Python worker's
-        report.program = {"runtime": src.runtime, **getattr(factory, "program", {})}
+        report.program = {"runtime": src.runtime, **factory.program}
         layers = {k: v for k, v in factory.report.items() if k != "supervision"}
         active = [k for k, v in layers.items() if v == "active"]
         others = "; ".join(f"{k} {v}" for k, v in layers.items() if v != "active")
@@ -376,13 +377,10 @@ def run_check(
 
     try:
         play_smoke_games(report, src, factory, rules=rules, games=games, seed=seed)
-        cpu = getattr(factory, "move_cpu", None)
-        if cpu:  # the sandbox's own measure: CPU time per move, what the limit counts
-            report.move_times, report.clock = list(cpu), "CPU time"
+        if factory.move_cpu:  # the sandbox's own measure: CPU time per move, what the limit counts
+            report.move_times, report.clock = list(factory.move_cpu), "CPU time"
     finally:
-        close = getattr(factory, "close", None)
-        if close is not None:
-            close()
+        factory.close()
     if report.problems or report.stopped:
         return report
     slow = slow_warning(report, limits)
@@ -391,86 +389,84 @@ def run_check(
     return report
 
 
-def play_smoke_games(report: CheckReport, src: Any, factory: Any, *, rules: Rules, games: int, seed: int) -> None:
+def play_smoke_games(
+    report: CheckReport, src: Any, factory: SeatFactory, *, rules: Rules, games: int, seed: int
+) -> None:
     """Seat the bot against the reference bots at each table size; add tables, faults and times to ``report``.
 
     Stops at a load error (a problem) or after a game with a timeout or crash (slow to repeat).
     """
-    from ..game.referee import BotFault, Referee
+    from ..game.referee import BotFault
     from ..seats.factories import make_factory
     from ..seats.loader import resolve_bot
+    from ..seats.seating import Chair, Seating
 
     opponents = reference_opponents()
     if not opponents:
         raise UsageError("no reference bots are registered to play the smoke games against")
-    reference = {name: make_factory(resolve_bot(name), trusted=True) for name in opponents}
-    referee = Referee(rules)
-    for n in TABLE_SIZES:
-        try:
-            rules.check_players(n)
-        except ValueError:
-            continue
-        table: dict[str, Any] = {"players": n, "games": 0, "faults": 0, "places": [], "opponents": []}
-        for g in range(games):
-            seat = g % n
-            names = [opponents[(g + i) % len(opponents)] for i in range(n - 1)]
-            names.insert(seat, "")
-            game_id = f"{n}p-{g + 1}"
-            game_seed = derive_seed(seed, "deal", "check", n, g)
-            bot_key = derive_seed(seed, "bots", "check", n, g)
-            players = []
+    # The checked bot is the entrant "" (no registered name is empty); no stand-ins: a bot that
+    # cannot be loaded or seated is the report's problem or fault.
+    factories: dict[str, SeatFactory] = {name: make_factory(resolve_bot(name), trusted=True) for name in opponents}
+    factories[""] = factory
+    seating = Seating(factories.__getitem__, rules=rules, stand_ins=False)
+    try:
+        for n in TABLE_SIZES:
             try:
-                for s, name in enumerate(names):
-                    players.append(factory(bot_key, s) if s == seat else reference[name](bot_key, s))
-                outcome = referee.play(
-                    players,
-                    seed=game_seed,
-                    game_id=game_id,
-                    bots=[src.label if s == seat else name for s, name in enumerate(names)],
-                )
-            except BotLoadError as exc:
-                report.problems.append(problem(exc, report.path))
-                return
-            except BotFault as exc:
-                report.faults.append(
-                    {
-                        "game": game_id,
-                        "players": n,
-                        "seat": seat,
-                        "round": 0,
-                        "kind": exc.kind.value,
-                        "detail": exc.detail,
-                    }
-                )
-                report.stopped = f"the bot could not be seated in game {game_id}"
-                return
-            finally:
-                for p in players:
-                    p.close()
-            table["games"] += 1
-            table["opponents"] = sorted(set(table["opponents"]) | {name for name in names if name})
-            table.setdefault("lineups", []).append([name for name in names if name])  # who sat, in seat order
-            table["places"].append(outcome.result.places[seat])
-            report.move_times.extend(outcome.move_times[seat])
-            mine = [f for f in outcome.faults if f.seat == seat]
-            table["faults"] += sum(1 for f in mine if f.kind is not FaultKind.RETIRED)
-            for f in mine:
-                report.faults.append(
-                    {
-                        "game": game_id,
-                        "players": n,
-                        "seat": seat,
-                        "round": f.round,
-                        "kind": f.kind.value,
-                        "detail": f.detail,
-                    }
-                )
-            stopping = sorted({f.kind for f in mine if f.kind in STOPPING_FAULTS})
-            if stopping:
-                report.tables.append(table)
-                report.stopped = f"a {'/'.join(stopping)} in game {game_id}"
-                return
-        report.tables.append(table)
+                rules.check_players(n)
+            except ValueError:
+                continue
+            table: dict[str, Any] = {"players": n, "games": 0, "faults": 0, "places": [], "opponents": []}
+            for g in range(games):
+                seat = g % n
+                names = [opponents[(g + i) % len(opponents)] for i in range(n - 1)]
+                names.insert(seat, "")
+                game_id = f"{n}p-{g + 1}"
+                chairs = [Chair(name, src.label if s == seat else name) for s, name in enumerate(names)]
+                try:
+                    outcome = seating.play(chairs, game_seeds(seed, "check", (n, g), (n, g)), game_id)
+                except BotLoadError as exc:
+                    report.problems.append(problem(exc, report.path))
+                    return
+                except BotFault as exc:
+                    report.faults.append(
+                        {
+                            "game": game_id,
+                            "players": n,
+                            "seat": seat,
+                            "round": 0,
+                            "kind": exc.kind.value,
+                            "detail": exc.detail,
+                        }
+                    )
+                    report.stopped = f"the bot could not be seated in game {game_id}"
+                    return
+                table["games"] += 1
+                table["opponents"] = sorted(set(table["opponents"]) | {name for name in names if name})
+                table.setdefault("lineups", []).append([name for name in names if name])  # who sat, in seat order
+                table["places"].append(outcome.result.places[seat])
+                report.move_times.extend(outcome.move_times[seat])
+                mine = [f for f in outcome.faults if f.seat == seat]
+                table["faults"] += sum(1 for f in mine if f.kind is not FaultKind.RETIRED)
+                for f in mine:
+                    report.faults.append(
+                        {
+                            "game": game_id,
+                            "players": n,
+                            "seat": seat,
+                            "round": f.round,
+                            "kind": f.kind.value,
+                            "detail": f.detail,
+                        }
+                    )
+                stopping = sorted({f.kind for f in mine if f.kind in STOPPING_FAULTS})
+                if stopping:
+                    report.tables.append(table)
+                    report.stopped = f"a {'/'.join(stopping)} in game {game_id}"
+                    return
+            report.tables.append(table)
+
+    finally:
+        seating.close()
 
 
 def slow_warning(report: CheckReport, limits: Limits | None) -> str | None:

@@ -16,7 +16,9 @@ reproducibility, but a bot can search for it, so it is warned about
 (:func:`guessable_warning`) when sandboxed bots play.
 
 Domains in use: ``deal``, ``bots`` (keyed by the master seed: a game's deal
-seed and the key its seats' bot seeds come from), ``bot`` (a seat's seed,
+seed and the key its seats' bot seeds come from, both made by :func:`game_seeds`,
+the one place every run takes them from; the ladder's blocks name theirs
+``ladder-deal`` and ``ladder-bots``), ``bot`` (a seat's seed,
 keyed by the game's bot key), ``round`` and ``fallback`` (keyed by a deal
 seed: each round's shuffle and the fallback's random choices), ``order`` and
 ``balanced`` (a tournament's seating orders and balanced schedule).
@@ -33,7 +35,7 @@ import functools
 import json
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 #: Random bits in a fresh master seed.
 SECRET_BITS = 128
@@ -115,6 +117,31 @@ def seed_key(key: Any) -> SeedKey:
     return _seed_key(str(key))
 
 
+class GameSeeds(NamedTuple):
+    """A game's deal seed (the cards, the fallback's choices) and its bot key (what its seats'
+    bot seeds derive from, in the ``bot`` domain): made by :func:`game_seeds` only."""
+
+    deal: int
+    bot_key: int
+
+
+#: The run whose blocks keep their own pair of domains (``ladder-deal``, ``ladder-bots``, the
+#: server's since its first release): a contest's blocks play the deals they always did.
+LADDER = "ladder"
+
+
+def game_seeds(master: Any, run: str, deal: tuple[Any, ...], bots: tuple[Any, ...]) -> GameSeeds:
+    """Game's (deal seed, bot key), keyed by the ``master`` seed in separate domains:
+    ``derive_seed(master, "deal", run, *deal)`` and ``derive_seed(master, "bots", run, *bots)``
+    (``run``: ``play``, ``sprt``, ``check``, ``tournament``, ``table``; :data:`LADDER`: the
+    ladder's own pair). Neither tells anything about the other or about ``master``; ``deal``
+    and ``bots`` name the game within the run (games of one deal share ``deal``)."""
+    key = seed_key(master)  # the master seed's MAC made once a run (the last few kept)
+    if run == LADDER:
+        return GameSeeds(key.derive("ladder-deal", *deal), key.derive("ladder-bots", *bots))
+    return GameSeeds(key.derive("deal", run, *deal), key.derive("bots", run, *bots))
+
+
 def shuffle(rng: random.Random, items: list[Any]) -> None:
     """Shuffle ``items`` in place exactly as ``rng.shuffle(items)`` does, draw for draw.
 
@@ -166,9 +193,12 @@ def warn_if_guessable(seed: Any, *, untrusted: bool, notice: Callable[[str], Non
 
 __all__ = [
     "GUESSABLE_BELOW",
+    "LADDER",
     "SECRET_BITS",
+    "GameSeeds",
     "SeedKey",
     "derive_seed",
+    "game_seeds",
     "fresh_seed",
     "guessable",
     "guessable_warning",

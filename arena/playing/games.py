@@ -1,16 +1,17 @@
 """Playing a match's games: in order in this process, or in parallel (``arena play --workers N``).
 
 Game ``g`` depends only on the master seed and ``g`` (its deal seed and bot key,
-:func:`arena.playing.match.game_seeds`; seats rotated by ``g``), and every sandboxed bot
+:func:`arena.playing.match.play_seeds`; seats rotated by ``g``), and every sandboxed bot
 starts each game with a fresh module namespace and a fresh ``Bot``, so which process
 plays a game changes nothing in its record: :class:`GameSource` hands the outcomes
 back in game order whatever the number of workers, and the match records and
 tallies them in that order (``--sprt`` stops at the same game).
 
-A sandboxed entrant plays through *streams* (:class:`~arena.sandbox.python.factory.Stream`):
-one game process of the bot for game after game, never two games of one deal
+Every entrant plays through *streams* (:class:`~arena.seats.contract.Stream`; a sandboxed
+bot's is one game process for game after game), never two games of one deal
 (``--sprt`` plays each deal twice, seats swapped: the entrant then has two streams,
-one for each game of a pair). Each worker process has its own streams.
+one for each game of a pair), seated by :class:`~arena.seats.seating.Seating`. Each worker
+process has its own streams.
 """
 
 from __future__ import annotations
@@ -21,78 +22,44 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..game.referee import GameOutcome, Referee
+from ..game.referee import GameOutcome
+from ..game.rules import Rules
+from ..game.seeds import GameSeeds
+from ..seats.seating import Chair, Seating
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
-
-#: A stream's process is replaced after this many games (its record of deals played stays small).
-STREAM_GAMES = 10_000
 
 #: Games handed to each worker ahead of the one the match waits for.
 AHEAD = 4
 
 
-class Streams:
-    """One entrant's streams: each game goes to the first stream that has not played its deal."""
-
-    def __init__(self, factory: Any) -> None:
-        self.factory = factory
-        self.streams: list[Any] = []
-
-    def seat(self, bot_key: Any, seat: int, deal: Any) -> Any:
-        for stream in self.streams:
-            if deal not in stream.deals:
-                break
-        else:
-            stream = self.factory.stream()
-            self.streams.append(stream)
-        if len(stream.deals) >= STREAM_GAMES:  # a fresh process remembers no deal
-            stream.close()
-            stream.deals.clear()
-        return stream(bot_key, seat, deal=deal)
-
-    def close(self) -> None:
-        for stream in self.streams:
-            stream.close()
-
-
 class Table:
-    """Plays game ``g`` of a match in this process (entrants: :class:`arena.playing.match.Entrant`)."""
+    """Plays game ``g`` of a match in this process (entrants: :class:`arena.playing.match.Entrant`),
+    each entrant through its streams; a bot's load error is the match's (no stand-ins)."""
 
-    def __init__(self, entrants: Sequence[Any], referee: Referee, seed: Any, seeds: Callable[[Any, int], Any]) -> None:
+    def __init__(
+        self, entrants: Sequence[Any], rules: Rules, seed: Any, seeds: Callable[[Any, int], GameSeeds]
+    ) -> None:
         self.entrants = list(entrants)
-        self.referee = referee
         self.seed = seed
         self.seeds = seeds
-        self.names = [e.src.label if e.src is not None else "human" for e in self.entrants]
-        self.streams = [Streams(e.factory) if hasattr(e.factory, "stream") else None for e in self.entrants]
+        # The record names the code (a file's path, a registered name); the table the entrant's label.
+        self.chairs = [
+            Chair(i, e.src.label if e.src is not None else "human", e.label) for i, e in enumerate(self.entrants)
+        ]
+        # nothing in a match reads move times: spared
+        self.seating = Seating(lambda i: self.entrants[i].factory, rules=rules, move_times=False, stand_ins=False)
 
     def play(self, g: int) -> tuple[list[int], GameOutcome]:
         n = len(self.entrants)
         order = [(s + g) % n for s in range(n)]
-        game_seed, bot_key = self.seeds(self.seed, g)
-        players = []
-        try:
-            for s, i in enumerate(order):
-                streams = self.streams[i]
-                player = (
-                    self.entrants[i].factory(bot_key, s) if streams is None else streams.seat(bot_key, s, game_seed)
-                )
-                player.name = self.entrants[i].label  # the table shows the entrant's label
-                players.append(player)
-            outcome = self.referee.play(
-                players, seed=game_seed, game_id=str(g + 1), bots=[self.names[i] for i in order]
-            )
-        finally:
-            for p in players:
-                p.close()
+        outcome = self.seating.play([self.chairs[i] for i in order], self.seeds(self.seed, g), str(g + 1), streams=True)
         return order, outcome
 
     def close(self) -> None:
-        for streams in self.streams:
-            if streams is not None:
-                streams.close()
+        """Stop the streams and the entrants' factories."""
+        self.seating.close()
 
 
 _table: list[Table] = []

@@ -11,11 +11,13 @@ from typing import Any
 
 from ..errors import UsageError
 from ..game.events import FaultKind
-from ..game.referee import GameOutcome, Referee
+from ..game.referee import GameOutcome
 from ..game.rules import CONTEST, Rules
-from ..game.seeds import fresh_seed, seed_key, warn_if_guessable
+from ..game.seeds import GameSeeds, fresh_seed, warn_if_guessable
+from ..game.seeds import game_seeds as seeds_of
 from ..records.files import RecordWriter
 from ..sandbox.limits import Limits
+from ..seats.contract import SeatFactory
 from ..seats.factories import make_factory
 from ..seats.loader import resolve_bot
 from ..trust.botsource import BotSource
@@ -55,7 +57,7 @@ class Tally:
 class Entrant:
     spec: str
     label: str
-    factory: Any
+    factory: SeatFactory
     src: BotSource | None = None
     kind: str = "file"  # "registry", "file" or "human"
 
@@ -106,7 +108,7 @@ def _unsuffixed(name: str) -> str:
 
 
 def build_entrants(
-    specs: Sequence[str], *, trusted: bool = False, human: Any = None, limits: Any = None
+    specs: Sequence[str], *, trusted: bool = False, human: SeatFactory | None = None, limits: Any = None
 ) -> list[Entrant]:
     """Resolve bot specs into entrants; ``human`` seats the person at the terminal
     (or through the ``human`` factory given, such as the browser seat's); ``limits``: the
@@ -135,11 +137,10 @@ def build_entrants(
     return entrants
 
 
-def game_seeds(seed: Any, g: int) -> tuple[int, int]:
+def game_seeds(seed: Any, g: int) -> GameSeeds:
     """Game ``g``'s (deal seed, bot key): keyed by the master seed, in separate domains,
     so neither tells anything about the other or about the master seed."""
-    keyed = seed_key(seed)  # derive_seed(seed, ...), the master seed's MAC made once a match
-    return keyed.derive("deal", "play", g), keyed.derive("bots", "play", g)
+    return seeds_of(seed, "play", (g,), (g,))
 
 
 @dataclass(frozen=True)
@@ -172,10 +173,10 @@ class MatchHooks:
     :func:`game_seeds`); ``until``: asked after each recorded game (its outcome and seating),
     ends the series when it answers True (``arena play --sprt``)."""
 
-    human: Any = None
+    human: SeatFactory | None = None
     on_game: Callable[[GameOutcome], None] | None = None
     notice: Callable[[str], None] | None = None
-    seeds: Callable[[Any, int], tuple[int, int]] | None = None
+    seeds: Callable[[Any, int], GameSeeds] | None = None
     until: Callable[[GameOutcome, list[int]], bool] | None = None
 
 
@@ -259,7 +260,6 @@ def run_match(settings: MatchSettings, hooks: MatchHooks = MatchHooks()) -> Matc
     records: list[tuple[dict[str, Any], ...]] = []
     path = settings.record_file
     writer = open_writer(path, force=settings.force, bots=[e.src for e in entrants if e.src]) if path else None
-    referee = Referee(rules, move_times=False)  # nothing in a match reads them
     played = 0
     interrupted = False
     why = "interrupted"
@@ -269,7 +269,7 @@ def run_match(settings: MatchSettings, hooks: MatchHooks = MatchHooks()) -> Matc
 
     def table() -> Table:  # a worker process makes its own entrants (and sandbox templates)
         here = entrants if workers <= 1 else build_entrants(settings.bots, trusted=trusted, limits=settings.limits)
-        return Table(here, referee, master, seeds)
+        return Table(here, rules, master, seeds)
 
     source = GameSource(games, table, workers)
     try:

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..game.seeds import derive_seed
+from ..game.seeds import GameSeeds, game_seeds
 
 #: A's points in a pair of games, one bucket each (a win and a loss share 1 with two draws).
 PAIR_POINTS = (0.0, 0.5, 1.0, 1.5, 2.0)
@@ -227,10 +227,10 @@ def format_sprt(doc: dict[str, Any]) -> list[str]:
     ]
 
 
-def pair_seeds(seed: Any, g: int) -> tuple[int, int]:
+def pair_seeds(seed: Any, g: int) -> GameSeeds:
     """Game ``g``'s (deal seed, bot key) in an SPRT run: games ``2k`` and ``2k + 1`` share
     deal ``k`` (their seats swapped); every game gets its own bot key."""
-    return derive_seed(seed, "deal", "sprt", g // 2), derive_seed(seed, "bots", "sprt", g)
+    return game_seeds(seed, "sprt", (g // 2,), (g,))
 
 
 class PairFeed:

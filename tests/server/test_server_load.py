@@ -10,6 +10,8 @@ from pathlib import Path
 
 from support.server import ROOT
 
+from arena.game.seeds import GameSeeds
+from arena.seats.seating import Chair
 from arena.server.contest import rounds
 from arena.server.ladder.board import Board
 from arena.server.ladder.matchmaker import LadderPlayer
@@ -67,7 +69,7 @@ def test_ladder_streams_serve_one_game_per_block_and_never_one_deal_twice(tmp_pa
         rng = random.Random(7)
         for _ in range(4):
             assert player.play_block(rng) == 2  # the only table: both bots, two rotations
-        streams = dict(player.runner._streams)
+        streams = dict(player.runner.seating._streams)
         assert set(streams) == {(1, 0), (1, 1), (2, 0), (2, 1)}
         for stream in streams.values():
             assert stream.games == 4 and len(stream.deals) == 4  # one game a block, four deals
@@ -75,14 +77,15 @@ def test_ladder_streams_serve_one_game_per_block_and_never_one_deal_twice(tmp_pa
         # the attack: a deal this stream has seen (a block played again) is never served by it
         row = {r["id"]: r for r in rounds.entrants(db)[1]}[1]
         seen = next(iter(streams[(1, 0)].deals))
-        seat = player.runner._player(1, ("gbot", bytes(row["source"])), 0, 5, 0, seen)
+        assert player.runner.block is not None and bytes(row["source"]) == player.runner.block.bots[1][1]
+        seat = player.runner.seating._seat(Chair(1, "gbot#v1"), 0, GameSeeds(seen, 5), True)
         assert getattr(seat, "stream", None) is not streams[(1, 0)]
         seat.close()
         assert store.games_count(db) == 8
     finally:
         player.close()
         db.close()
-    assert not player.runner._streams
+    assert not player.runner.seating._streams
 
 
 def test_a_bot_page_reads_only_its_latest_games(tmp_path: Path) -> None:

@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import BotLoadError
-from ...game.referee import BotFault, Referee
 from ...game.rules import Rules
-from ...game.seeds import derive_seed
+from ...game.seeds import LADDER, GameSeeds, game_seeds
+from ...seats.contract import SeatFactory
 from ...seats.factories import make_factory
-from ...tournament.backends.games import CrashedPlayer
+from ...seats.seating import Chair, Seating
 from ...trust.text import storable
 from ..contest import rounds
 from ..contest.uploads import stored_bot
@@ -69,8 +67,7 @@ class Block:
     table: tuple[int, ...]
     #: submission -> (bot name, the stored bytes: a Python bot's text or a program's bundle)
     bots: dict[int, tuple[str, bytes]]
-    deal: int
-    bot_key: int
+    seeds: GameSeeds  # one deal for every rotation, and its bot key
     rules: Rules  # the rules of the round the block belongs to
 
 
@@ -89,91 +86,39 @@ class Game:
 
 
 class BlockPlayer:
-    """Plays blocks, with no database: keeps each version's sandboxed factory, and its streams
-    (one per rotation slot), for the next block. One per ladder worker, or per Ray worker."""
+    """Plays blocks, with no database: keeps each version's sandboxed factory, and its streams,
+    for the next block (a :class:`~arena.seats.seating.Seating`: a version's n-th stream serves the
+    n-th rotation of each block, one game a block, as a tournament's stream serves one rotation of
+    a table over its deals: never the same deal twice). One per ladder worker, or per Ray worker."""
 
     def __init__(self, limits: Any = None, keep: int = 12, keep_streams: int = 24) -> None:
         self.limits = limits
-        self.keep = keep
-        self.keep_streams = keep_streams
-        self._referees: dict[Rules, Referee] = {}  # one per round's rules
-        self._factories: OrderedDict[int, Any] = OrderedDict()
-        #: (submission, rotation) -> a :class:`~arena.sandbox.python.factory.Stream` kept across blocks.
-        self._streams: OrderedDict[tuple[int, int], Any] = OrderedDict()
+        #: The block being played: where a version's factory is made from (its stored bytes).
+        self.block: Block | None = None
+        self.seating = Seating(self._make, keep=keep, keep_streams=keep_streams)
 
-    def _factory(self, sid: int, bot: str, source: bytes) -> Any:
-        if sid in self._factories:
-            self._factories.move_to_end(sid)
-            return self._factories[sid]
-        try:  # uploaded code: always sandboxed, never trusted
-            factory: Any = make_factory(stored_bot(bot, source), trusted=False, limits=self.limits)
-        except BotLoadError as exc:
-            factory = exc
-        self._factories[sid] = factory
-        while len(self._factories) > self.keep:
-            old_sid, old = self._factories.popitem(last=False)
-            self._close_streams(old_sid)
-            if callable(getattr(old, "close", None)):
-                old.close()
-        return factory
-
-    def _close_streams(self, sid: int | None = None) -> None:
-        for slot in [s for s in self._streams if sid is None or s[0] == sid]:
-            self._streams.pop(slot).close()
-
-    def _player(self, sid: int, bot: tuple[str, bytes], rotation: int, bot_key: int, seat: int, deal: int) -> Any:
-        """The seat of ``sid`` in this game: its stream for this rotation slot when its factory has
-        streams (one process serving one game per block, as a tournament's stream serves one
-        rotation of a table over its deals: never the same deal twice), else a fresh process."""
-        label = f"{bot[0]}#v{sid}"
-        f = self._factory(sid, *bot)
-        if isinstance(f, BotLoadError):
-            return CrashedPlayer(label, str(f))
-        try:
-            if not hasattr(f, "stream"):
-                return f(bot_key, seat)
-            slot = (sid, rotation)
-            stream = self._streams.get(slot)
-            if stream is None:
-                stream = self._streams[slot] = f.stream()
-                while len(self._streams) > self.keep_streams:
-                    self._streams.popitem(last=False)[1].close()
-            self._streams.move_to_end(slot)
-            try:
-                return stream(bot_key, seat, deal=deal)
-            except ValueError:  # a deal this stream saw (never, block ids are unique): a fresh process
-                return f(bot_key, seat)
-        except (BotLoadError, BotFault) as exc:
-            return CrashedPlayer(label, str(exc))
+    def _make(self, sid: int) -> SeatFactory:
+        if self.block is None:
+            raise RuntimeError("a version's factory is made while its block plays")
+        bot, source = self.block.bots[sid]  # uploaded code: always sandboxed, never trusted
+        return make_factory(stored_bot(bot, source), trusted=False, limits=self.limits)
 
     def play(self, block: Block) -> Iterator[Game]:
         """The block's games, one per seat rotation, each as it ends."""
-        referee = self._referees.setdefault(block.rules, Referee(block.rules))
+        self.block = block
         n = len(block.table)
         for rotation in range(n):
             seating = [block.table[(s + rotation) % n] for s in range(n)]
             labels = [f"{block.bots[sid][0]}#v{sid}" for sid in seating]
-            players = []
-            try:
-                for seat, sid in enumerate(seating):
-                    p = self._player(sid, block.bots[sid], rotation, block.bot_key, seat, block.deal)
-                    p.name = labels[seat]
-                    players.append(p)
-                key = f"b{block.id}-r{rotation}"
-                outcome = referee.play(players, seed=block.deal, game_id=key, bots=labels)
-            finally:
-                for p in players:
-                    p.close()
+            key = f"b{block.id}-r{rotation}"
+            chairs = [Chair(sid, label, label) for sid, label in zip(seating, labels, strict=True)]
+            outcome = self.seating.play(chairs, block.seeds, key, streams=True, rules=block.rules)
             faults = [(f.seat, f.kind.value, storable(f.detail), f.round) for f in outcome.faults]
             result = outcome.result
             yield Game(key, block.id, rotation, seating, list(result.places), list(result.scores), faults, outcome.log)
 
     def close(self) -> None:
-        self._close_streams()
-        factories, self._factories = self._factories, OrderedDict()
-        for f in factories.values():
-            if callable(getattr(f, "close", None)):
-                f.close()
+        self.seating.close()
 
 
 class LadderPlayer:
@@ -207,8 +152,7 @@ class LadderPlayer:
             block,
             tuple(table),
             {sid: (str(rows[sid]["bot"]), store.source_bytes(rows[sid]["source"])) for sid in table},
-            derive_seed(self.seed, "ladder-deal", block),
-            derive_seed(self.seed, "ladder-bots", block),
+            game_seeds(self.seed, LADDER, (block,), (block,)),
             current.rules,
         )
 

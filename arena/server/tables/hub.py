@@ -4,9 +4,10 @@ A signed-in person (an author, the organiser, or a guest of the organiser's link
 table: seats for people (the opener sits at seat 0; others join by the table's link) and
 seats for bots chosen among the ladder's active, checked versions. The game starts once
 every person's seat is taken. It runs in a thread of the server process (the referee and
-the people's seats; the referee's work between moves is small); each bot plays in its own
-sandbox exactly as on the ladder (:func:`arena.seats.factories.make_factory` with ``trusted=False``),
-never in the server's process.
+the people's seats; the referee's work between moves is small), seated as every game is
+(:class:`~arena.seats.seating.Seating`, its deal seed and bot key from a fresh secret seed in
+their separate domains); each bot plays in its own sandbox exactly as on the ladder
+(:func:`arena.seats.factories.make_factory` with ``trusted=False``), never in the server's process.
 
 A person's seat is the browser seat of ``arena play --web`` (:class:`~arena.web.seat.WebHumanPlayer`:
 the same rules, refusals and page), its state sent over a websocket: the seat's R10 view
@@ -30,11 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from ...botapi.turn import Turn
-from ...errors import BotLoadError
 from ...game.events import FaultKind
-from ...game.referee import BotFault, Referee
+from ...game.referee import BotFault
 from ...game.rules import CONTEST, Rules
+from ...game.seeds import fresh_seed, game_seeds
 from ...playing.human import HumanLeft
+from ...seats.contract import InProcessFactory, SeatFactory
+from ...seats.seating import Chair, Seating
 from ...trust.text import storable
 from ...web.seat import BadAction, SeatState, WebHumanPlayer, check_action
 
@@ -294,41 +297,33 @@ class Hub:
             for s in table.people():
                 s.publish(phase="closed", result=None, messages=[f"The table failed: {storable(str(exc))[:200]}"])
 
-    def _game(self, table: Table) -> None:
+    def _seat_factory(self, spec: PersonSeat | BotSeat) -> SeatFactory:
+        """A person's browser seat, or a bot's sandboxed factory (an upload: never trusted)."""
         from ...seats.factories import make_factory
-        from ...tournament.backends.games import CrashedPlayer
         from ..contest.uploads import stored_bot
+
+        if isinstance(spec, PersonSeat):
+            return InProcessFactory(spec.name, lambda _key, seat: TablePerson(seat, spec, self.move_seconds))
+        return make_factory(stored_bot(spec.bot, spec.source), trusted=False)
+
+    def _game(self, table: Table) -> None:
         from ..store import database as store
         from ..store import table_games as tablestore
 
-        players: list[Any] = []
-        factories: list[Any] = []
         names = [s.name if isinstance(s, PersonSeat) else s.label for s in table.seats]
-        seed = secrets.randbits(63)
+        # A fresh secret seed a game: the deal and the bots' seeds in their separate domains.
+        seeds = game_seeds(fresh_seed(), "table", (table.id,), (table.id,))
+        seating = Seating(
+            lambda seat: self._seat_factory(table.seats[seat]), rules=table.rules.replace(limit=table.limit)
+        )
         try:
-            for seat, spec in enumerate(table.seats):
-                if isinstance(spec, PersonSeat):
-                    players.append(TablePerson(seat, spec, self.move_seconds))
-                    continue
-                try:  # an upload: always sandboxed, never trusted
-                    factory = make_factory(stored_bot(spec.bot, spec.source), trusted=False)
-                    factories.append(factory)
-                    player = factory(seed, seat)
-                except BotLoadError as exc:
-                    player = CrashedPlayer(spec.label, str(exc))
-                player.name = spec.label
-                players.append(player)
-            referee = Referee(table.rules.replace(limit=table.limit))
-            outcome = referee.play(players, seed=seed, game_id=f"t-{table.id}", bots=names)
+            chairs = [Chair(seat, name, name) for seat, name in enumerate(names)]
+            outcome = seating.play(chairs, seeds, f"t-{table.id}")
         except TableClosed:
             table.state, table.ended = "over", time.monotonic()
             return
         finally:
-            for p in players:
-                p.close()
-            for f in factories:
-                if callable(getattr(f, "close", None)):
-                    f.close()
+            seating.close()
         seats = [
             {"kind": "person", "who": list(s.person or ()), "name": s.name}
             if isinstance(s, PersonSeat)

@@ -2,27 +2,25 @@
 
 A :class:`Job` holds everything a worker needs (bot sources, rules, the
 schedule) and pickles; :class:`GameRunner` turns a :class:`GameKey` into a
-:class:`GameRecord` and keeps each bot's player factory for the next game.
-A bot that cannot be loaded does not stop the tournament: it plays as a
-:class:`CrashedPlayer`, which the referee records as a crash (the seat
-retires and places last, the fallback plays its cards).
+:class:`GameRecord`, through a :class:`~arena.seats.seating.Seating` that keeps each
+bot's seat factory for the next game. A bot that cannot be loaded does not stop the
+tournament: it plays as a :class:`~arena.seats.seating.CrashedPlayer`, which the referee
+records as a crash (the seat retires and places last, the fallback plays its cards).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import BotLoadError
-from ...game.events import FaultKind
-from ...game.referee import BotFault, Referee
 from ...game.rules import Rules
+from ...seats.contract import SeatFactory
 from ...seats.factories import make_factory
 from ...trust.botsource import BotSource
+from ...seats.seating import Chair, Seating
 from ...trust.text import storable
 from ..plan.schedule import GameKey, Schedule, streams
 from ..results.finished import GameResult, SeatResult
@@ -74,22 +72,6 @@ class GameRecord:
         return GameResult(self.key, seats, self.seed, self.rounds, self.moves)
 
 
-class CrashedPlayer:
-    """Stands in for a bot that could not be loaded: every call is a crash fault."""
-
-    def __init__(self, name: str, detail: str) -> None:
-        self.name = name
-        self.detail = detail
-
-    def _crash(self, *_: Any) -> None:
-        raise BotFault(FaultKind.CRASH, f"could not load: {self.detail}")
-
-    start_game = move = end_round = end_game = _crash
-
-    def close(self) -> None:
-        pass
-
-
 #: What one idle sandboxed bot costs a runner: its template process (measured at 11-13 MiB private).
 TEMPLATE_BYTES = 16 * 2**20
 #: The fewest templates a runner keeps, whatever the memory.
@@ -124,57 +106,25 @@ class GameRunner:
     def __init__(self, job: Job, keep: int | None = None) -> None:
         self.job = job
         self.keep = template_budget() if keep is None else keep
-        self.referee = Referee(Rules.from_dict(job.rules))
-        self._factories: OrderedDict[int, Any] = OrderedDict()
+        self.seating = Seating(self._make, rules=Rules.from_dict(job.rules), keep=self.keep)
         self._limits: Any = None
         #: The game being played (or the last one played).
         self.playing: GameKey | None = None
 
-    def _factory(self, bot: int) -> Any:
-        if bot in self._factories:
-            self._factories.move_to_end(bot)
-            return self._factories[bot]
-        src = self.job.sources[bot]
+    def _make(self, bot: int) -> SeatFactory:
         if self._limits is None and not self.job.trusted[bot]:
             from ...sandbox.limits import Limits
 
             self._limits = Limits(**self.job.limits)
-        try:
-            factory: Any = make_factory(src, trusted=self.job.trusted[bot], limits=self._limits)
-        except BotLoadError as exc:
-            factory = exc
-        self._factories[bot] = factory
-        closable = [b for b, f in self._factories.items() if callable(getattr(f, "close", None))]
-        for old in closable[: max(0, len(closable) - self.keep)]:
-            self._factories.pop(old).close()
-        return factory
-
-    def _player(self, bot: int, bot_key: int, seat: int, streams: dict[Any, Any] | None, deal: int) -> Any:
-        factory = self._factory(bot)
-        name = self.job.sources[bot].name
-        if isinstance(factory, BotLoadError):
-            return CrashedPlayer(name, str(factory))
-        try:
-            if streams is None or not hasattr(factory, "stream"):
-                return factory(bot_key, seat)
-            stream = streams.get(bot)
-            if stream is None:
-                stream = streams[bot] = factory.stream()
-            return stream(bot_key, seat, deal=deal)
-        except (BotLoadError, BotFault) as exc:
-            return CrashedPlayer(name, str(exc))
+        return make_factory(self.job.sources[bot], trusted=self.job.trusted[bot], limits=self._limits)
 
     def close(self) -> None:
         """Release what the factories hold (sandbox worker processes)."""
-        factories, self._factories = self._factories, OrderedDict()
-        for factory in factories.values():
-            close = getattr(factory, "close", None)
-            if callable(close):
-                close()
+        self.seating.close()
 
     def play(self, key: GameKey) -> GameRecord:
         """Play the game ``key`` alone (each sandboxed bot in a fresh process) and return its record."""
-        return self._play(key, None)
+        return self._play(key, False)
 
     def play_stream(self, keys: Sequence[GameKey], stop: Callable[[], bool] | None = None) -> list[GameRecord]:
         """Play one stream's games (:func:`~.schedule.streams`: one rotation of a table over
@@ -182,38 +132,26 @@ class GameRunner:
         (:class:`~arena.sandbox.python.factory.Stream`, told each game's deal); their records, or []
         when ``stop()`` turned true between two of its games (a stream is stored whole or not
         at all). :attr:`playing` names the game being played when one raises."""
-        kept: dict[Any, Any] = {}
         try:
             records: list[GameRecord] = []
             for key in keys:
                 if stop is not None and records and stop():
                     return []
-                records.append(self._play(key, kept))
+                records.append(self._play(key, True))
             return records
         finally:
-            for stream in kept.values():
-                stream.close()
+            self.seating.close_streams()
 
-    def _play(self, key: GameKey, streams: dict[Any, Any] | None) -> GameRecord:
+    def _play(self, key: GameKey, streams: bool) -> GameRecord:
         self.playing = key
         schedule = self.job.schedule
-        seed = schedule.game_seed(key)
-        bot_key = schedule.bot_key(key)
+        seeds = schedule.seeds(key)
         seating = schedule.seating(key)
         started = time.perf_counter()
-        players = []
-        try:
-            for seat, bot in enumerate(seating):
-                # a bot seated twice at one table (never in a schedule) plays its second seat fresh
-                twice = bot in seating[:seat]
-                players.append(self._player(bot, bot_key, seat, None if twice else streams, seed))
-                players[-1].name = self.job.labels[bot]  # clean, distinct, never a reserved name
-            outcome = self.referee.play(
-                players, seed=seed, game_id=str(key), bots=[self.job.labels[b] for b in seating]
-            )
-        finally:
-            for p in players:
-                p.close()
+        labels = self.job.labels  # clean, distinct, never a reserved name
+        chairs = [Chair(bot, labels[bot], labels[bot]) for bot in seating]
+        outcome = self.seating.play(chairs, seeds, str(key), streams=streams)
+        seed = seeds.deal
         result = outcome.result
         return GameRecord(
             key=key,

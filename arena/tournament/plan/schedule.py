@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from ...game.engine import derive_seed
+from ...game.seeds import GameSeeds, game_seeds
 
 #: Beyond this many tables per table size the full round robin is replaced by a balanced schedule.
 DEFAULT_MAX_TABLES = 2000
@@ -347,14 +348,22 @@ class Schedule:
             offset += len(s.tables) * self.deals * s.size
         raise KeyError(key)
 
+    def seeds(self, key: GameKey) -> GameSeeds:
+        """The game's deal seed, the same for every rotation of one deal (duplicate seating), and
+        the key its seats' bot seeds derive from, every game its own: keyed by the tournament seed
+        in separate domains (:func:`~arena.game.seeds.game_seeds`), so a bot's ``random`` tells
+        nothing about any deal."""
+        where = (key.size, key.table, key.deal)
+        made = game_seeds(self.seed, "tournament", where, (*where, key.rotation))
+        return GameSeeds(made.deal >> 1, made.bot_key)  # the deal seed fits an SQLite INTEGER
+
     def game_seed(self, key: GameKey) -> int:
-        """The deal seed: the same for every rotation of one deal (duplicate seating)."""
-        return derive_seed(self.seed, "deal", "tournament", key.size, key.table, key.deal) >> 1  # fits SQLite INTEGER
+        """The deal seed (:meth:`seeds`)."""
+        return self.seeds(key).deal
 
     def bot_key(self, key: GameKey) -> int:
-        """The key the seats' bot seeds derive from (arena/game/seeds.py): keyed by the tournament
-        seed in its own domain, so a bot's ``random`` tells nothing about any deal."""
-        return derive_seed(self.seed, "bots", "tournament", key.size, key.table, key.deal, key.rotation)
+        """The bot key (:meth:`seeds`)."""
+        return self.seeds(key).bot_key
 
     def deal_order(self, key: GameKey) -> tuple[int, ...]:
         """The table's bots in the cyclic order used for this deal (shuffled per deal,

@@ -28,11 +28,11 @@ from arena.game import engine, referee
 from arena.game.engine import TABLE_OUTPUT_BYTES, TABLE_SAY_BYTES, record_bytes
 from arena.game.referee import DETAIL_BYTES, Referee
 from arena.game.rules import CONTEST
-from arena.game.seeds import GUESSABLE_BELOW
+from arena.game.seeds import GUESSABLE_BELOW, GameSeeds
 from arena.playing import match
 from arena.records.files import read_games
 from arena.sandbox import Limits, SandboxFactory
-from arena.sandbox.python import seat as sandbox_player
+from arena.sandbox import seat as sandbox_player
 from arena.seats import loader
 from arena.seats.factories import make_factory
 from arena.seats.loader import load_trusted, resolve_bot
@@ -86,11 +86,12 @@ def old_scheme(monkeypatch: pytest.MonkeyPatch) -> None:
         if hasattr(module, "seed_key"):  # a key's derivations, made once (seeds.seed_key)
             monkeypatch.setattr(module, "seed_key", OldKey)
     monkeypatch.setattr(engine, "SeedKey", OldKey)
-    monkeypatch.setattr(match, "game_seeds", lambda seed, g: (old_derive(seed, "play", g),) * 2)
+    monkeypatch.setattr(match, "game_seeds", lambda seed, g: GameSeeds(*(old_derive(seed, "play", g),) * 2))
     monkeypatch.setattr(
-        Schedule, "game_seed", lambda self, k: old_derive(self.seed, "tournament", k.size, k.table, k.deal) >> 1
+        Schedule,
+        "seeds",
+        lambda self, k: GameSeeds(*(old_derive(self.seed, "tournament", k.size, k.table, k.deal) >> 1,) * 2),
     )
-    monkeypatch.setattr(Schedule, "bot_key", lambda self, k: self.game_seed(k))
 
 
 def predictions(log: list[dict]) -> dict[str, Any]:
