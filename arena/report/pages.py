@@ -4,7 +4,8 @@ The markup is in ``arena/web/templates/report_*.html.j2``, rendered by the
 escaping engine (:mod:`arena.web.render`): every text from the database
 (labels, names, fault details, authors, game keys) and every number reaches
 the page escaped; numbers are formatted only when they are real numbers.
-This module gathers what each page shows. Rows carry ``data-bot`` and
+This module gathers what each page shows (a bot's: :class:`BotStats`, which
+:mod:`.site` fills from the database). Rows carry ``data-bot`` and
 ``data-rank`` for tests and users' scripts.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -20,9 +22,24 @@ from ..web.render import real, render
 from .charts import heat_map, interval_chart
 
 if TYPE_CHECKING:
+    from ..tournament.db.rows import BotRow
     from ..tournament.results.finished import GameResult
     from ..tournament.results.resultset import ResultSet
-    from .site import BotStats
+
+
+@dataclass
+class BotStats:
+    """What a bot's page shows, gathered from the database."""
+
+    bot: BotRow
+    author: str | None = None
+    games: list[dict[str, Any]] = field(default_factory=list)  # one per game it played
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    moves: int = 0
+    seconds: float = 0.0
+    worst: float = 0.0
+    timed: bool = False
+
 
 #: The most places a table-size row counts (the game seats far fewer): bounds the work a bad size can ask.
 MAX_SIZE = 64

@@ -24,13 +24,14 @@ from ..records.files import RecordError
 from ..records.files import read_games as read_record
 from ..tournament.db.read import Stored, load
 from ..tournament.db.rows import BotRow, has_table, read_faults, read_seat_times
+from ..tournament.plan.plan import Plan
 from ..tournament.plan.schedule import GameKey
 from ..tournament.rerun import RerunError, plan_of, rerun_many, stored_games
 from ..tournament.results.finished import GameResult, differences
 from ..tournament.results.resultset import results_of
-from ..tournament.runner import Plan
 from ..web.view import game_script, render_viewer, viewer_game
 from ..web.view import write_page as _write_page
+from .pages import BotStats as BotStats
 from .pages import bot_page, games_page, index_page
 
 #: A report folder holds this file; only such a folder (or an empty or new one) is written.
@@ -47,20 +48,6 @@ class ReportResult:
     games: int
     replayed: int
     warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
-class BotStats:
-    """What a bot's page shows, gathered from the database."""
-
-    bot: BotRow
-    author: str | None = None
-    games: list[dict[str, Any]] = field(default_factory=list)  # one per game it played
-    faults: list[dict[str, Any]] = field(default_factory=list)
-    moves: int = 0
-    seconds: float = 0.0
-    worst: float = 0.0
-    timed: bool = False
 
 
 def author_of(bot: BotRow, stored: dict[str, str]) -> str | None:

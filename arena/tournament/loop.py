@@ -32,7 +32,7 @@ from .plan.schedule import GameKey, Schedule
 from .results.finished import GameResult
 
 if TYPE_CHECKING:
-    from .runner import Plan
+    from .plan.plan import Plan
 
 
 class SetupError(ValueError):

@@ -2,7 +2,7 @@
 
 A game follows from its key, the tournament's settings and schedule and the
 bots' sources, all stored in the database. :func:`load_plan` rebuilds the
-tournament's :class:`~arena.tournament.runner.Plan` from them, and games are
+tournament's :class:`~arena.tournament.plan.plan.Plan` from them, and games are
 played by the same :class:`~arena.tournament.backends.games.GameRunner` (or backend)
 the tournament used, so the same seeds and seating come out. Each re-played
 game is checked against the stored result (:func:`differences`): a game that
@@ -21,9 +21,9 @@ from .backends.games import GameRecord, GameRunner
 from .db.database import LEGACY_SETTINGS, TournamentDBError
 from .db.read import Stored, load
 from .db.rows import BotRow, bot_sources
+from .plan.plan import Entrant, Plan
 from .plan.schedule import GameKey, Schedule, SizeSchedule
 from .results.finished import GameResult, differences
-from .runner import Entrant, Plan
 
 
 class RerunError(Exception):

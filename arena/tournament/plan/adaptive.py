@@ -439,7 +439,7 @@ def run(
     on_round: Callable[[State, int], None] | None = None,
     sandbox: dict[str, Any] | None = None,
 ) -> AdaptiveResult:
-    """Play ``p`` (a :class:`~.runner.Plan` of one table size) adaptively into ``db_path``: the
+    """Play ``p`` (a :class:`~arena.tournament.plan.plan.Plan` of one table size) adaptively into ``db_path``: the
     tournament loop (:func:`.loop.play`) fed by an :class:`AdaptivePlanner`.
 
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.
