@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def attributes(path: Path) -> list[tuple[int, str]]:
 
 def test_the_sandboxed_seat_never_touches_engine_state() -> None:
     # The sandbox's player sees the game only through the referee's SeatContext.
-    for name in ("python/seat.py", "python/factory.py", "python/process.py"):
+    for name in ("seat.py", "python/seat.py", "python/factory.py", "python/process.py", "programs/seat.py"):
         path = ARENA / "sandbox" / name
         bad = [(line, attr) for line, attr in attributes(path) if attr in ENGINE_PRIVATE]
         assert bad == [], f"{name} reaches into the engine: {bad}"
@@ -156,9 +157,10 @@ def test_modules_keep_to_the_line_budget() -> None:
 
 # -- the import graph ----------------------------------------------------------------------
 #
-# Counted: every import that runs, at module level or inside a function (a function-level
-# import is a dependency too, only a late one, and a cycle through one is as tangled as any).
-# Not counted: imports under ``if TYPE_CHECKING:`` (they never run). An edge goes to the module
+# Counted: every import, at module level or inside a function (a function-level import is a
+# dependency too, only a late one, and a cycle through one is as tangled as any), and under
+# ``if TYPE_CHECKING:`` (it never runs, but a module that names another's types depends on it:
+# a knot of type-only imports is a knot all the same, issue 28). An edge goes to the module
 # named (``from .x import y`` -> ``x``, or ``x.y`` when that is a module), not to the packages
 # above it, which Python runs first but which hold no code that imports back.
 
@@ -174,20 +176,11 @@ MODULES = {module_name(p): p for p in ARENA.rglob("*.py")}
 
 
 def imports_of(name: str, path: Path) -> dict[str, int]:
-    """The arena modules ``name`` imports (module-level and function-level), with a line of each."""
+    """The arena modules ``name`` imports (module-level, function-level and type-only), with a line of each."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    typing_only = {
-        id(node)
-        for branch in ast.walk(tree)
-        if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
-        for stmt in branch.body
-        for node in ast.walk(stmt)
-    }
     found: dict[str, int] = {}
     for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names if a.name in MODULES]
         elif isinstance(node, ast.ImportFrom):
@@ -199,16 +192,35 @@ def imports_of(name: str, path: Path) -> dict[str, int]:
             targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module for a in node.names]
             targets = [t for t in targets if t in MODULES]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module":
-            # importlib.import_module(".name", __name__) (the lazy attributes of a package)
+            # importlib.import_module(".name", __name__): the lazy attributes of a package; a name
+            # made at run time is one of the module's table of them ({"Name": "sub.module"}).
             arg = node.args[0] if node.args else None
-            text = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None
-            targets = [f"{package}{text}"] if text and text.startswith(".") and f"{package}{text}" in MODULES else []
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                texts = [arg.value]
+            else:
+                texts = [
+                    v.value
+                    for table in ast.walk(tree)
+                    if isinstance(table, ast.Dict)
+                    for v in table.values
+                    if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                ]
+            relative = [t if t.startswith(".") else f".{t}" for t in texts]
+            targets = [t for t in (_resolve(text, package) for text in relative) if t in MODULES]
         else:
             continue
         for target in targets:
             if target != name:
                 found.setdefault(target, node.lineno)
     return found
+
+
+def _resolve(text: str, package: str) -> str:
+    """A relative module name as ``import_module(text, package)`` reads it."""
+    try:
+        return importlib.util.resolve_name(text, package)
+    except ImportError:
+        return ""
 
 
 GRAPH = {name: imports_of(name, path) for name, path in MODULES.items()}
@@ -263,6 +275,25 @@ def test_the_cycle_finder_finds_a_function_level_cycle() -> None:
         fake.unlink()
 
 
+def test_the_cycle_finder_counts_type_only_imports(tmp_path: Path) -> None:
+    # The attack issue 28 found three of: a knot tied by imports under ``if TYPE_CHECKING:``
+    # (a Plan in the runner named by the loop, the runner importing the loop).
+    fake = tmp_path / "_probe_for_test.py"
+    fake.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .playing.match import run_match\n")
+    found = imports_of("arena._probe_for_test", fake)
+    assert "arena.playing.match" in found
+    graph = {**GRAPH, "arena._probe_for_test": found}
+    graph["arena.playing.match"] = {**GRAPH["arena.playing.match"], "arena._probe_for_test": 1}
+    assert any("arena._probe_for_test" in c and "arena.playing.match" in c for c in cycles(graph))
+    # ... and a package's lazy attributes, named at run time from its table.
+    lazy = tmp_path / "__init__.py"
+    lazy.write_text(
+        'import importlib\n_LAZY = {"Seating": "..seats.seating", "Limits": "limits"}\n'
+        "def __getattr__(name):\n    return importlib.import_module(_LAZY[name], __name__)\n"
+    )
+    assert {"arena.seats.seating", "arena.sandbox.limits"} <= set(imports_of("arena.sandbox", lazy))
+
+
 def test_only_the_command_layer_imports_it() -> None:
     users = {
         f"{name}:{line}"
@@ -291,3 +322,133 @@ def test_no_library_function_takes_an_argparse_namespace() -> None:
                     if arg is not None and arg.annotation is not None and NAMESPACE.search(ast.unparse(arg.annotation)):
                         found.append(f"{name}:{node.lineno} {node.name}({arg.arg})")
     assert found == []
+
+
+# -- one seat contract, one way to seat a table (issue 28) ----------------------------------
+
+
+def referee_plays(tree: ast.AST) -> list[int]:
+    """Lines that call a referee's ``play``: ``Referee(...).play(``, ``referee.play(``, ``self.referee.play(``."""
+    return [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "play"
+        and re.search("referee", ast.unparse(n.func.value), re.IGNORECASE)
+    ]
+
+
+def test_only_the_seating_plays_a_referee() -> None:
+    # A game is put together in one place (arena/seats/seating.py): nowhere else builds seats,
+    # streams and stand-ins and hands them to the referee, and nothing else can: only the
+    # seating imports the Referee.
+    playing = {}
+    importing = set()
+    for path in sorted(ARENA.rglob("*.py")):
+        rel = path.relative_to(ARENA).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if referee_plays(tree):
+            playing[rel] = referee_plays(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and any(a.name == "Referee" for a in node.names):
+                importing.add(rel)
+    assert set(playing) == {"seats/seating.py"}, playing
+    assert importing == {"seats/seating.py"}, importing
+    # The check finds a call that would slip past it.
+    assert referee_plays(ast.parse("outcome = Referee(rules).play(players, seed=1)\nself.referee.play(p)"))
+
+
+#: Duck-typed checks of a factory that the seat contract makes needless (issue 28 found nine).
+DUCK_TYPED = {"stream", "close", "program", "move_cpu"}
+
+
+def test_no_factory_is_asked_whether_it_streams_or_closes() -> None:
+    # Every factory has ``stream`` and ``close`` (arena/seats/contract.py): no
+    # ``hasattr(f, "stream")`` or ``getattr(f, "close", None)`` remains to tell them apart.
+    found = []
+    for path in sorted(ARENA.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("hasattr", "getattr")
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value in DUCK_TYPED
+            ):
+                found.append(f"{path.relative_to(ARENA)}:{node.lineno} {ast.unparse(node)}")
+    assert found == []
+
+
+def test_every_factory_keeps_the_seat_contract() -> None:
+    from arena.playing.human import human_factory
+    from arena.sandbox.programs.seat import ProgramFactory, ProgramStream
+    from arena.sandbox.python.factory import SandboxFactory, Stream
+    from arena.seats.contract import InProcessFactory, InProcessStream
+    from arena.seats.loader import TrustedFactory, load_trusted, resolve_bot
+    from arena.web.seat import SeatState, web_factory
+
+    for kind in (SandboxFactory, ProgramFactory, TrustedFactory, InProcessFactory):
+        assert callable(kind.stream) and callable(kind.close) and callable(kind.__call__), kind
+    for stream in (Stream, ProgramStream, InProcessStream):
+        assert callable(stream.close) and callable(stream.__call__), stream
+    for factory in (human_factory(), web_factory(SeatState()), load_trusted(resolve_bot("greedy"))):
+        stream = factory.stream()
+        stream(1, 0, deal=7)
+        try:
+            stream(2, 1, deal=7)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(f"{factory!r}: a stream played one deal twice")
+        factory.close()
+
+
+def test_the_two_kinds_of_sandboxed_seat_share_one_base() -> None:
+    # The Python worker and programs keep only their wire: what a seat in another process does
+    # (bank, clocks, spawn-or-take, faults, turn bounds, streams, close) is the base's, once.
+    from arena.sandbox.programs.seat import ProgramFactory, ProgramSeat, ProgramStream
+    from arena.sandbox.python.factory import SandboxFactory, Stream
+    from arena.sandbox.python.seat import SandboxedSeat
+    from arena.sandbox.seat import ProcessFactory, ProcessSeat, ProcessStream
+
+    assert issubclass(SandboxedSeat, ProcessSeat) and issubclass(ProgramSeat, ProcessSeat)
+    assert issubclass(SandboxFactory, ProcessFactory) and issubclass(ProgramFactory, ProcessFactory)
+    assert issubclass(Stream, ProcessStream) and issubclass(ProgramStream, ProcessStream)
+    shared = {"_take", "_live", "_spent", "_budget", "_count", "_overload", "_fault", "close", "sit"}
+    for seat in (SandboxedSeat, ProgramSeat):
+        own = {name for name in vars(seat) if name in shared and name != "_spent"}
+        assert own == set(), f"{seat.__name__} writes again what the base does: {own}"
+    for factory in (SandboxFactory, ProgramFactory):
+        assert not {"record", "__call__", "stream"} & set(vars(factory)), factory
+    for stream in (Stream, ProgramStream):
+        assert not {"__call__", "take", "give_back", "close"} & set(vars(stream)), stream
+    # Neither wire imports the other's (a program's seat took the Python seat's private clock).
+    for one, other in (("python", "programs"), ("programs", "python")):
+        seat = f"arena.sandbox.{one}.seat"
+        assert not [t for t in GRAPH[seat] if t.startswith(f"arena.sandbox.{other}.")], GRAPH[seat]
+
+
+def test_supervision_is_defined_once() -> None:
+    defined = [
+        f"{path.relative_to(ARENA)}:{node.name}"
+        for path in sorted(ARENA.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef) and node.name.endswith("supervision")
+    ]
+    assert defined == ["sandbox/seat.py:supervision"]
+
+
+def test_the_server_does_not_import_the_tournaments_game_runner() -> None:
+    # The ladder and the tables seat their games as the tournament does, through the Seating.
+    users = sorted(
+        name
+        for name, imports in GRAPH.items()
+        if name.startswith("arena.server")
+        for target in imports
+        if target == "arena.tournament.backends.games"
+    )
+    assert users == []
+    assert "arena.seats.seating" in GRAPH["arena.server.ladder.matchmaker"]
+    assert "arena.seats.seating" in GRAPH["arena.server.tables.hub"]

@@ -289,6 +289,55 @@ def test_a_person_who_does_not_move_is_played_by_the_fallback(tmp_path: Path) ->
     assert table.people()[0].snapshot()["phase"] == "closed"
 
 
+#: Says the first number its ``random`` gives, then plays as the demo bot does.
+TELLER = """\"\"\"Teller: says its random's first draw.\"\"\"
+
+import random
+
+
+class Bot:
+    told = False
+
+    def move(self, turn):
+        if not self.told:
+            turn.say(f"R {random.getrandbits(60)}")
+            self.told = True
+        if not turn.puttable() and turn.can_draw():
+            turn.draw()
+        while turn.puttable() and not turn.can_finish():
+            card = turn.puttable()[0]
+            turn.put(card, "h" if card.rank == "j" else None)
+        while not turn.can_finish() and turn.can_draw():
+            turn.draw()
+        turn.finish()
+"""
+
+
+def test_a_tables_deal_seed_tells_nothing_of_its_bots_seeds(tmp_path: Path) -> None:
+    """The attack: a table used one random number as both the game's deal seed (in its record)
+    and the bots' key, so whoever holds the record computed each bot's ``random``. Both now come
+    from a fresh secret seed in their own domains (docs/SECURITY.md "Seeds"), a new one a game."""
+    from arena.game.seeds import derive_seed
+
+    store.init_contest(tmp_path, "T")
+    hub = Hub(tmp_path, move_seconds=0.2)
+    seeds, told = [], []
+    for guest in ("g1", "g2"):
+        table = hub.open(("guest", guest), f"guest-{guest}", 1, [BotSeat(1, "teller", TELLER.encode())], 10)
+        wait_for(lambda t=table: t.state == "over", "the table to finish", 60)
+        db = sqlite3.connect(tmp_path / "contest.db")
+        db.row_factory = sqlite3.Row
+        try:
+            _, log = tablestore.game(db, table.id) or ([], [])
+        finally:
+            db.close()
+        said = [e["text"] for e in log if e["event"] == "say" and e["seat"] == 1 and e["text"].startswith("R ")]
+        assert said, "the bot played and said its number"
+        seeds.append(log[0]["seed"])
+        told.append(int(said[0].split()[1]))
+        # What the record's seed would give the bot at seat 1 if it were the bots' key:
+        assert random.Random(derive_seed(seeds[-1], "bot", 1)).getrandbits(60) != told[-1]
+    assert seeds[0] != seeds[1] and told[0] != told[1]  # a fresh secret seed a game
 #: One click of whatever the seat may do now (the suit of a jack, a playable card, finish, draw).
 STEP = """() => {
   const suits = document.getElementById('suits');
