@@ -269,6 +269,18 @@ def test_refusals_are_json_4xx_and_sockets_are_seated_only(contest: dict[str, An
     second.close()
 
 
+def finished_log(folder: Path, table: Any) -> list[dict[str, Any]]:
+    """The record of ``table``'s game, once it is over."""
+    wait_for(lambda: table.state == "over", "the table to finish", 60)
+    db = sqlite3.connect(folder / "contest.db")
+    db.row_factory = sqlite3.Row
+    try:
+        _, log = tablestore.game(db, table.id) or ([], [])
+    finally:
+        db.close()
+    return list(log)
+
+
 def test_a_person_who_does_not_move_is_played_by_the_fallback(tmp_path: Path) -> None:
     """The per-move limit: no move in time is a timeout fault and the fallback's move; three retire
     the seat and the game still ends and is recorded (the table never hangs)."""
@@ -276,13 +288,7 @@ def test_a_person_who_does_not_move_is_played_by_the_fallback(tmp_path: Path) ->
     hub = Hub(tmp_path, move_seconds=0.2)
     source = (ROOT / "bots" / "random.py").read_bytes()
     table = hub.open(("guest", "g1"), "guest-sleepy", 1, [BotSeat(1, "randombot", source)], 10)
-    wait_for(lambda: table.state == "over", "the table to finish", 60)
-    db = sqlite3.connect(tmp_path / "contest.db")
-    db.row_factory = sqlite3.Row
-    try:
-        _, log = tablestore.game(db, table.id) or ([], [])
-    finally:
-        db.close()
+    log = finished_log(tmp_path, table)
     faults = [(e["seat"], e["kind"]) for e in log if e["event"] == "fault"]
     assert faults[:4] == [(0, "timeout")] * 3 + [(0, "retired")]
     assert any(e["event"] == "end" for e in log)
@@ -324,13 +330,7 @@ def test_a_tables_deal_seed_tells_nothing_of_its_bots_seeds(tmp_path: Path) -> N
     seeds, told = [], []
     for guest in ("g1", "g2"):
         table = hub.open(("guest", guest), f"guest-{guest}", 1, [BotSeat(1, "teller", TELLER.encode())], 10)
-        wait_for(lambda t=table: t.state == "over", "the table to finish", 60)
-        db = sqlite3.connect(tmp_path / "contest.db")
-        db.row_factory = sqlite3.Row
-        try:
-            _, log = tablestore.game(db, table.id) or ([], [])
-        finally:
-            db.close()
+        log = finished_log(tmp_path, table)
         said = [e["text"] for e in log if e["event"] == "say" and e["seat"] == 1 and e["text"].startswith("R ")]
         assert said, "the bot played and said its number"
         seeds.append(log[0]["seed"])

@@ -1,6 +1,6 @@
 """One finished tournament game, whatever made it: the one results type.
 
-A game comes back from a worker as a :class:`~.gamerunner.GameRecord` (its
+A game comes back from a worker as a :class:`~arena.tournament.backends.games.GameRecord` (its
 result plus what only the writer needs: the record's events, fault details
 and move times); :meth:`GameRecord.result` is its :class:`GameResult`. A game
 read back from a database is a :class:`GameResult` too, built only from rows

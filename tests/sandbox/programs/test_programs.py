@@ -447,3 +447,38 @@ time.sleep(600)
         time.sleep(0.1)
     os.kill(program, signal.SIGKILL)
     raise AssertionError(f"the program {program} outlived its referee (state {state})")
+
+
+def test_a_program_and_a_python_bot_meet_the_same_turn_bounds() -> None:
+    """``referee_turn_seconds`` and ``max_turn_actions`` mean one thing for every seat in another
+    process (docs/bot-api.md "Limits", docs/protocol.md "Faults": as for a Python bot), since both
+    kinds keep their bounds in one base (arena/sandbox/seat.py). The copies had drifted: past the
+    referee's CPU a program was a ``crash`` where a Python bot is a ``timeout``, and the action
+    bound was worded otherwise."""
+    from arena.sandbox.python.factory import SandboxFactory
+
+    def first_fault(factory: object) -> tuple[str, str]:
+        greedy = load_trusted(resolve_bot("greedy"))
+        players = [greedy(5, 0), factory(5, 1), greedy(5, 2)]  # type: ignore[operator]
+        try:
+            outcome = Referee(CONTEST).play(players, seed=5)
+        finally:
+            for p in players:
+                p.close()
+            factory.close()  # type: ignore[attr-defined]
+        kinds = [(f.kind.value, f.detail) for f in outcome.faults if f.seat == 1]
+        assert kinds[1][0] == "retired", kinds
+        return kinds[0]
+
+    cpu = dataclasses.replace(PATIENT, referee_turn_seconds=1e-9)
+    actions = dataclasses.replace(PATIENT, max_turn_actions=1)
+    shed, counter = read_bot_file(ROOT / "examples" / "shed.js"), read_bot_file(ROOT / "examples" / "counter.py")
+    for make, stopped in (
+        (lambda limits: program_factory(shed, limits), "program"),
+        (lambda limits: SandboxFactory(counter, limits), "worker"),
+    ):
+        kind, detail = first_fault(make(cpu))
+        assert kind == "timeout" and "of the referee's CPU in a turn" in detail, detail
+        assert detail.endswith(f"; {stopped} stopped"), detail
+        kind, detail = first_fault(make(actions))
+        assert kind == "crash" and re.match(r"protocol violation: \d+ actions in a turn \(limit 1\)", detail), detail
