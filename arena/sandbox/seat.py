@@ -27,7 +27,7 @@ from .limits import Limits, cpu_clocks_work
 
 if TYPE_CHECKING:
     from ..game.engine import GameResult, RoundResult
-    from ..seats.loader import BotSource
+    from ..trust.botsource import BotSource
 
 #: The referee's CPU seconds spent in the garbage collector so far, and when the running collection
 #: began: taken off what a seat's turn is billed, since a collection of the referee's own heap can

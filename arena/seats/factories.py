@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .contract import SeatFactory
 from ..trust.botsource import BotSource
+from .contract import SeatFactory
 from .loader import load_trusted
 
 

@@ -338,6 +338,8 @@ def test_a_tables_deal_seed_tells_nothing_of_its_bots_seeds(tmp_path: Path) -> N
         # What the record's seed would give the bot at seat 1 if it were the bots' key:
         assert random.Random(derive_seed(seeds[-1], "bot", 1)).getrandbits(60) != told[-1]
     assert seeds[0] != seeds[1] and told[0] != told[1]  # a fresh secret seed a game
+
+
 #: One click of whatever the seat may do now (the suit of a jack, a playable card, finish, draw).
 STEP = """() => {
   const suits = document.getElementById('suits');

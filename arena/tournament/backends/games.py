@@ -19,8 +19,8 @@ from typing import Any
 from ...game.rules import Rules
 from ...seats.contract import SeatFactory
 from ...seats.factories import make_factory
-from ...trust.botsource import BotSource
 from ...seats.seating import Chair, Seating
+from ...trust.botsource import BotSource
 from ...trust.text import storable
 from ..plan.schedule import GameKey, Schedule, streams
 from ..results.finished import GameResult, SeatResult

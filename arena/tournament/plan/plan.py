@@ -12,7 +12,7 @@ from typing import Any
 
 from ...game.rules import Rules
 from ...game.seeds import guessable
-from ...seats.loader import BotSource
+from ...trust.botsource import BotSource
 from ...trust.text import storable
 from ..backends.games import Job
 from ..db.database import BotRow, canonical
