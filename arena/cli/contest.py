@@ -1,6 +1,7 @@
 """``arena contest init DIR``, ``arena contest invite DIR AUTHOR`` and ``arena contest guest DIR``: a
 contest folder, its tokens and its guest links; ``arena contest round DIR --field K``: round two opens
-with the best K of round one as its field and rules of its own.
+with the best K of round one as its field and rules of its own; ``arena contest disable|enable DIR
+AUTHOR``: an author's token stops (or starts again) signing in, their sessions and sockets end.
 
 Each token is printed once; the database keeps only its hash."""
 
@@ -28,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
             return open_round(args)
         if args.action == "guest":
             return guest(args)
+        if args.action in ("disable", "enable"):
+            return disable(args)
         if not NAME_PATTERN.fullmatch(args.author):
             raise UsageError(
                 f"author name {args.author[:60]!r}: use letters, digits, - or _, from a letter, at most 40"
@@ -66,6 +69,22 @@ def open_round(args: argparse.Namespace) -> int:
     for rank, p in enumerate(picks, 1):
         print(escape(f"  {rank}. {p.bot} v{p.version} ({p.author}) sha256 {p.sha256[:16]}"))
     print("uploads are open again; each new submission plays the field (the gauntlet)")
+    return 0
+
+
+def disable(args: argparse.Namespace) -> int:
+    """Disable or enable an author. :raises store.ContestError: no such author, no contest."""
+    from ..server.store import authors
+    from ..server.store import database as store
+
+    db = store.open_db(args.dir)
+    try:
+        changed = authors.set_disabled(db, args.author, args.action == "disable")
+    finally:
+        db.close()
+    done = f"{args.action}d" if changed else f"{args.action}d already"
+    what = " (their sessions and open tables' sockets end; their bots stay)" if args.action == "disable" else ""
+    print(escape(f"author {args.author} {done}{what}"))
     return 0
 
 
@@ -113,6 +132,13 @@ def register(sub: Any) -> None:
     rnd.add_argument("dir", metavar="DIR")
     rnd.add_argument("--field", type=positive, required=True, metavar="K", help="how many of round one form the field")
     add_rules_options(rnd)
+    for action, what in (
+        ("disable", "disable an author: their token stops signing in, their sessions and sockets end"),
+        ("enable", "enable a disabled author again (their token signs in again)"),
+    ):
+        dis = actions.add_parser(action, help=what)
+        dis.add_argument("dir", metavar="DIR")
+        dis.add_argument("author", metavar="AUTHOR")
     gst = actions.add_parser("guest", help="make a signed guest link: a person without a token plays at the tables")
     gst.add_argument("dir", metavar="DIR")
     gst.add_argument("--name", help="the guest's name (letters, digits, - or _; default: a random one)")

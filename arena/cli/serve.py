@@ -40,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
         uploads_per_minute=args.uploads_per_minute,
         uploads_per_address=args.uploads_per_address,
         max_live_per_address=args.live_per_address,
+        tables_per_address=args.tables_per_address,
+        registrations_per_address=args.registrations_per_address,
         backend=args.backend,
         ray_address=args.ray_address,
         secure_cookies=bool(tls) or args.forwarded_allow_ips is not None,
@@ -140,6 +142,20 @@ def register(sub: Any) -> None:
         default=20,
         metavar="N",
         help="live leaderboard pages one client address may hold open (default 20)",
+    )
+    p.add_argument(
+        "--tables-per-address",
+        type=positive,
+        default=4,
+        metavar="N",
+        help="open tables in which one client address may hold seats, whoever signs in from it (default 4)",
+    )
+    p.add_argument(
+        "--registrations-per-address",
+        type=positive,
+        default=5,
+        metavar="N",
+        help="authors one client address may register a day, with --open-registration (default 5)",
     )
     p.add_argument("--open-registration", action="store_true", help="authors may register themselves")
     p.add_argument(

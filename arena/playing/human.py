@@ -31,6 +31,7 @@ from ..game.engine import GameResult, RoundResult
 from ..game.referee import GameInfo
 from ..game.rules import CONTEST, Rules
 from ..seats.contract import InProcessFactory
+from ..trust.numbers import whole_number
 from ..trust.text import escape
 from .narrate import narrate
 
@@ -276,8 +277,8 @@ class HumanPlayer:
             return
         if not text:
             raise BadInput(self.usage(numbered))
-        if text.isdigit():
-            number = int(text)
+        number = whole_number(text, high=10**6, given="text")
+        if number is not None:
             by_number = dict(numbered)
             if number not in by_number:
                 raise BadInput(f"there is no card {number}: {self.numbers_text(numbered)}")
@@ -332,8 +333,8 @@ class HumanPlayer:
                 text = text.replace(symbol, letter)
             if text in SUITS:
                 return text
-            if text.isdigit() and 1 <= int(text) <= 4:
-                return SUITS[int(text) - 1]
+            if (choice := whole_number(text, 1, 4, given="text")) is not None:
+                return SUITS[choice - 1]
             for suit, name in SUIT_NAMES.items():
                 if len(text) > 1 and name.startswith(text):
                     return suit

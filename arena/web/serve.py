@@ -26,7 +26,6 @@ no thread for ever; a page that goes away mid-answer (a closed tab) is no error.
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import sys
 import threading
@@ -34,6 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..trust.numbers import whole_number
 from .render import render
 from .seat import BadAction, SeatState
 
@@ -42,7 +42,8 @@ MAX_BODY = 4096
 POLL_SECONDS = 20.0
 #: A read from a client (request line, headers, body) that stalls this long closes its connection.
 READ_SECONDS = 10.0
-_LENGTH = re.compile(r"[0-9]{1,9}")
+#: The largest Content-Length read (nine digits, as before; a body past MAX_BODY is refused anyway).
+MAX_LENGTH = 999_999_999
 
 
 def play_page(token: str) -> str:
@@ -132,10 +133,11 @@ class Handler(BaseHTTPRequestHandler):
             self._refuse(400, "one Host header", None)
             return None
         lengths = self.headers.get_all("Content-Length") or []
-        if len(lengths) > 1 or (lengths and not _LENGTH.fullmatch(lengths[0].strip())):
+        length = whole_number(lengths[0].strip(), high=MAX_LENGTH, given="text") if len(lengths) == 1 else 0
+        if len(lengths) > 1 or length is None:
             self._refuse(400, "at most one Content-Length, a number", None)
             return None
-        return int(lengths[0]) if lengths else 0
+        return length
 
     def _route(self, body: int) -> str | None:
         """The path after the token, or None (answered 404/403 here) for a foreign request."""
@@ -173,10 +175,8 @@ class Handler(BaseHTTPRequestHandler):
             )
         elif route == "state":
             query = parse_qs(urlsplit(self.path).query)
-            try:
-                after = int(query.get("after", ["-1"])[0])
-            except ValueError:
-                after = -1
+            after = whole_number(query.get("after", [""])[0], high=2**31, given="text")
+            after = -1 if after is None else after
             self._json(200, self.server.shared.snapshot(after, timeout=POLL_SECONDS if after >= 0 else 0.0))
         else:
             self._refuse(404, "not found", body)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ...game.rules import Rules
+from ...trust.numbers import whole_number
 from ..store import database as store
 from . import final
 
@@ -61,8 +62,7 @@ def _seats(rules: Rules, n: int) -> bool:
 
 
 def current_number(db: sqlite3.Connection) -> int:
-    text = store.setting(db, "round")
-    return int(text) if text.isascii() and text.isdigit() and len(text) < 6 else 1
+    return whole_number(store.setting(db, "round"), 1, 99_999, given="text") or 1
 
 
 def get_round(db: sqlite3.Connection, number: int | None = None) -> Round:

@@ -9,6 +9,7 @@ form, size or rate; an unexpected error is a JSON 500 without a traceback (a bug
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,6 +34,7 @@ from ..tables.hub import Hub
 from ..workers.supervisor import Supervisor
 from .auth import Failures, SignOut
 from .common import ServerSettings
+from .sockets import PersonSockets
 
 #: Security headers of every answer.
 HEADERS = {
@@ -123,9 +125,11 @@ def create_app(settings: ServerSettings) -> Starlette:
             )
             supervisor.start()
         app.state.supervisor = supervisor
+        watcher = asyncio.ensure_future(app.state.sockets.watch(settings.folder))
         try:
             yield
         finally:
+            watcher.cancel()
             app.state.tables.close_all()
             app.state.board.close()
             if supervisor is not None:
@@ -152,9 +156,11 @@ def create_app(settings: ServerSettings) -> Starlette:
     app.state.contest = name
     app.state.failures = Failures()
     app.state.uploads = Failures(settings.uploads_per_address, "uploads")
+    app.state.registrations = Failures(settings.registrations_per_address, "registrations", window=24 * 3600)
     app.state.live = 0
     app.state.secret = secret
-    app.state.tables = Hub(Path(settings.folder))
+    app.state.sockets = PersonSockets()  # sockets acting for a person: closed when they sign out
+    app.state.tables = Hub(Path(settings.folder), per_address=settings.tables_per_address)
     app.state.board = Board(settings.folder)
     app.state.live_by = {}  # live leaderboard sockets per client address
     return app

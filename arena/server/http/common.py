@@ -16,6 +16,7 @@ from starlette.requests import HTTPConnection, Request
 
 from ...authoring.check import NAME_PATTERN, RESERVED_NAMES
 from ...trust.botsource import MAX_SOURCE_BYTES, describe
+from ...trust.numbers import whole_number
 from ..store import database as store
 
 T = TypeVar("T")
@@ -24,8 +25,6 @@ T = TypeVar("T")
 FORM_OVERHEAD = 16 * 1024
 #: Largest body of any other request (sign-in, review forms, JSON).
 SMALL_BODY = 64 * 1024
-#: Largest id a route takes: SQLite's INTEGER is 64-bit (a bigger number is no row's id, never an overflow).
-MAX_ID = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -53,18 +52,12 @@ class ServerSettings:
     max_live: int = 500
     #: Live leaderboard connections from one client address at once (one client cannot take them all).
     max_live_per_address: int = 20
+    #: Open tables (waiting or playing) in which one client address holds a seat, whoever signed in.
+    tables_per_address: int = 4
+    #: Authors one client address may register in a day (with ``open_registration``).
+    registrations_per_address: int = 5
     #: Start the background workers with the app (tests of the routes alone set False).
     workers: bool = True
-
-
-def parse_id(value: object) -> int | None:
-    """A non-negative id from a path, a query, a form or JSON: an int, or ASCII digits only (``str.isdigit``
-    also takes ``²`` and ``١``, which ``int`` refuses or reads), at most :data:`MAX_ID`; else None."""
-    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
-        value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_ID:
-        return value
-    return None
 
 
 def json_object(body: bytes) -> dict[str, Any]:
@@ -93,7 +86,7 @@ async def db_call(conn: HTTPConnection, fn: Callable[..., T], *args: Any) -> T:
 
 async def read_body(request: Request, limit: int) -> bytes:
     """The request's body, refused with 413 past ``limit`` bytes (declared or sent)."""
-    declared = parse_id(request.headers.get("content-length", ""))
+    declared = whole_number(request.headers.get("content-length", ""), given="text")
     if declared is not None and declared > limit:
         raise HTTPException(413, f"the request is larger than {limit} bytes")
     chunks, size = [], 0
@@ -182,7 +175,7 @@ def stored_seating(text: Any) -> list[int]:
         data = json.loads(text)
     except (TypeError, ValueError, RecursionError):
         return []
-    if not isinstance(data, list) or not all(parse_id(s) is not None and isinstance(s, int) for s in data):
+    if not isinstance(data, list) or not all(whole_number(s, given="json") is not None for s in data):
         return []
     return data
 

@@ -14,8 +14,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from ...trust.numbers import whole_number
 from ..contest import rounds
-from ..http.auth import bearer, client_of
+from ..http.auth import bearer, client_of, token_owner
 from ..http.common import (
     FORM_OVERHEAD,
     SMALL_BODY,
@@ -23,7 +24,6 @@ from ..http.common import (
     bot_name,
     db_call,
     json_object,
-    parse_id,
     read_body,
     submission_view,
 )
@@ -32,13 +32,8 @@ from ..store import database as store
 
 async def token_who(request: Request) -> tuple[str, int]:
     """The caller of an API route, by bearer token. :raises HTTPException: 401 (or 429: too many failures)."""
-    failures = request.app.state.failures
-    client = client_of(request)
-    failures.check(client)
-    token = bearer(request)
-    found = await db_call(request, store.who, token) if token else None
+    found = await token_owner(request, bearer(request))
     if found is None:
-        failures.add(client)
         raise HTTPException(401, "a valid token is needed: Authorization: Bearer TOKEN", {"WWW-Authenticate": "Bearer"})
     return found
 
@@ -112,7 +107,7 @@ def visible_submission(db: sqlite3.Connection, sid: int, role: str, author: int)
 
 
 def path_int(request: Request, name: str) -> int:
-    number = parse_id(request.path_params.get(name, ""))
+    number = whole_number(request.path_params.get(name, ""), given="text")
     if number is None:
         raise HTTPException(404, f"no such {name}")
     return number
@@ -131,7 +126,7 @@ def round_param(request: Request) -> int | None:
     text = request.query_params.get("round")
     if text is None:
         return None
-    number = parse_id(text)
+    number = whole_number(text, given="text")
     if number is None:
         raise HTTPException(404, "no such round: ?round=N takes a round's number")
     return number
@@ -156,8 +151,8 @@ async def get_leaderboard(request: Request) -> JSONResponse:
 async def post_active(request: Request) -> JSONResponse:
     """``{"submission": ID}``: the author's choice of the version that plays."""
     role, author = await token_who(request)
-    given = json_object(await read_body(request, SMALL_BODY)).get("submission")
-    sid = parse_id(given) if isinstance(given, int) else None  # a JSON number, not a string of digits
+    chosen = json_object(await read_body(request, SMALL_BODY)).get("submission")
+    sid = whole_number(chosen, given="json")  # a JSON number, not a string of digits
     if sid is None:
         raise HTTPException(400, 'send {"submission": ID} as JSON')
     await choose_active(request, role, author, request.path_params["name"], sid)
@@ -178,19 +173,24 @@ async def post_register(request: Request) -> JSONResponse:
     """``{"name": NAME}`` -> a new author's token, when the server runs with ``--open-registration``."""
     if not request.app.state.settings.open_registration:
         raise HTTPException(403, "registration is by invitation only on this server")
-    request.app.state.failures.check(client_of(request))
     name = json_object(await read_body(request, SMALL_BODY)).get("name")
     token = await register(request, name)
     return JSONResponse({"name": name, "token": token}, status_code=201)
 
 
 async def register(request: Request, name: Any) -> str:
+    """A new author ``name`` (open registration), within the registrations of the client's address
+    (``--registrations-per-address`` a day: one address cannot make authors by the dozen to
+    multiply the limits kept per author)."""
     from ...authoring.check import NAME_PATTERN
 
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise HTTPException(400, "an author name is letters, digits, - or _, from a letter, at most 40")
-    request.app.state.failures.add(client_of(request))  # registrations count against the address too
+    client = client_of(request)
+    request.app.state.failures.check(client)  # an address guessing tokens registers nothing either
+    request.app.state.registrations.take(client)  # taken before the wait: no race past the cap
     try:
         return await db_call(request, store.invite, name)
     except store.ContestError as exc:
+        request.app.state.registrations.give_back(client)  # no author made: the place is not used
         raise HTTPException(409, str(exc)) from None

@@ -19,11 +19,13 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ...game.visibility import PUBLIC, game_seen_by
+from ...trust.numbers import whole_number
 from ...web.render import render
 from ...web.view import render_viewer, viewer_game
-from ..http.auth import check_csrf, client_of, csrf_token, session_who, signed_out_key
-from ..http.common import SMALL_BODY, db_call, parse_id, read_body, stored_faults, stored_seating
+from ..http.auth import check_csrf, client_of, csrf_token, session_guest, session_who, token_owner
+from ..http.common import SMALL_BODY, db_call, read_body, stored_faults, stored_seating
 from ..store import database as store
+from ..store.authors import signed_out_key
 from .api import accept_upload, board_of, choose_active, path_int, register, upload_bytes, visible_submission
 
 
@@ -246,12 +248,10 @@ async def login_page(request: Request) -> HTMLResponse:
 
 
 async def login(request: Request) -> Response:
-    failures = request.app.state.failures
-    failures.check(client_of(request))
+    request.app.state.failures.check(client_of(request))  # before the form is read
     fields = await form_fields(request)
-    found = await db_call(request, store.who, fields.get("token", "").strip()[:200])
+    found = await token_owner(request, fields.get("token", "").strip())
     if found is None:
-        failures.add(client_of(request))
         raise HTTPException(401, "that token is not valid here")
     request.session.clear()
     request.session["who"] = list(found)
@@ -262,9 +262,12 @@ async def login(request: Request) -> Response:
 
 async def logout(request: Request) -> Response:
     await form_fields(request)
-    me = session_who(request)
+    me, guest = session_who(request), session_guest(request)
     if me is not None:  # every session of this person made until now is void, copies included
         await db_call(request, store.set_setting, signed_out_key(me), repr(time.time()))
+    person = me or (guest[:2] if guest else None)
+    if person is not None:  # and every socket acting for them ends now (auth.SignOut: none opens again)
+        request.app.state.sockets.close_person(person)
     request.session.clear()
     return RedirectResponse("/", status_code=303)
 
@@ -272,7 +275,6 @@ async def logout(request: Request) -> Response:
 async def register_form(request: Request) -> HTMLResponse:
     if not request.app.state.settings.open_registration:
         raise HTTPException(403, "registration is by invitation only on this server")
-    request.app.state.failures.check(client_of(request))
     fields = await form_fields(request)
     token = await register(request, fields.get("name"))
     return page(request, "server_token.html.j2", name=fields.get("name"), token=token)
@@ -302,7 +304,7 @@ async def submission_page(request: Request) -> HTMLResponse:
 async def active_form(request: Request) -> Response:
     role, author = signed_in(request)
     fields = await form_fields(request)
-    sid = parse_id(fields.get("submission", ""))
+    sid = whole_number(fields.get("submission", ""), given="text")
     if sid is None:
         raise HTTPException(400, "choose a submission")
     await choose_active(request, role, author, request.path_params["name"], sid)

@@ -27,13 +27,15 @@ from starlette.websockets import WebSocket
 from ...authoring.check import NAME_PATTERN
 from ...game.rules import Rules
 from ...game.visibility import PUBLIC, game_seen_by
+from ...trust.numbers import whole_number
 from ...trust.text import escape
 from ...web.render import render
 from ...web.seat import BadAction
 from ...web.view import render_viewer, viewer_game
 from ..contest import rounds
-from ..http.auth import bearer, check_csrf, session_who
+from ..http.auth import bearer, check_csrf, client_of, session_guest, session_who, signed, token_owner
 from ..http.common import SMALL_BODY, db_call, read_body
+from ..http.sockets import SIGNED_OUT
 from ..store import database as store
 from ..store import table_games as tablestore
 from ..tables.hub import MAX_MESSAGE, MAX_MESSAGES, RATE_WINDOW, BotSeat, Hub, Person, PersonSeat, TableError
@@ -80,17 +82,13 @@ async def person_of(conn: HTTPConnection, token: bool = False) -> tuple[Person, 
     or (``token``: the JSON API) a bearer token's."""
     me = session_who(conn)
     if me is None and token and isinstance(conn, Request) and (given := bearer(conn)):
-        me = await db_call(conn, store.who, given)
+        me = await token_owner(conn, given)  # counted as every sign-in is (429 past the limit)
     if me is not None:
         if me[0] == "organiser":
             return me, "organiser"
         return me, await db_call(conn, store.author_name, me[1])
-    guest: Any = conn.session.get("guest")
-    if isinstance(guest, list) and len(guest) == 3 and all(isinstance(g, str | int) for g in guest):
-        gid, name, end = guest
-        if isinstance(end, int) and end >= time.time():
-            return ("guest", str(gid)), f"guest-{name}"
-    return None
+    guest = session_guest(conn)
+    return (("guest", guest[1]), f"guest-{guest[2]}") if guest else None
 
 
 def hub_of(conn: HTTPConnection) -> Hub:
@@ -114,14 +112,17 @@ def choose_bots(db: sqlite3.Connection, names: list[str]) -> tuple[list[BotSeat]
     return chosen, rnd.rules
 
 
-async def open_table(conn: Request, person: tuple[Person, str], people: Any, bots: Any, limit: Any) -> str:
-    if not isinstance(people, int) or isinstance(people, bool) or not isinstance(limit, int):
+async def open_table(
+    conn: Request, person: tuple[Person, str], people: int | None, bots: Any, limit: int | None
+) -> str:
+    """Open a table; ``people`` and ``limit`` as the request's one parser read them (None: not a number)."""
+    if people is None or limit is None:
         raise HTTPException(400, "people and limit are whole numbers")
     if not isinstance(bots, list) or len(bots) > 6 or not all(isinstance(b, str) and len(b) <= 40 for b in bots):
         raise HTTPException(400, "bots is a list of at most 6 bot names")
     try:
         seats, rules = await db_call(conn, choose_bots, bots)
-        return hub_of(conn).open(person[0], person[1], people, seats, limit, rules).id
+        return hub_of(conn).open(person[0], person[1], people, seats, limit, rules, client_of(conn)).id
     except TableError as exc:
         raise HTTPException(exc.status, str(exc)) from None
 
@@ -143,7 +144,8 @@ async def api_open(request: Request) -> JSONResponse:
     """``{"people": N, "bots": [NAME...], "limit": L}`` -> ``{"id", "url"}`` (201)."""
     me = await json_person(request)
     data = await json_body(request)
-    key = await open_table(request, me, data.get("people", 1), data.get("bots", []), data.get("limit", 125))
+    people, limit = (whole_number(data.get(k, d), high=10**6, given="json") for k, d in (("people", 1), ("limit", 125)))
+    key = await open_table(request, me, people, data.get("bots", []), limit)
     return JSONResponse({"id": key, "url": f"/tables/{key}", "socket": f"/ws/tables/{key}"}, status_code=201)
 
 
@@ -151,7 +153,7 @@ async def api_join(request: Request) -> JSONResponse:
     me = await json_person(request)
     await json_body(request)
     try:
-        table = hub_of(request).join(request.path_params["id"], me[0], me[1])
+        table = hub_of(request).join(request.path_params["id"], me[0], me[1], client_of(request))
     except TableError as exc:
         raise HTTPException(exc.status, str(exc)) from None
     return JSONResponse({"id": table.id, "url": f"/tables/{table.id}", "socket": f"/ws/tables/{table.id}"})
@@ -206,11 +208,11 @@ async def open_form(request: Request) -> Response:
         raise HTTPException(401, "sign in or open a guest link first")
     fields = await fields_of(request)
     one = dict(fields)
-    people, limit = one.get("people", "1"), one.get("limit", "125")
-    if not (people.isdigit() and limit.isdigit() and len(people) < 3 and len(limit) < 8):
-        raise HTTPException(400, "people and limit are whole numbers")
+    people, limit = (
+        whole_number(one.get(k, d), high=10**6, given="text") for k, d in (("people", "1"), ("limit", "125"))
+    )
     bots = [v for k, v in fields if k == "bot" and v]
-    key = await open_table(request, me, int(people), bots, int(limit))
+    key = await open_table(request, me, people, bots, limit)
     return RedirectResponse(f"/tables/{key}", status_code=303)
 
 
@@ -220,7 +222,7 @@ async def join_form(request: Request) -> Response:
         raise HTTPException(401, "sign in or open a guest link first")
     await fields_of(request)
     try:
-        table = hub_of(request).join(request.path_params["id"], me[0], me[1])
+        table = hub_of(request).join(request.path_params["id"], me[0], me[1], client_of(request))
     except TableError as exc:
         raise HTTPException(exc.status, str(exc)) from None
     return RedirectResponse(f"/tables/{table.id}", status_code=303)
@@ -273,7 +275,8 @@ async def table_game_page(request: Request) -> HTMLResponse:
 
 async def guest_page(request: Request) -> Response:
     """A guest link: the session becomes the guest's (until the link's end), then the tables page."""
-    found = read_guest(request.app.state.secret, request.path_params["token"])
+    secret, token = request.app.state.secret, request.path_params["token"]
+    found = await signed(request, lambda: read_guest(secret, token))  # a forged link is a failed sign-in
     if found is None:
         raise HTTPException(403, "this guest link is not valid (altered, or past its end)")
     if session_who(request) is None:  # a signed-in author or organiser stays who they are
@@ -324,18 +327,23 @@ async def table_socket(ws: WebSocket) -> None:
     mine, changed = seat.connection, asyncio.Event()
     seat.watchers[mine] = (asyncio.get_running_loop(), changed)
     errors: list[str] = []
+    ended = asyncio.Event()  # set when the person signs out or is disabled (http.sockets)
+    registered = ws.app.state.sockets.add(me[0], ws.session.get("at"), ended.set)
     tasks = [
         asyncio.ensure_future(reader(ws, seat, errors, changed)),
         asyncio.ensure_future(writer(ws, seat, mine, errors, changed)),
+        asyncio.ensure_future(ended.wait()),
     ]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for t in tasks:
             t.cancel()
+        ws.app.state.sockets.remove(registered)
         seat.watchers.pop(mine, None)
+        code = SIGNED_OUT if ended.is_set() else 4001 if seat.connection != mine else 1000
         try:
-            await ws.close(code=4001 if seat.connection != mine else 1000)
+            await ws.close(code=code)
         except (RuntimeError, OSError):
             pass
     return None

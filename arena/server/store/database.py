@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ...trust.files import NotRegularFile, regular
+from ...trust.numbers import whole_number
 from .migrate import LATEST, STEPS, upgrade
 
 #: The database file inside a contest folder.
@@ -220,11 +221,11 @@ def who(db: sqlite3.Connection, token: str) -> tuple[str, int] | None:
     if prefix == "o":
         stored = setting(db, "organiser_hash")
         return ("organiser", 0) if stored and hmac.compare_digest(given, stored) else None
-    number = prefix[1:]
-    if prefix[:1] == "a" and number.isascii() and number.isdigit() and len(number) < 19:  # "a²" is no id
-        row = db.execute("SELECT token_hash FROM authors WHERE id = ?", (int(number),)).fetchone()
+    number = whole_number(prefix[1:], given="text") if prefix[:1] == "a" else None  # "a²" is no id
+    if number is not None:
+        row = db.execute("SELECT token_hash FROM authors WHERE id = ? AND disabled IS NULL", (number,)).fetchone()
         if row is not None and hmac.compare_digest(given, str(row[0])):
-            return ("author", int(number))
+            return ("author", number)
     hmac.compare_digest(given, given)  # the same work whichever way the token is wrong
     return None
 

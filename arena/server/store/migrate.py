@@ -9,6 +9,10 @@ Version 2 (rounds, issue 21 item 5): a ``rounds`` table (round one is the contes
 ``field`` of a round (the versions picked from the round before, by sha256), ratings kept
 per round (``ratings`` keyed by round and submission; the old rows are round one's) and the
 round of each ladder block (its games are rated in that round).
+
+Version 3 (issue 27, items 4 and 5): a ``reviews`` table, the desk's view of each upload (its files
+highlighted, its diff against the author's previous version) made once by the check worker and
+served from here; and ``authors.disabled``, when the organiser disabled an author (NULL: enabled).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import time
 from ...game.rules import CONTEST
 
 #: The schema this arena writes; older ones are upgraded by :data:`STEPS` when opened.
-LATEST = "2"
+LATEST = "3"
 
 _TO_2 = (
     "CREATE TABLE rounds ("
@@ -47,8 +51,20 @@ def _to_2(db: sqlite3.Connection) -> None:
     db.execute("INSERT OR REPLACE INTO contest VALUES ('round', '1')")
 
 
+_TO_3 = (
+    "CREATE TABLE reviews ("
+    " submission INTEGER PRIMARY KEY REFERENCES submissions(id), data BLOB NOT NULL, made REAL NOT NULL)",
+    "ALTER TABLE authors ADD COLUMN disabled REAL",
+)
+
+
+def _to_3(db: sqlite3.Connection) -> None:
+    for statement in _TO_3:
+        db.execute(statement)
+
+
 #: From each version, the step to the next one.
-STEPS = {"1": ("2", _to_2)}
+STEPS = {"1": ("2", _to_2), "2": ("3", _to_3)}
 
 
 def version(db: sqlite3.Connection) -> str | None:

@@ -47,9 +47,11 @@ MOVE_SECONDS = 120.0
 WAIT_SECONDS = 600.0
 #: Seconds a finished table stays open for its people to see the result (then only its record).
 KEEP_SECONDS = 600.0
-#: Tables waiting or playing at once on the server, and per person.
+#: Tables waiting or playing at once on the server, per person, and per client address (whoever
+#: signs in from it: one address with ten authors' tokens held all 20 tables).
 MAX_TABLES = 20
 TABLES_PER_PERSON = 2
+TABLES_PER_ADDRESS = 4
 #: Bytes of one websocket message from a person at most; messages per :data:`RATE_WINDOW` seconds.
 MAX_MESSAGE = 4096
 MAX_MESSAGES = 60
@@ -175,6 +177,7 @@ class Table:
     recorded: bool = False
     thread: threading.Thread | None = None
     rules: Rules = CONTEST  # the contest round's rules when it opened (the point limit is the table's own)
+    addresses: set[str] = field(default_factory=set)  # the client addresses its people sat down from
 
     def people(self) -> list[PersonSeat]:
         return [s for s in self.seats if isinstance(s, PersonSeat)]
@@ -207,10 +210,17 @@ class Table:
 class Hub:
     """The server's tables (in memory: a restart ends the games in progress unrecorded)."""
 
-    def __init__(self, folder: Path, move_seconds: float = MOVE_SECONDS, max_tables: int = MAX_TABLES) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        move_seconds: float = MOVE_SECONDS,
+        max_tables: int = MAX_TABLES,
+        per_address: int = TABLES_PER_ADDRESS,
+    ) -> None:
         self.folder = folder
         self.move_seconds = move_seconds
         self.max_tables = max_tables
+        self.per_address = per_address
         self.tables: dict[str, Table] = {}
         self.lock = threading.Lock()
 
@@ -227,6 +237,17 @@ class Hub:
     def _busy(self, person: Person) -> int:
         return sum(1 for t in self.tables.values() if t.state in ("waiting", "playing") and t.seat_of(person))
 
+    def _check_caps(self, person: Person, address: str, table: Table | None = None) -> None:
+        """:raises TableError: 429, ``person`` or ``address`` at their open tables already (joining a
+        table the address sits at already takes no new place of the address)."""
+        if self._busy(person) >= TABLES_PER_PERSON:
+            raise TableError(429, f"you are at {TABLES_PER_PERSON} open tables already; finish one first")
+        if table is not None and address in table.addresses:
+            return
+        held = sum(1 for t in self.tables.values() if t.state in ("waiting", "playing") and address in t.addresses)
+        if held >= self.per_address:
+            raise TableError(429, f"this address sits at {self.per_address} open tables already; finish one first")
+
     def get(self, key: str) -> Table:
         with self.lock:
             self._tidy()
@@ -241,9 +262,18 @@ class Hub:
             return [t.summary() for t in self.tables.values() if t.state in ("waiting", "playing")]
 
     def open(
-        self, owner: Person, name: str, people: int, bots: list[BotSeat], limit: int, rules: Rules = CONTEST
+        self,
+        owner: Person,
+        name: str,
+        people: int,
+        bots: list[BotSeat],
+        limit: int,
+        rules: Rules = CONTEST,
+        address: str = "?",
     ) -> Table:
-        """A new table with ``owner`` at seat 0. :raises TableError: a limit, or a bad seating."""
+        """A new table with ``owner`` (asking from the client ``address``) at seat 0.
+
+        :raises TableError: a limit, or a bad seating."""
         if not MIN_SEATS <= people + len(bots) <= MAX_SEATS or people < 1:
             raise TableError(400, f"a table seats {MIN_SEATS} to {MAX_SEATS}, at least one of them a person")
         if not MIN_LIMIT <= limit <= rules.limit:
@@ -252,28 +282,29 @@ class Hub:
             self._tidy()
             if sum(1 for t in self.tables.values() if t.state in ("waiting", "playing")) >= self.max_tables:
                 raise TableError(429, f"the server has {self.max_tables} tables open; try again later")
-            if self._busy(owner) >= TABLES_PER_PERSON:
-                raise TableError(429, f"you are at {TABLES_PER_PERSON} open tables already; finish one first")
+            self._check_caps(owner, address)
             seats: list[PersonSeat | BotSeat] = [PersonSeat(owner, name)]
             seats += [PersonSeat(None, "") for _ in range(people - 1)]
             seats += bots
-            table = Table(secrets.token_urlsafe(9), owner, limit, seats, rules=rules)
+            table = Table(secrets.token_urlsafe(9), owner, limit, seats, rules=rules, addresses={address})
             self.tables[table.id] = table
         self._maybe_start(table)
         return table
 
-    def join(self, key: str, person: Person, name: str) -> Table:
-        """Take a free person's seat. :raises TableError: no such table, full, started, a limit."""
+    def join(self, key: str, person: Person, name: str, address: str = "?") -> Table:
+        """Take a free person's seat (asking from the client ``address``).
+
+        :raises TableError: no such table, full, started, a limit."""
         table = self.get(key)
         with self.lock:
             if table.seat_of(person) is not None:
                 return table
             if table.state != "waiting" or table.free() == 0:
                 raise TableError(409, "this table has no free seat")
-            if self._busy(person) >= TABLES_PER_PERSON:
-                raise TableError(429, f"you are at {TABLES_PER_PERSON} open tables already; finish one first")
+            self._check_caps(person, address, table)
             seat = next(s for s in table.people() if s.person is None)
             seat.person, seat.name = person, name
+            table.addresses.add(address)
         self._maybe_start(table)
         return table
 
