@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from support.server import arena
 
+from arena.server.contest.checks import prepare_view
 from arena.server.http.app import create_app
 from arena.server.http.common import ServerSettings
 from arena.server.ladder.matchmaker import LadderPlayer
@@ -110,8 +111,12 @@ def test_the_desk_shows_the_diff_against_the_previous_version(site: dict[str, An
         sid = answer.json()["id"]
         assert client.get(f"/desk/{sid}").status_code == 401
         login(client, tokens["organiser"])
+        page = client.get(f"/desk/{sid}").text  # before the check worker made its view: the file, plain
+        assert "The diff is being prepared" in page and "# version two" in page and 'class="line add"' not in page
+        prepare_view(site["db"], sid)  # what the check worker does after the check
         page = client.get(f"/desk/{sid}").text
-        assert "Changes since v1" in page and 'class="line add"' in page and "# version two" in page
+        assert re.search(r'Changes since <a href="/desk/\d+">v1</a>', page)
+        assert 'class="line add"' in page and "# version two" in page
 
 
 def test_a_forged_or_tampered_session_signs_nobody_in(site: dict[str, Any]) -> None:

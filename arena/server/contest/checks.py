@@ -1,5 +1,6 @@
 """The check every upload gets: ``arena check`` as a library call (:func:`arena.authoring.check.run_check`),
-sandboxed, on exactly the stored bytes; its outcome as a report and, when not clean, one line."""
+sandboxed, on exactly the stored bytes; its outcome as a report and, when not clean, one line. Then
+the desk's view of the upload (:mod:`.review`: highlighted, diffed), made once and stored."""
 
 from __future__ import annotations
 
@@ -51,4 +52,34 @@ def run_queue(db: sqlite3.Connection, settings: CheckSettings, worker: int) -> b
         return True
     report, error = check_one(row, replace(settings, rules=rules))
     store.finish_check(db, int(row["id"]), report, error)
+    prepare_view(db, int(row["id"]))  # after the check: its author is not kept waiting for the desk's view
+    return True
+
+
+def prepare_view(db: sqlite3.Connection, submission: int) -> None:
+    """Make and store the desk's view of ``submission`` (:func:`.review.make`: each step bounded, in
+    a child process); a view that cannot be made is stored as its problem, never tried again and again."""
+    from ..store import reviews
+    from . import review
+
+    row = store.submission(db, submission)
+    if row is None:
+        return
+    try:
+        view = review.make(str(row["bot"]), store.source_bytes(row["source"]), reviews.previous(db, submission))
+    except Exception as exc:  # noqa: BLE001 - a bug an upload provoked: that view says so, the queue goes on
+        view = {"format": review.FORMAT, "files": [], "previous": None, "diff": {"state": "none", "files": []}}
+        view["problem"] = escape(f"the view could not be made ({type(exc).__name__}: {exc})", 300)
+    reviews.save(db, submission, view)
+
+
+def prepare_missing_view(db: sqlite3.Connection) -> bool:
+    """Make the view of one checked upload that has none (checked by an older arena, or its worker
+    died between the check and the view); whether there was one."""
+    from ..store import reviews
+
+    submission = reviews.missing(db)
+    if submission is None:
+        return False
+    prepare_view(db, submission)
     return True

@@ -141,8 +141,8 @@ def submission_view(row: sqlite3.Row, active: bool) -> dict[str, Any]:
 #: The rows of a check report the pages show, and each row's fields.
 REPORT_ROWS = {
     "problems": ("path", "line", "column", "message"),
-    "faults": ("kind", "game", "round", "detail"),
-    "tables": ("players", "games", "places", "faults"),
+    "faults": ("kind", "game", "round", "detail", "seat", "players"),
+    "tables": ("players", "games", "places", "faults", "opponents"),
 }
 
 
@@ -159,6 +159,8 @@ def report_view(raw: Any) -> dict[str, Any] | None:
         view[key] = [{**{f: None for f in fields}, **r} for r in rows if isinstance(r, dict)]
     for row in view["tables"]:
         row["places"] = row["places"] if isinstance(row["places"], list) else []
+        row["opponents"] = [str(o) for o in row["opponents"]] if isinstance(row["opponents"], list) else []
+    view["stopped"] = raw["stopped"] if isinstance(raw.get("stopped"), str) else None
     warnings = raw.get("warnings")
     view["warnings"] = [str(w) for w in warnings] if isinstance(warnings, list) else []
     timing = raw.get("move_time")

@@ -78,6 +78,10 @@ class TooMany(ContestError):
     """An upload past its author's limit per minute."""
 
 
+class NotClean(ContestError):
+    """An approval of a submission whose check is not clean."""
+
+
 def token_hash(token: str) -> str:
     """How a token is stored: its sha256 (tokens are 256 random bits: no salt or stretching needed)."""
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
@@ -374,11 +378,16 @@ def set_active(db: sqlite3.Connection, bot: str, sid: int) -> None:
 
 def review(db: sqlite3.Connection, sid: int, verdict: str, comment: str) -> None:
     """The organiser's verdict; a rejected active version leaves the ladder (the bot goes back to
-    its newest approved or pending clean version, or to none)."""
+    its newest approved or pending clean version, or to none).
+
+    :raises NotClean: an approval of a check that is not clean (queued, checking or failed).
+    :raises ContestError: no such submission."""
     with writing(db):
-        row = db.execute("SELECT bot FROM submissions WHERE id = ?", (sid,)).fetchone()
+        row = db.execute("SELECT bot, status FROM submissions WHERE id = ?", (sid,)).fetchone()
         if row is None:
             raise ContestError(f"no submission {sid}")
+        if verdict == "approved" and row["status"] != "clean":
+            raise NotClean(f"submission {sid}'s check is {row['status']}: only a clean check can be approved")
         db.execute("UPDATE submissions SET review = ?, comment = ? WHERE id = ?", (verdict, comment, sid))
         if verdict == "approved":  # a bot left without a version plays its approved one again
             db.execute(

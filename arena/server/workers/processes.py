@@ -93,11 +93,11 @@ def alive(parent: int) -> bool:
 
 def run_checks(db: object, parent: int, games: int) -> None:
     from ...authoring.check import CheckSettings
-    from ..contest.checks import run_queue
+    from ..contest.checks import prepare_missing_view, run_queue
 
     settings = CheckSettings(games=games, seed=random.SystemRandom().randrange(2**63))
-    while alive(parent):
-        if not run_queue(db, settings, os.getpid()):  # type: ignore[arg-type]
+    while alive(parent):  # checks first; when none waits, the desk's views an older arena did not make
+        if not run_queue(db, settings, os.getpid()) and not prepare_missing_view(db):  # type: ignore[arg-type]
             time.sleep(IDLE_SECONDS)
 
 
