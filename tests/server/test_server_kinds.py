@@ -14,7 +14,8 @@ import pytest
 from support.server import ROOT, Server, arena, arena_all, token_of, wait_for
 
 from arena.server.contest.final import write_bot
-from arena.server.contest.uploads import as_stored, readable
+from arena.server.contest.review import files_of
+from arena.server.contest.uploads import as_stored
 from arena.server.http.app import create_app
 from arena.server.http.common import ServerSettings
 from arena.server.store import database as store
@@ -81,8 +82,8 @@ def test_the_final_writes_each_stored_kind_back_as_the_loader_reads_it(tmp_path:
     assert read_bot_file(tmp_path / "pybot.py").source.encode() == kinds["pybot"]
     assert read_bot_file(tmp_path / "shed.js").source.encode() == kinds["shed"]
     assert read_bot_file(tmp_path / "stdio-py").source.encode() == kinds["stdio-py"]
-    text = readable(kinds["stdio-py"])  # what the organiser reads on the desk: the files, not JSON
-    assert "# ==== bot.toml ====" in text and 'run = "python3 -I bot.py"' in text
+    files, problem = files_of("stdio-py", kinds["stdio-py"])  # what the organiser reads on the desk: the files
+    assert problem is None and 'run = "python3 -I bot.py"' in (dict(files)["bot.toml"] or "")
 
 
 def hostile(files: list[list[str]], runtime: str = "program") -> bytes:

@@ -65,21 +65,3 @@ def stored_bot(bot: str, source: bytes) -> BotSource:
             raise BotLoadError(src.problem, path=bot)
         return src
     return bot_source(source, f"{bot}.py")
-
-
-def readable(source: bytes) -> str:
-    """The stored bytes as the organiser reads them: a bundle's files one after another."""
-    if not is_bundle(source):
-        return source.decode("utf-8", "replace")
-    try:
-        runtime, files = unbundle(source.decode("utf-8", "replace"), "stored")
-    except BotLoadError as exc:
-        return f"(an unreadable stored program: {exc})"
-    parts = [f"# {runtime} program: {len(files)} file{'s' if len(files) != 1 else ''}"]
-    for name, data in files:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = f"({len(data)} bytes, not text)"
-        parts.append(f"# ==== {name} ====\n{text.rstrip()}")
-    return "\n".join(parts) + "\n"
