@@ -113,8 +113,9 @@ def guest(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "contest",
-        help="create a contest folder for `arena serve`, invite authors",
-        description="Create a contest folder (its SQLite database) or invite an author to it.",
+        help="create a contest folder for `arena serve`, invite, disable or enable authors, guest links, round two",
+        description="Create a contest folder (its SQLite database), invite an author to it, disable or enable an "
+        "author, make a guest link for the tables, or open round two.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     init = actions.add_parser("init", help="create the contest folder; prints the organiser's token once")

@@ -5,7 +5,7 @@ refuses their token, and the sign-out time recorded with it (``signed_out:author
 out records) voids each of their sessions made before it, on the next request
 (:class:`arena.server.http.auth.SignOut`) and on every open websocket within a second
 (:class:`arena.server.http.sockets.PersonSockets`). Their uploads and bots stay as they are: the
-desk's reject takes a version off the ladder (ruling 118). Enabling them again lets their token
+desk's reject takes a version off the ladder (ruling 117). Enabling them again lets their token
 sign in again; the sessions voided stay void.
 """
 
