@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,11 +65,18 @@ class PersonSockets:
     async def watch(self, folder: Path, seconds: float = WATCH_SECONDS) -> None:
         """Until cancelled: every ``seconds``, while sockets of signed-in people are open, read their
         sign-out times from the database and close the sockets they void."""
+        from ..store.database import ContestError
+
         while True:
             await asyncio.sleep(seconds)
             people = {s.person for s in self.open.values() if s.person[0] in ("author", "organiser")}
-            if people:
-                self.close_voided(await asyncio.to_thread(cuts_of, folder, people))
+            if not people:
+                continue
+            try:
+                cuts = await asyncio.to_thread(cuts_of, folder, people)
+            except (ContestError, sqlite3.Error, OSError):  # a database busy or gone a moment: look again
+                continue
+            self.close_voided(cuts)
 
 
 def cuts_of(folder: Path, people: set[tuple[str, Any]]) -> dict[tuple[str, Any], float]:

@@ -151,6 +151,7 @@
       socket = null;
       if (seen.state && seen.state.phase === "closed") return;
       if (e.code === 4001) { $("status").textContent = "this seat is open in another page"; setControls(null); return; }
+      if (e.code === 4003) { $("status").textContent = "signed out: sign in again to take your seat"; setControls(null); return; }
       $("status").textContent = "connection lost; reconnecting\u2026";
       setTimeout(follow, 1000);
     };
