@@ -381,3 +381,14 @@ def test_the_banner_at_the_terminal_under_a_changed_rule(monkeypatch, capsys):
     code, out, err = run_cli(monkeypatch, capsys, "q\n", "play", "human", "greedy", "--rule", "limit=40")
     assert code == 130
     assert "Rules: contest with limit=40;" in out
+
+
+def test_digits_of_other_scripts_are_not_card_numbers(scripted_game):
+    # "²".isdigit() is true and int("²") raises: the seat crashed on a typed superscript; "٢" (an
+    # Arabic-Indic two) was read as card 2. Numbers are ASCII digits (arena/trust/numbers.py).
+    game = scripted_game(["9s 7d jd 6h kc", "kd qd"], stock="qs qc 10s", opening="9h", first_move=False)
+    player, turn, out = seat_human(game, ["²", "\u0662", "1", "f"])
+    player.move(turn)
+    assert said(out, "'²' is not a choice: type a card number (1-5)")
+    assert said(out, "'\u0662' is not a choice: type a card number (1-5)")  # not card 2 (kc, refused by R4.2)
+    assert [e["card"] for e in game.log if e["event"] == "put"][-1] == "9s"
