@@ -255,6 +255,18 @@ def test_a_diff_past_its_bound_says_so_and_offers_both_versions(cup: dict[str, A
     assert sections(html) == [("hostbot.py", "Python")] and len(line_texts(html, 0)) == len(new.splitlines())
 
 
+def test_a_file_past_the_lexers_bound_is_shown_plain() -> None:
+    # one upload's first rendering must cost what an ordinary one's does: a file of 120 000 tiny
+    # tokens is shown plain (its lines and numbers intact), said so
+    from arena.server.contest import review
+
+    text = "a+" * 60_000 + "\nb = 1\n"
+    view = review.make("tokbot", text.encode(), None)
+    (shown,) = view["files"]
+    assert shown["lexer"] == "" and "past the lexer's bound" in shown["note"]
+    assert ["".join(t for _, t in line) for line in shown["lines"]] == text.splitlines()
+
+
 def test_a_database_of_before_the_stored_views_is_upgraded_and_filled(tmp_path: Path) -> None:
     # schema 2 had no views: it opens as schema 3, the desk shows its uploads plain at once, and the
     # check worker, when no check waits, makes their views one by one

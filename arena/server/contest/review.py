@@ -50,6 +50,9 @@ HIGHLIGHT_SECONDS = 5
 DIFF_SECONDS = 5
 #: Bytes of memory either child may map.
 MEMORY = 1024 * 2**20
+#: Coloured pieces a file may have (a 256 KiB file of ordinary code has about 60 000): past it the file
+#: is shown plain, so no upload makes the page's first rendering cost more than an ordinary one's.
+MAX_PIECES = 100_000
 #: The stored view's format (a stored view of another format is made again).
 FORMAT = 1
 #: Context lines around each change of a diff.
@@ -192,7 +195,8 @@ def make(
         elif isinstance(coloured, list) and i < len(coloured) and isinstance(coloured[i], list):
             entry["lines"] = coloured[i]
         else:
-            entry.update(lines=plain(text), lexer="", note=f"not highlighted: lexing took more than {highlight_s} s")
+            bound = f"{highlight_s} s of CPU, {MEMORY // 2**20} MiB, {MAX_PIECES} pieces"
+            entry.update(lines=plain(text), lexer="", note=f"not highlighted: past the lexer's bound ({bound})")
         shown_files.append(entry)
     view: dict[str, Any] = {"format": FORMAT, "files": shown_files, "problem": problem, "previous": None}
     view["diff"] = {"state": "none", "files": []}
@@ -233,7 +237,10 @@ def main(argv: list[str]) -> int:
     data = json.loads(sys.stdin.buffer.read())
     files = [(str(n), t if isinstance(t, str) else None) for n, t in data.get("files", [])]
     if step == "highlight":
-        answer: Any = [highlight(name, text) if text is not None else [] for name, text in files]
+        answer: Any = []
+        for name, text in files:
+            lines = highlight(name, text) if text is not None else []
+            answer.append(lines if sum(len(line) for line in lines) <= MAX_PIECES else None)
     else:
         old = [(str(n), t if isinstance(t, str) else None) for n, t in data["old"]]
         new = [(str(n), t if isinstance(t, str) else None) for n, t in data["new"]]
