@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.browser import DESKTOP, PHONE
 from support.server import ROOT, Server, arena, token_of, wait_for
 
 from arena.server.http.app import create_app
@@ -30,7 +31,6 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
-CHROMIUM = "/usr/bin/chromium"
 #: Where the screenshots go (for a person to look at); the test's temporary folder by default.
 SHOTS = os.environ.get("ARENA_SHOTS")
 GREEDY = (ROOT / "bots" / "greedy.py").read_text()
@@ -342,7 +342,7 @@ def test_approve_is_for_a_clean_check_and_the_comment_stays(cup: dict[str, Any])
         and f"{note.replace('<', '&lt;').replace('>', '&gt;')}</textarea>" in answer.text
     )
     # the report: each table size with its games, opponents, places and faults; the faults grouped
-    assert '<td>3, 3</td><td class="n bad">4</td><td>greedy, random</td>' in answer.text
+    assert '<td>3, 3</td><td class="n bad">4</td><td>vs greedy, random</td>' in answer.text
     assert "2&times; timeout</b>: over the per-move limit" in answer.text
     assert "1&times; exception</b>: ZeroDivisionError" in answer.text and "three faults" not in answer.text
     clean = upload(cup, "goodbot", greedy("goodbot"))
@@ -380,9 +380,7 @@ def tabbed(text: str) -> str:
 
 
 @pytest.mark.long
-def test_the_desk_in_chromium_shows_each_language_and_the_authors_lines(tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_the_desk_in_chromium_shows_each_language_and_the_authors_lines(browser: Any, tmp_path: Path) -> None:
     folder = tmp_path / "cup"
     organiser = token_of(arena("contest", "init", str(folder), "--name", "Desk Cup").stdout.splitlines()[-1])
     ann = token_of(arena("contest", "invite", str(folder), "ann").stdout)
@@ -403,58 +401,51 @@ def test_the_desk_in_chromium_shows_each_language_and_the_authors_lines(tmp_path
         db.close()
         assert len(ids) == 2
         wait_for(lambda: views_made(folder, ids), "the check worker's views")
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 800})
-                errors: list[str] = []
-                page.on("pageerror", lambda e: errors.append(str(e)))
-                page.goto(server.url + "/login")
-                page.fill("#token", organiser)
-                page.click("button[type=submit]")
-                page.wait_for_url("**/desk")
-                if SHOTS:
-                    page.screenshot(path=str(shots / "desk-queue-1280.png"), full_page=True)
-                # the .js upload: JavaScript's lexer, tabs expanded, the author's numbers
-                page.goto(f"{server.url}/desk/{ids[0]}")
-                assert page.get_attribute("section.file", "data-language") == "JavaScript"
-                code = "section.file pre.code.lang-javascript"
-                keywords = page.locator(f"{code} .kd").all_inner_texts()
-                assert {"function", "const", "let"} <= set(keywords), keywords
-                lines = page.eval_on_selector_all(
-                    f"{code} .line", "els => els.map(e => [e.id, e.querySelector('.ln').textContent, e.textContent])"
-                )
-                expected = js.expandtabs(4).splitlines()
-                assert [(i, n) for i, n, _ in lines] == [(f"f0-L{k}", str(k)) for k in range(1, len(expected) + 1)]
-                assert [t[len(n) :] for _, n, t in lines] == expected
-                if SHOTS:
-                    page.locator("section.file").first.scroll_into_view_if_needed()
-                    page.screenshot(path=str(shots / "desk-js-1280.png"))
-                # the C++ bundle: each file under its own name and language, a header's imitation is code
-                page.goto(f"{server.url}/desk/{ids[1]}")
-                files = page.eval_on_selector_all(
-                    "section.file", "els => els.map(e => [e.dataset.file, e.dataset.language])"
-                )
-                assert files == [["bot.cpp", "C++"], ["bot.toml", "TOML"], ["util.h", "C++"]]
-                cpp = CPP.decode().splitlines()
-                at = next(k for k, line in enumerate(cpp, 1) if line.startswith("#include"))
-                assert page.inner_text(f"#f0-L{at} .cp") == "#include"
-                assert page.inner_text(f"#f0-L{at} .ln") == str(at)
-                assert "int" in page.locator("section.file >> nth=0 >> .kt").all_inner_texts()
-                assert page.locator("section.file >> nth=0 >> .line").count() == len(cpp)
-                assert page.inner_text("#f2-L2").endswith("# ==== evil.py ====")
-                assert page.locator("h3.file-name").all_inner_texts()[-1].startswith("util.h")
-                if SHOTS:
-                    page.screenshot(path=str(shots / "desk-cpp-1280.png"), full_page=True)
-                    page.set_viewport_size({"width": 390, "height": 844})
-                    page.screenshot(path=str(shots / "desk-cpp-390.png"))
-                    page.locator("section.file").first.scroll_into_view_if_needed()
-                    page.screenshot(path=str(shots / "desk-cpp-source-390.png"))
-                    page.goto(f"{server.url}/desk/{ids[0]}")
-                    page.locator("section.file").first.scroll_into_view_if_needed()
-                    page.screenshot(path=str(shots / "desk-js-390.png"))
-                assert errors == []
-            finally:
-                browser.close()
+        page = browser.new_page(viewport=DESKTOP)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(server.url + "/login")
+        page.fill("#token", organiser)
+        page.click("button[type=submit]")
+        page.wait_for_url("**/desk")
+        if SHOTS:
+            page.screenshot(path=str(shots / "desk-queue-1280.png"), full_page=True)
+        # the .js upload: JavaScript's lexer, tabs expanded, the author's numbers
+        page.goto(f"{server.url}/desk/{ids[0]}")
+        assert page.get_attribute("section.file", "data-language") == "JavaScript"
+        code = "section.file pre.code.lang-javascript"
+        keywords = page.locator(f"{code} .kd").all_inner_texts()
+        assert {"function", "const", "let"} <= set(keywords), keywords
+        lines = page.eval_on_selector_all(
+            f"{code} .line", "els => els.map(e => [e.id, e.querySelector('.ln').textContent, e.textContent])"
+        )
+        expected = js.expandtabs(4).splitlines()
+        assert [(i, n) for i, n, _ in lines] == [(f"f0-L{k}", str(k)) for k in range(1, len(expected) + 1)]
+        assert [t[len(n) :] for _, n, t in lines] == expected
+        if SHOTS:
+            page.locator("section.file").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(shots / "desk-js-1280.png"))
+        # the C++ bundle: each file under its own name and language, a header's imitation is code
+        page.goto(f"{server.url}/desk/{ids[1]}")
+        files = page.eval_on_selector_all("section.file", "els => els.map(e => [e.dataset.file, e.dataset.language])")
+        assert files == [["bot.cpp", "C++"], ["bot.toml", "TOML"], ["util.h", "C++"]]
+        cpp = CPP.decode().splitlines()
+        at = next(k for k, line in enumerate(cpp, 1) if line.startswith("#include"))
+        assert page.inner_text(f"#f0-L{at} .cp") == "#include"
+        assert page.inner_text(f"#f0-L{at} .ln") == str(at)
+        assert "int" in page.locator("section.file >> nth=0 >> .kt").all_inner_texts()
+        assert page.locator("section.file >> nth=0 >> .line").count() == len(cpp)
+        assert page.inner_text("#f2-L2").endswith("# ==== evil.py ====")
+        assert page.locator("h3.file-name").all_inner_texts()[-1].startswith("util.h")
+        if SHOTS:
+            page.screenshot(path=str(shots / "desk-cpp-1280.png"), full_page=True)
+            page.set_viewport_size(PHONE)
+            page.screenshot(path=str(shots / "desk-cpp-390.png"))
+            page.locator("section.file").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(shots / "desk-cpp-source-390.png"))
+            page.goto(f"{server.url}/desk/{ids[0]}")
+            page.locator("section.file").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(shots / "desk-js-390.png"))
+        assert errors == []
     finally:
         server.stop()

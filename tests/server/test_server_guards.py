@@ -188,7 +188,7 @@ def test_every_integer_of_a_request_goes_through_one_parser() -> None:
             if isinstance(node, ast.Attribute) and node.attr in digit_tests and rel != "trust/numbers.py":
                 found.append(f"{rel}:{node.lineno} .{node.attr}")
     # playing/match.py tells a name's "#2" suffix (any digit, so "#٢" is reserved too): no number is read
-    assert found == ["playing/match.py:104 .isdigit"], found
+    assert [f.split(":")[0] for f in found] == ["playing/match.py"], found
     for path in REQUEST_MODULES:
         for call in calls_of(ast.parse(path.read_text()), "int"):
             arg = call.args[0] if call.args else None

@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from ...authoring.check import lineups
 from ...web.render import render
 from ..contest import review as views
 from ..http.common import db_call, submission_view
@@ -59,6 +60,8 @@ def review_data(db: sqlite3.Connection, sid: int) -> dict[str, Any] | None:
     before = reviews.previous(db, sid)
     number = db.execute(f"SELECT {ROUND_OF} FROM submissions s WHERE s.id = ?", (sid,)).fetchone()[0]
     sub = submission_view(row, active is not None)
+    for table in (sub["report"] or {}).get("tables", []):
+        table["against"] = lineups(table)  # each game's line-up, as `arena check` prints it
     return {
         "sub": sub,
         "faults": fault_groups(sub["report"]),
