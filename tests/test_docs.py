@@ -500,3 +500,94 @@ def test_every_ruling_the_reference_docs_cite_exists():
     for name in REFERENCE:
         cited = {int(n) for n in re.findall(r"Rulings? (\d+)", text(name))}
         assert cited <= numbers, f"docs/{name} cites rulings that docs/RULINGS.md lacks: {cited - numbers}"
+
+
+# -- names -------------------------------------------------------------------------------------
+#
+# A doc or a docstring that names a file, a module or a test that does not exist sends its reader
+# nowhere (five such names survived the move into folders). Every name of the repository's own
+# files, modules and tests in the docs, the README, CONTRIBUTING and the code's own text resolves.
+
+#: A path in the repository, as the docs write them (a glob or a user's own file is not one).
+NAMED_PATH = re.compile(
+    r"(?<![\w./-])((?:arena|tests|benchmarks|bots|examples|docs)/[\w./-]*\w\.(?:py|md|js|j2|toml|cpp|h|json|html|css|tmpl|png))\b"
+)
+#: A test named with its file (the file's path, two colons, the test's name).
+NAMED_TEST = re.compile(r"(tests/[\w/]+\.py)::(\w+)")
+#: A dotted name of the package: ``arena.game.engine.Game``.
+NAMED_MODULE = re.compile(r"(?<![\w./-])arena(?:\.[A-Za-z_]\w*)+")
+#: A module named relative to the docstring's own package: ``:mod:`.zygote```.
+RELATIVE_MOD = re.compile(r":(?:mod|func|class|data|meth|attr):`~?(\.+[\w.]*)`")
+#: Names that are examples of a user's own files, not the repository's.
+USERS_FILES = {"bots/mybot.py", "examples/mybot.py", "bots/counter.py"}
+#: Dotted names that stand for any: ``arena.cli.NAME``; the layers test's own probe module.
+PLACEHOLDERS = {"arena.cli.NAME", "arena.cli.CMD", "arena._probe_for_test"}
+
+
+def texts_to_check() -> Iterator[tuple[Path, str]]:
+    for path in repo_files():
+        rel = path.relative_to(ROOT)
+        if path.suffix == ".md" and rel.parts[0] not in {"node_modules"} and path.name != "CHANGELOG.md":
+            yield path, path.read_text(encoding="utf-8")
+        elif path.suffix == ".py" and rel.parts[0] in {"arena", "tests", "benchmarks", "bots"}:
+            if "hostile" in rel.parts:
+                continue  # attack bots, as their authors wrote them
+            yield path, path.read_text(encoding="utf-8")
+
+
+def resolves(dotted: str) -> bool:
+    """Whether ``dotted`` names a module of the package, or an attribute of one."""
+    import importlib
+
+    parts = dotted.split(".")
+    if parts[:2] == ["arena", "__main__"]:  # importing it runs the command
+        return (ROOT / "arena" / "__main__.py").exists() and len(parts) == 2
+    for i in range(len(parts), 0, -1):
+        name = ".".join(parts[:i])
+        try:
+            obj: Any = importlib.import_module(name)
+        except ImportError:
+            continue
+        for attr in parts[i:]:
+            if hasattr(obj, attr):
+                obj = getattr(obj, attr)
+            elif attr in getattr(obj, "__dataclass_fields__", {}) or attr in getattr(obj, "__annotations__", {}):
+                return True  # a field without a class-level default
+            else:
+                return False
+        return True
+    return False
+
+
+def test_every_file_module_and_test_named_exists():
+    bad: list[str] = []
+    tests_in: dict[str, set[str]] = {}
+    for path, body in texts_to_check():
+        rel = path.relative_to(ROOT).as_posix()
+        for named in set(NAMED_PATH.findall(body)):
+            if named in USERS_FILES or (named.startswith("bots/") and not named.endswith(".py")):
+                continue  # a user's own file, or a page of a published site (bots/bot-1.html)
+            if not (ROOT / named).exists():
+                bad.append(f"{rel}: no file {named}")
+        for file, test in set(NAMED_TEST.findall(body)):
+            if file not in tests_in:
+                source = (ROOT / file).read_text(encoding="utf-8") if (ROOT / file).exists() else ""
+                tests_in[file] = set(re.findall(r"^(?:async )?def (test_\w+)", source, re.M))
+            if test not in tests_in[file]:
+                bad.append(f"{rel}: no test {file}::{test}")
+        for dotted in set(NAMED_MODULE.findall(body)):
+            if dotted not in PLACEHOLDERS and not resolves(dotted.rstrip(".")):
+                bad.append(f"{rel}: no module or name {dotted}")
+        if rel.startswith("arena/") and path.suffix == ".py":
+            package = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            if path.name != "__init__.py":
+                package = package.rpartition(".")[0]
+            else:
+                package = package.removesuffix(".__init__")
+            for ref in set(RELATIVE_MOD.findall(body)):
+                dots = len(ref) - len(ref.lstrip("."))
+                base = package.split(".")[: len(package.split(".")) - (dots - 1)]
+                target = ".".join(base + [p for p in ref.lstrip(".").split(".") if p])
+                if not resolves(target):
+                    bad.append(f"{rel}: no module or name {ref} (from {package})")
+    assert not bad, "names of files, modules or tests that do not exist:\n" + "\n".join(sorted(bad))

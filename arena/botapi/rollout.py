@@ -5,8 +5,9 @@ A policy plays the whole move of ``game.mover`` on a game of the forward model
 calls bot code, so it runs at the same speed in-process and in the sandbox.
 
 ``heuristic`` is ``bots/heuristic.py`` written against the engine's state: the same
-decisions, card for card (tests/test_forward_rollout.py plays whole games both ways
-and compares the records), without a ``turn`` in between. ``random`` is the
+decisions, card for card, without a ``turn`` in between (tests/botapi/test_forward.py::
+test_the_heuristic_playout_policy_is_bots_heuristic_card_for_card plays whole games both ways
+and compares the records). ``random`` is the
 referee's fallback: a random legal card, else a draw; cover sixes; finish.
 """
 

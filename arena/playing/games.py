@@ -1,7 +1,7 @@
 """Playing a match's games: in order in this process, or in parallel (``arena play --workers N``).
 
 Game ``g`` depends only on the master seed and ``g`` (its deal seed and bot key,
-:func:`arena.playing.match.play_seeds`; seats rotated by ``g``), and every sandboxed bot
+:func:`arena.game.seeds.game_seeds`; seats rotated by ``g``), and every sandboxed bot
 starts each game with a fresh module namespace and a fresh ``Bot``, so which process
 plays a game changes nothing in its record: :class:`GameSource` hands the outcomes
 back in game order whatever the number of workers, and the match records and

@@ -1,11 +1,14 @@
-"""The sandbox: untrusted bot code in isolated, hardened worker processes.
+"""The sandbox: untrusted bot code in isolated, hardened processes (docs/SECURITY.md).
 
-Two layers (docs/SECURITY.md): the code policy (:mod:`.policy`, RestrictedPython)
-and the worker process (:mod:`.worker`, :mod:`.client`, hardened by :mod:`.harden`),
-with time and memory limits enforced from outside by the referee.
+Two layers for a Python bot: the code policy (:mod:`.policy`, RestrictedPython) and the game
+process forked from the bot's template (:mod:`.python`), hardened by the OS jail (:mod:`.jail`:
+namespaces, a leased uid, rlimits, seccomp). A bot program in another language (:mod:`.programs`)
+runs under the jail alone, speaking protocol v1 on its stdin and stdout. Both kinds are seated by
+one base (:mod:`.seat`: the bank, the clocks, the turn bounds, the fault mapping), with time and
+memory enforced from outside by the referee (:mod:`.limits`, :mod:`.jail.watchdog`).
 
 The names below are imported on first use (PEP 562), not with the package: a
-bot's template process (:mod:`.zygote`) imports ``arena.sandbox.python.zygote`` and so
+bot's template process (:mod:`.python.zygote`) imports ``arena.sandbox.python.zygote`` and so
 this package, and must not pull in the referee's side (``subprocess``,
 ``threading``, the watchdog): every module it holds makes each fork dearer.
 """
@@ -59,9 +62,9 @@ def check_source(src: BotSource) -> None:
 
 
 def hardening_report(uid: int | None = None) -> Any:
-    """Which hardening layers a worker gets on this machine (a :class:`.harden.HardenReport`).
+    """Which hardening layers a worker gets on this machine (a :class:`.jail.harden.HardenReport`).
 
-    Starts a throw-away hardened interpreter (:func:`.probe.probe`).
+    Starts a throw-away hardened interpreter (:func:`.jail.probe.probe`).
     """
     from .jail.probe import probe
 

@@ -4,7 +4,7 @@ them, one writer stores them, one result set answers every question).
 
 A :class:`Planner` is what changes between kinds of tournament. A fixed schedule
 (round robin, balanced, gauntlet) is :class:`FixedPlanner`: one round, every game of
-the schedule not yet stored. An adaptive run is :class:`~.adaptive.AdaptivePlanner`:
+the schedule not yet stored. An adaptive run is :class:`~.plan.adaptive.AdaptivePlanner`:
 rounds planned from the results so far, until the order is settled. :func:`play`
 opens the database, lets the planner resume from it, hands the backend the planner's
 keys (and, for a planner of rounds, its next rounds as they are needed), stores each

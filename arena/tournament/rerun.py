@@ -72,7 +72,7 @@ def load_plan(conn: sqlite3.Connection, meta: dict[str, str], *, trusted: bool =
 
 
 def plan_of(conn: sqlite3.Connection, stored: Stored, *, trusted: bool = False) -> Plan:
-    """:func:`load_plan` for a database already read by :func:`~.dbread.load`."""
+    """:func:`load_plan` for a database already read by :func:`~.db.read.load`."""
     settings = stored.settings
     sources = bot_sources(conn, stored.bots)
     missing = [b.label for b in stored.bots if b.sha256 not in sources]

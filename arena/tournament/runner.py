@@ -277,7 +277,7 @@ def run(
     the tournament loop (:func:`.loop.play`) fed by the one-round plan of a fixed schedule.
 
     ``replays`` is a folder for the records, refused when it holds files this tournament did not
-    write (see :mod:`.records_folder`) unless ``force``.
+    write (see :mod:`.db.replays`) unless ``force``.
 
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.
     """

@@ -1,7 +1,7 @@
 """Layer 1: what one bot instance's code runs with: builtins, guards, stand-in modules, output.
 
 Made fresh for each game (and seed) by :class:`BotNamespace`; the compiled
-code (:mod:`.policy`) is shared. The builtins are a vetted allowlist: no
+code (:mod:`.compiler`) is shared. The builtins are a vetted allowlist: no
 ``type``, ``vars``, ``dir``, ``open``, ``eval``, ``id``...; ``getattr``,
 ``hasattr``, ``setattr`` and ``delattr`` check their (computed) names; the
 iterating builtins are CPython's own, because iteration reaches no attribute

@@ -60,7 +60,7 @@ def can_start(db: sqlite3.Connection) -> str | None:
 
 def start(folder: Path, settings: Any = None) -> None:
     """Start the final's process (``python -m arena.server.workers.processes final DIR``), on the server's
-    backend (:class:`.common.ServerSettings`: ``backend``, ``ladder_workers``)."""
+    backend (:class:`arena.server.http.common.ServerSettings`: ``backend``, ``ladder_workers``)."""
     backend = ["--backend", "ray", "--workers", str(max(1, settings.ladder_workers))] if backend_of(settings) else []
     address = getattr(settings, "ray_address", None)
     if backend and address:

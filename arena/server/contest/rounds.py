@@ -11,7 +11,7 @@ kept per round (the field starts round two afresh); a round's leaderboard is
 :func:`leaderboard`. Opening the round is one transaction: the round, its rules, its field,
 their fresh ratings, round one's closing entrants, the reopened uploads, all or nothing.
 
-Rounds are stored by :mod:`.migrate` (schema 2): round one is the contest rules, made with the
+Rounds are stored by :mod:`arena.server.store.migrate` (schema 2): round one is the contest rules, made with the
 database (or when an older database is upgraded).
 """
 

@@ -4,7 +4,7 @@ and the limits on how often (failed sign-ins per client, uploads per author).
 Every secret a client presents to sign in (a bearer token on any API, the sign-in form's token, a
 guest link) is checked by :func:`signed`, which refuses an address past its failed sign-ins (429)
 before looking and counts each failure; tokens are looked up by :func:`token_owner`
-(:func:`.store.who`: hashes compared in constant time). Sessions are cookies signed by Starlette's
+(:func:`arena.server.store.database.who`: hashes compared in constant time). Sessions are cookies signed by Starlette's
 ``SessionMiddleware`` (itsdangerous) with the contest's secret key; every form carries the
 session's CSRF token, compared in constant time.
 """

@@ -5,11 +5,11 @@ towards the new (few games) and the uncertain (high sigma), then seats beside it
 versions nearest to it in rating, with some noise, at a table of 2 to 6. A table plays a
 *duplicate block*: one deal per seat rotation, so each version plays every seat's cards.
 Each finished game is stored and rated in one transaction under its key
-``b{block}-r{rotation}`` (:func:`.store.record_game`); a worker killed mid-block leaves the
+``b{block}-r{rotation}`` (:func:`arena.server.store.database.record_game`); a worker killed mid-block leaves the
 block's finished games and no other.
 
 A block belongs to the round that was current when it was made, and plays under that round's
-rules; from round two on, its table is a gauntlet (:func:`.rounds.pick_gauntlet`).
+rules; from round two on, its table is a gauntlet (:func:`arena.server.contest.rounds.pick_gauntlet`).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Block:
 
 @dataclass(frozen=True)
 class Game:
-    """One finished game of a block, as :func:`.store.record_game` stores it."""
+    """One finished game of a block, as :func:`arena.server.store.database.record_game` stores it."""
 
     key: str
     block: int
@@ -123,7 +123,7 @@ class BlockPlayer:
 
 class LadderPlayer:
     """The ladder of one worker process: chooses tables, plays their blocks here (or hands them
-    to Ray: :mod:`.rayladder`) and stores each game as it ends."""
+    to Ray: :mod:`.ray_tasks`) and stores each game as it ends."""
 
     def __init__(self, db: sqlite3.Connection, limits: Any = None, keep: int = 12, keep_streams: int = 24) -> None:
         self.db = db

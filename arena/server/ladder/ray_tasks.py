@@ -3,7 +3,7 @@ as Ray tasks, as ``arena tournament --backend ray`` plays its chunks (the same s
 :func:`arena.tournament.backends.ray_tasks.start`), at most ``workers`` at a time; the worker stores
 each block's games as soon as its task ends, in the transactions of the local ladder.
 
-Each Ray worker process keeps one :class:`.ladder.BlockPlayer` (the versions' sandboxed
+Each Ray worker process keeps one :class:`.matchmaker.BlockPlayer` (the versions' sandboxed
 factories and streams) from one task to the next, as a tournament's Ray worker keeps its runner.
 A task whose Ray worker died is retried by Ray (a block is stored whole or not at all: its keys
 are unique, so a block stored once is never counted twice).

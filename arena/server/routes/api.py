@@ -1,6 +1,6 @@
 """The JSON API: uploads, their checks, the leaderboard, the active version, registration.
 
-Every answer is JSON; every refusal a 4xx with ``{"error": "..."}`` (:mod:`.app`)."""
+Every answer is JSON; every refusal a 4xx with ``{"error": "..."}`` (:mod:`arena.server.http.app`)."""
 
 from __future__ import annotations
 

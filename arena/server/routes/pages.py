@@ -74,7 +74,7 @@ async def live_leaderboard(ws: WebSocket) -> None:
 
 
 async def follow(ws: WebSocket) -> None:
-    """Sends the shared board (:mod:`.board`: no query per socket) on a timer; what the client
+    """Sends the shared board (:mod:`arena.server.ladder.board`: no query per socket) on a timer; what the client
     sends is read and dropped (it cannot make the server look again), and its close ends the loop
     at once."""
 

@@ -1,8 +1,8 @@
-"""Where the games of the tables people play (:mod:`.tables`) are kept: a table of their own in
+"""Where the games of the tables people play (:mod:`arena.server.tables.hub`) are kept: a table of their own in
 the contest database, ``table_games``, made on first use.
 
 These games never feed the ladder: the ladder's ratings are read and written only with the
-``games`` and ``seats`` tables (:func:`.store.record_game`), and a table's game is written
+``games`` and ``seats`` tables (:func:`.database.record_game`), and a table's game is written
 here only, in one transaction under the table's unique key (written once, never twice).
 """
 

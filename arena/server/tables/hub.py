@@ -15,7 +15,7 @@ only (the public history and the seat's own hand, as a bot's ``turn`` has it). A
 has :data:`MOVE_SECONDS` a move; past it the referee's fallback moves for the seat and the
 seat is charged a ``timeout`` fault, as a bot past its limit is (three faults, or leaving,
 retire the seat: the fallback plays it to the end), so no table waits for ever. A finished
-game is recorded in ``table_games`` (:mod:`.tablestore`), never in the ladder's ratings.
+game is recorded in ``table_games`` (:mod:`arena.server.store.table_games`), never in the ladder's ratings.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``python -m arena.server.workers.processes check|ladder DIR [--check-games N]`` is what
 :class:`~arena.server.workers.supervisor.Supervisor` starts. A worker works until SIGTERM, or until
 its parent (the server) is gone, so a ``kill -9`` of the server leaves no worker writing on.
-Each unit of work ends in one transaction (:mod:`.store`), so killing a worker at any
+Each unit of work ends in one transaction (:mod:`arena.server.store.database`), so killing a worker at any
 instant loses no finished check or game: a claimed check is put back in the queue by
 whoever notices the worker's death (the supervisor, or the next ``arena serve``).
 """

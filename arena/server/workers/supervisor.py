@@ -1,7 +1,7 @@
 """Starts the server's background workers and starts them again when they die.
 
 A dead check worker's claimed upload goes back into the queue before its successor
-starts (:func:`.store.requeue`), so no upload waits forever for a check that died.
+starts (:func:`arena.server.store.database.requeue`), so no upload waits forever for a check that died.
 """
 
 from __future__ import annotations

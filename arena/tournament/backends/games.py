@@ -127,7 +127,7 @@ class GameRunner:
         return self._play(key, False)
 
     def play_stream(self, keys: Sequence[GameKey], stop: Callable[[], bool] | None = None) -> list[GameRecord]:
-        """Play one stream's games (:func:`~.schedule.streams`: one rotation of a table over
+        """Play one stream's games (:func:`~arena.tournament.plan.schedule.streams`: one rotation of a table over
         different deals) in order, each sandboxed bot in one process for all of them
         (:class:`~arena.sandbox.python.factory.Stream`, told each game's deal); their records, or []
         when ``stop()`` turned true between two of its games (a stream is stored whole or not

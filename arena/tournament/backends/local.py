@@ -2,7 +2,7 @@
 
 Each worker is a ``spawn``-ed process (no fork of a parent that may hold
 threads) with its own pipe. The parent hands out chunks of whole streams
-(:func:`~.schedule.streams`; a worker holds the chunk it plays and the next
+(:func:`~arena.tournament.plan.schedule.streams`; a worker holds the chunk it plays and the next
 one), and finished streams come back as they end, a few together when they
 end within 20 ms, so the parent (the database's only writer) stores each
 stream whole, in one transaction: after a kill -9 a stream is stored or

@@ -1,7 +1,7 @@
 """The machinery around a tournament database: which files SQLite opens, what its schema may
 hold, how much work and memory a read may take, and how Ctrl-C stops it.
 
-A database handed to the organiser is hostile, and not only its rows (those :mod:`.dbrows`
+A database handed to the organiser is hostile, and not only its rows (those :mod:`.rows`
 checks): its schema can make SQLite compute (generated columns, triggers, views, CHECK
 constraints, expression indexes), the files beside it can block SQLite in ``open()`` for ever
 (a FIFO named ``DB-wal``), and a crafted b-tree can make a read's work grow without bound.
@@ -75,7 +75,7 @@ def show(value: object) -> str:
     return escape(repr(value), 60)
 
 
-#: The tables this arena makes (:mod:`.db` writes them; :func:`check_schema` allows nothing else).
+#: The tables this arena makes (:mod:`.database` writes them; :func:`check_schema` allows nothing else).
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE bots (

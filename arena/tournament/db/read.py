@@ -2,7 +2,7 @@
 
 ``arena standings``, ``arena report`` and ``arena replay --db`` only read; so
 does a resume before it decides to write. Nothing here creates a file: see
-:func:`open_readonly`. The writer is :mod:`.db`.
+:func:`open_readonly`. The writer is :mod:`.database`.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ VERSION = 1
 
 def _check_format(conn: sqlite3.Connection, path: Path, *, exact: bool = False) -> dict[str, str] | None:
     """The ``meta`` table of a tournament database; None for an empty one. Its schema is
-    checked first (:func:`.dbguard.check_schema`; ``exact`` for a database a run writes to).
+    checked first (:func:`.guard.check_schema`; ``exact`` for a database a run writes to).
 
     :raises TournamentDBError: not SQLite, damaged, or another program's database.
     """
@@ -97,8 +97,8 @@ def open_readonly(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, dic
     """Open an existing tournament database for reading (``arena standings``), leaving no file behind.
 
     The files are checked before SQLite opens them, and the schema before any row is read
-    (:mod:`.dbguard`); how the database is opened so that SQLite creates no ``-wal`` or
-    ``-shm`` file (read-only media work) is :func:`.dbguard.connect_readonly`'s.
+    (:mod:`.guard`); how the database is opened so that SQLite creates no ``-wal`` or
+    ``-shm`` file (read-only media work) is :func:`.guard.connect_readonly`'s.
 
     Everything read through the connection is one snapshot: a read transaction begins before
     the first read and lasts until the connection is closed, so a game the writer commits

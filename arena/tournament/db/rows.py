@@ -10,7 +10,7 @@ command with one line, ``damaged tournament database: table T: ...``
 or text that reaches a page, a terminal or the sandbox unchecked. Row counts
 and bytes are bounded as rows are fetched, and every stored source is checked
 against its sha256 (:func:`bot_sources`) before any of it can run. What SQLite does
-around the rows (schema, side files, work, signals) is :mod:`.dbguard`'s.
+around the rows (schema, side files, work, signals) is :mod:`.guard`'s.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from .guard import TournamentDBError as TournamentDBError
 from .guard import damaged as damaged
 from .guard import read_rows, show
 
-#: The rows of a read, bounded in rows, bytes and work (:func:`.dbguard.read_rows`).
+#: The rows of a read, bounded in rows, bytes and work (:func:`.guard.read_rows`).
 fetch = read_rows
 
 
@@ -76,7 +76,7 @@ SETTINGS = {
 }
 #: Settings stored under another name by databases made before the rename (old name -> name).
 RENAMED_SETTINGS = {"move_time": "move_seconds", "game_time": "game_seconds"}
-#: The sequential methods an adaptive tournament's design may name (:mod:`.adaptive` uses them):
+#: The sequential methods an adaptive tournament's design may name (:mod:`arena.tournament.plan.adaptive` uses them):
 #: mixture betting with Holm's step-down (new tournaments), and the online-Newton sign test with
 #: Bonferroni of databases made before it.
 METHOD = "betting-mixture/holm"

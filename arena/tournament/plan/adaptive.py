@@ -9,7 +9,7 @@ pair of a gauntlet) is *separated*, or ``--budget`` games are spent.
 **The sequential method.** Two bots at one table in a block got the same
 cards and opponents; the difference of their block scores (mean normalised
 placement over the block's rotations) lies in [-1, 1]. Per pair of bots, a
-:class:`~.stats.MixtureTest` bets on the sign of the mean of those
+:class:`~arena.tournament.results.stats.MixtureTest` bets on the sign of the mean of those
 differences, block after block, with a fixed mixture of constant stakes (so
 it uses the size of each difference, not only its sign). Its two wealths
 (betting "above 0" and "below 0") are nonnegative supermartingales while
@@ -326,7 +326,7 @@ class State:
 
 class AdaptivePlanner:
     """Feeds stored games to a :class:`State` and advances it round by round; what a
-    run plays next (the :class:`~.loop.Planner` of an adaptive run) and what ``standings``
+    run plays next (the :class:`~arena.tournament.loop.Planner` of an adaptive run) and what ``standings``
     reports both come from here."""
 
     rounds = True
@@ -440,7 +440,7 @@ def run(
     sandbox: dict[str, Any] | None = None,
 ) -> AdaptiveResult:
     """Play ``p`` (a :class:`~arena.tournament.plan.plan.Plan` of one table size) adaptively into ``db_path``: the
-    tournament loop (:func:`.loop.play`) fed by an :class:`AdaptivePlanner`.
+    tournament loop (:func:`arena.tournament.loop.play`) fed by an :class:`AdaptivePlanner`.
 
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.
     """

@@ -291,7 +291,7 @@ class Schedule:
     seed: int
     deals: int
     sizes: tuple[SizeSchedule, ...]
-    #: The teams variant: each team's two entrants (see :mod:`.teams`); () when bots play alone.
+    #: The teams variant: each team's two entrants (see :mod:`arena.tournament.results.teams`); () when bots play alone.
     teams: tuple[tuple[int, int], ...] = ()
 
     @classmethod

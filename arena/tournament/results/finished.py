@@ -4,7 +4,7 @@ A game comes back from a worker as a :class:`~arena.tournament.backends.games.Ga
 result plus what only the writer needs: the record's events, fault details
 and move times); :meth:`GameRecord.result` is its :class:`GameResult`. A game
 read back from a database is a :class:`GameResult` too, built only from rows
-that :mod:`.dbrows` checked. Standings, the separation verdicts, the adaptive
+that :mod:`arena.tournament.db.rows` checked. Standings, the separation verdicts, the adaptive
 planner, the report's game list and the re-play check all take this one type,
 so a fresh game and a stored one are judged alike.
 """

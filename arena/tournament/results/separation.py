@@ -4,7 +4,7 @@ For a fixed schedule (one look at the results) each adjacent pair gets the
 bootstrap interval over shared duplicate blocks of the upper bot's paired
 score difference (:func:`~.stats.bootstrap_interval`); it is *separated* when
 that interval lies above 0. For an adaptive tournament the verdicts are those
-of its sequential test (:mod:`.adaptive`), valid under its repeated looks,
+of its sequential test (:mod:`arena.tournament.plan.adaptive`), valid under its repeated looks,
 with the same interval shown for reading.
 """
 
@@ -75,7 +75,7 @@ def _pair(up: str, low: str, values: Sequence[float], confidence: float, either:
 
 
 def adaptive_doc(labels: Sequence[str], games: Sequence[GameResult], state: Any) -> dict[str, Any]:
-    """The comparisons of an adaptive tournament's replayed :class:`~.adaptive.State`."""
+    """The comparisons of an adaptive tournament's replayed :class:`~arena.tournament.plan.adaptive.State`."""
     d = state.design
     diffs = paired_differences(block_scores(games))
     pairs = []

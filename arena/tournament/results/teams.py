@@ -6,7 +6,7 @@ NAME=BOT1,BOT2``). Each member is a bot of the database (its own row, label and
 sha256), and the settings name the teams (``settings.teams``: a list of
 ``{"team": NAME, "members": [BOT, BOT]}``), so a resume with other teams is
 refused like one with other settings. A table of ``K`` seats holds ``K/2`` whole
-teams; the schedule (:class:`~.schedule.Schedule` with ``teams``) seats partners
+teams; the schedule (:class:`~arena.tournament.plan.schedule.Schedule` with ``teams``) seats partners
 opposite (seat ``i`` and ``i + K/2``) in every rotation.
 
 A team's result in a game follows R9.1 with teams (docs/RULINGS.md, ruling 76):
