@@ -1,7 +1,8 @@
 """The contest server as an ASGI app: :func:`create_app` (what ``arena serve`` runs under uvicorn,
 and what tests call). Routes are thin over :mod:`arena.server.store.database`,
-:mod:`arena.server.contest.checks` and :mod:`arena.server.ladder.matchmaker`; the background work (checks, ladder games) runs in worker processes the app's lifespan starts and
-stops (:class:`arena.server.workers.supervisor.Supervisor`).
+:mod:`arena.server.contest.checks` and :mod:`arena.server.ladder.matchmaker`; the background work
+(checks, ladder games) runs in worker processes the app's lifespan starts and stops
+(:class:`arena.server.workers.supervisor.Supervisor`).
 
 Every refusal is a 4xx answered as JSON ``{"error": "..."}``: a bad route, method, token,
 form, size or rate; an unexpected error is a JSON 500 without a traceback (a bug to report).
