@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         app = create_app(settings)
     except store.ContestError as exc:
         raise UsageError(str(exc)) from None
+    sockets = listening(args.host, args.port)  # before saying "serving": a busy port is one line
     where = f"{'https' if tls else 'http'}://{args.host}:{args.port}/"
     print(f"arena: serving {escape(args.dir)} on {where} (Ctrl-C stops)", file=sys.stderr, flush=True)
     config = uvicorn.Config(
@@ -66,10 +69,55 @@ def run(args: argparse.Namespace) -> int:
         **limits(),  # bounded request heads, a deadline on each request, bounded websocket messages
     )
     server = uvicorn.Server(config)
-    server.run()
+    try:
+        server.run(sockets=sockets)
+    finally:
+        for sock in sockets:
+            sock.close()
     if not server.started:
-        raise UsageError(f"cannot serve on {args.host}:{args.port} (in use, or not an address of this machine)")
+        raise UsageError(f"the server on {escape(args.host, 200)}:{args.port} did not start (its log says why)")
     return 0
+
+
+def listening(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets on every address ``host`` names (as uvicorn would bind them), made before
+    anything says "serving" or starts a worker; uvicorn serves on them.
+
+    :raises UsageError: the port is in use, needs privileges, or ``host`` is no address of this machine.
+    """
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        why = escape(getattr(exc, "strerror", None) or exc, 200)
+        raise UsageError(f"--host {escape(host, 200)}: no address of this machine ({why})") from None
+    addresses = list(dict.fromkeys((family, address) for family, _, _, _, address in found))
+    sockets: list[socket.socket] = []
+    try:
+        for family, address in addresses:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio binds: each family its own socket
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(128)  # listening now: no other server can take the port meanwhile
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        raise UsageError(cannot_listen(host, port, exc)) from None
+    return sockets
+
+
+def cannot_listen(host: str, port: int, exc: OSError) -> str:
+    """Why ``arena serve`` cannot listen on ``host``:``port``, and what to do, in one line."""
+    shown = escape(host, 200)
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} is in use on {shown} (another server listens there: stop it, or choose another --port)"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"--host {shown} is not an address of this machine"
+    if exc.errno == errno.EACCES:
+        return f"port {port} on {shown} needs privileges this user lacks (choose --port 1024 or above)"
+    return f"cannot listen on {shown} port {port}: {escape(exc.strerror or exc, 200)}"
 
 
 def tls_options(args: argparse.Namespace) -> dict[str, str]:
