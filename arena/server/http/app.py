@@ -4,8 +4,10 @@ and what tests call). Routes are thin over :mod:`arena.server.store.database`,
 (checks, ladder games) runs in worker processes the app's lifespan starts and stops
 (:class:`arena.server.workers.supervisor.Supervisor`).
 
-Every refusal is a 4xx answered as JSON ``{"error": "..."}``: a bad route, method, token,
-form, size or rate; an unexpected error is a JSON 500 without a traceback (a bug to report).
+Every refusal is a 4xx: a bad route, method, token, form, size or rate; an unexpected error is a
+500 without a traceback (a bug to report). A person's browser gets it as a page in the site's
+layout saying what to do next, ``/api/`` and scripts as JSON ``{"error": "..."}``
+(:mod:`..routes.errors`).
 """
 
 from __future__ import annotations
@@ -21,41 +23,18 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 
-from ...trust.text import escape
 from ..ladder.board import Board
-from ..routes import api, desk, pages
+from ..routes import api, desk, errors, pages
 from ..routes import tables as tablepages
 from ..store import database as store
 from ..store.migrate import add_indexes
 from ..tables.hub import Hub
 from ..workers.supervisor import Supervisor
 from .auth import Failures, SignOut
-from .common import ServerSettings
+from .common import HEADERS, ServerSettings
 from .sockets import PersonSockets
-
-#: Security headers of every answer.
-HEADERS = {
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-}
-
-
-async def http_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, HTTPException)
-    return JSONResponse(
-        {"error": escape(exc.detail, 600)}, status_code=exc.status_code, headers={**HEADERS, **(exc.headers or {})}
-    )
-
-
-async def internal_error(request: Request, exc: Exception) -> JSONResponse:
-    return JSONResponse(
-        {"error": "internal error (a bug in arena; the server's log has the details)"}, status_code=500, headers=HEADERS
-    )
 
 
 def routes(settings: ServerSettings) -> list[Any]:
@@ -150,7 +129,7 @@ def create_app(settings: ServerSettings) -> Starlette:
             ),
             Middleware(SignOut, folder=settings.folder),
         ],
-        exception_handlers={HTTPException: http_error, Exception: internal_error},
+        exception_handlers={HTTPException: errors.http_error, Exception: errors.internal_error},
         lifespan=lifespan,
     )
     app.state.settings = settings

@@ -4,6 +4,7 @@ request bodies, and the upload's bot name."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,12 @@ from ..store import database as store
 
 T = TypeVar("T")
 
+#: Security headers of every answer.
+HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+}
 #: Bytes a multipart upload may add around the file (boundaries, headers, the CSRF field).
 FORM_OVERHEAD = 16 * 1024
 #: Largest body of any other request (sign-in, review forms, JSON).
@@ -58,6 +65,34 @@ class ServerSettings:
     registrations_per_address: int = 5
     #: Start the background workers with the app (tests of the routes alone set False).
     workers: bool = True
+
+
+#: A q-value of an Accept header (RFC 9110: 0 to 1, three decimals at most); anything else counts as 0.
+_QVALUE = re.compile(r"0(\.[0-9]{0,3})?|1(\.0{0,3})?")
+#: What a browser names when it opens a page.
+_HTML = ("text/html", "application/xhtml+xml")
+
+
+def wants_html(conn: HTTPConnection) -> bool:
+    """Whether a refusal goes to a person as a page: an HTTP request outside ``/api/`` whose Accept
+    header names HTML (what a browser sends when it opens a page) at least as high as JSON. A
+    script's ``*/*`` (curl, urllib, ``fetch``) or ``application/json``, and every ``/api/`` route,
+    get JSON."""
+    if conn.scope.get("type") != "http" or conn.url.path.startswith("/api/"):
+        return False
+    html = json_q = 0.0
+    for part in conn.headers.get("accept", "")[:4096].split(",")[:64]:
+        kind, *params = (p.strip().lower() for p in part.split(";"))
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip() == "q":
+                q = float(value.strip()) if _QVALUE.fullmatch(value.strip()) else 0.0
+        if kind in _HTML:
+            html = max(html, q)
+        elif kind == "application/json":
+            json_q = max(json_q, q)
+    return html > 0 and html >= json_q
 
 
 def json_object(body: bytes) -> dict[str, Any]:

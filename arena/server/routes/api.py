@@ -40,7 +40,13 @@ async def token_who(request: Request) -> tuple[str, int]:
 
 async def upload_bytes(request: Request, limit: int) -> tuple[bytes, str | None, dict[str, Any]]:
     """The uploaded file (multipart field ``bot``, or the raw body), its file name and the form's other fields."""
-    body = await read_body(request, limit + FORM_OVERHEAD)
+    too_big = f"the bot file is larger than {limit} bytes ({limit / 1024:g} KiB), the most a bot may have"
+    try:
+        body = await read_body(request, limit + FORM_OVERHEAD)
+    except HTTPException as exc:  # the form's own bytes are few: the file is what is too large
+        if exc.status_code == 413:
+            raise HTTPException(413, too_big) from None
+        raise
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         form = await request.form(max_files=1, max_fields=8)
         fields = {k: v for k, v in form.items() if isinstance(v, str)}
@@ -52,7 +58,7 @@ async def upload_bytes(request: Request, limit: int) -> tuple[bytes, str | None,
     else:
         data, filename, fields = body, request.query_params.get("name"), {}
     if len(data) > limit:
-        raise HTTPException(413, f"the bot file is larger than {limit} bytes")
+        raise HTTPException(413, too_big)
     if not data.strip():
         raise HTTPException(400, "the upload is empty")
     return data, filename, fields

@@ -23,7 +23,7 @@ from ...trust.numbers import whole_number
 from ...web.render import render
 from ...web.view import render_viewer, viewer_game
 from ..http.auth import check_csrf, client_of, csrf_token, session_guest, session_who, token_owner
-from ..http.common import SMALL_BODY, db_call, read_body, stored_faults, stored_seating
+from ..http.common import SMALL_BODY, db_call, read_body, stored_faults, stored_seating, wants_html
 from ..store import database as store
 from ..store.authors import signed_out_key
 from .api import accept_upload, board_of, choose_active, path_int, register, upload_bytes, visible_submission
@@ -38,7 +38,8 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
 def signed_in(request: Request, role: str | None = None) -> tuple[str, int]:
     me = session_who(request)
     if me is None or (role is not None and me[0] != role):
-        raise HTTPException(401 if me is None else 403, f"sign in{' as the ' + role if role else ''} first (/login)")
+        who = {"author": " as an author", "organiser": " as the organiser"}.get(role or "", "")
+        raise HTTPException(401 if me is None else 403, f"sign in{who} first (/login)")
     return me
 
 
@@ -197,7 +198,7 @@ async def bot_page(request: Request) -> HTMLResponse:
             while len(PUBLIC_BOTS) > PUBLIC_GAMES_KEPT:
                 PUBLIC_BOTS.popitem(last=False)
     if data is None:
-        raise HTTPException(404, "no such bot")
+        raise HTTPException(404, f"there is no bot called {name[:60]!r}")
     return page(request, "server_bot.html.j2", bot=data)
 
 
@@ -232,7 +233,7 @@ async def game_page(request: Request) -> HTMLResponse:
     if html is None:
         game = await db_call(request, game_data, request.path_params["key"], me)
         if game is None:
-            raise HTTPException(404, "no such game")
+            raise HTTPException(404, f"there is no game {str(request.path_params['key'])[:80]!r}")
         html = render_viewer([game], title=f"Game {game['id']}", back=("/", "Leaderboard"))
         if cached:
             PUBLIC_GAMES[cached] = html
@@ -244,7 +245,8 @@ async def game_page(request: Request) -> HTMLResponse:
 
 
 async def login_page(request: Request) -> HTMLResponse:
-    return page(request, "server_login.html.j2", registration=request.app.state.settings.open_registration)
+    registration = request.app.state.settings.open_registration
+    return page(request, "server_login.html.j2", registration=registration, refused=None)
 
 
 async def login(request: Request) -> Response:
@@ -252,7 +254,11 @@ async def login(request: Request) -> Response:
     fields = await form_fields(request)
     found = await token_owner(request, fields.get("token", "").strip())
     if found is None:
-        raise HTTPException(401, "that token is not valid here")
+        why = "that token is not valid here"
+        if wants_html(request):  # the form again, saying so: a person tries again at once
+            registration = request.app.state.settings.open_registration
+            return page(request, "server_login.html.j2", 401, registration=registration, refused=why)
+        raise HTTPException(401, why)
     request.session.clear()
     request.session["who"] = list(found)
     request.session["at"] = time.time()  # a sign-out after this voids the session (auth.SignOut)
@@ -282,7 +288,8 @@ async def register_form(request: Request) -> HTMLResponse:
 
 async def upload_page(request: Request) -> HTMLResponse:
     signed_in(request, "author")
-    return page(request, "server_upload.html.j2")
+    frozen = await db_call(request, lambda db: store.setting(db, "frozen") == "1")
+    return page(request, "server_upload.html.j2", frozen=frozen)
 
 
 async def upload_form(request: Request) -> Response:

@@ -254,7 +254,7 @@ def add_submission(db: sqlite3.Connection, author: int, bot: str, source: bytes,
         if per_minute and uploads_since(db, author, time.time() - 60) >= per_minute:
             raise TooMany(f"at most {per_minute} uploads a minute; wait a little")
         if setting(db, "frozen") == "1":
-            raise ContestError("submissions are frozen")
+            raise ContestError("submissions are frozen: uploads open again when the organiser lifts the freeze")
         owner = db.execute("SELECT author FROM bots WHERE name = ?", (bot,)).fetchone()
         if owner is not None and int(owner[0]) != author:
             raise ContestError(f"the bot name {bot!r} belongs to another author; choose another Bot.name")
