@@ -5,6 +5,8 @@
   var body = document.getElementById("board");
   var live = document.getElementById("live");
   var total = document.getElementById("games");
+  var empty = document.getElementById("empty");
+  var standings = document.getElementById("standings");
   if (!body || !window.WebSocket) { return; }
   function cell(row, text, cls) {
     var td = document.createElement("td");
@@ -21,22 +23,24 @@
       var tr = document.createElement("tr");
       tr.setAttribute("data-bot", b.bot);
       tr.setAttribute("data-rank", String(b.rank));
-      cell(tr, String(b.rank), "n");
-      var name = cell(tr, "");
+      cell(tr, String(b.rank), "n rank");
+      var name = cell(tr, "", "bot");
       var a = document.createElement("a");
       a.href = "/bots/" + encodeURIComponent(b.bot);
       a.textContent = b.bot;
       name.appendChild(a);
       if (b.field) { name.appendChild(document.createTextNode(" \u2605")); }
-      cell(tr, b.author);
-      cell(tr, "v" + b.version, "n");
-      cell(tr, b.ordinal.toFixed(2), "n");
-      cell(tr, b.mu.toFixed(2) + " \u00b1 " + b.sigma.toFixed(2), "n");
-      cell(tr, String(b.games), "n");
+      cell(tr, b.author, "author");
+      cell(tr, "v" + b.version, "n version");
+      cell(tr, b.ordinal.toFixed(2), "n rating");
+      cell(tr, b.mu.toFixed(2) + " \u00b1 " + b.sigma.toFixed(2), "n mu");
+      cell(tr, String(b.games), "n games");
       rows.appendChild(tr);
     });
     while (body.firstChild) { body.removeChild(body.firstChild); }
     body.appendChild(rows);
+    if (empty) { empty.hidden = board.bots.length > 0; }
+    if (standings) { standings.hidden = board.bots.length === 0; }
     if (total) { total.textContent = String(board.games); }
   }
   var wait = 1000;
