@@ -92,6 +92,11 @@ def test_refusals_frozen_uploads_and_the_leaderboard_in_chromium(browser: Any, t
             assert answer is not None and answer.status in (401, 404)
             refusal(page, answer.status)
         shot(page, "pages-404")
+        page.set_viewport_size(PHONE)  # an address past the screen's width wraps: nothing scrolls sideways
+        page.goto(server.url + "/nowhere/" + "x" * 300)
+        assert "There is no page at /nowhere/xxx" in refusal(page, 404)
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        page.set_viewport_size(DESKTOP)
         page.goto(server.url + "/upload")
         assert "Sign in" in refusal(page, 401)
         shot(page, "pages-401")

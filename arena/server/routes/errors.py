@@ -80,7 +80,8 @@ def error_page(request: Request, status: int, detail: str, headers: dict[str, st
 
 def what_next(request: Request, status: int, detail: str, headers: dict[str, str]) -> dict[str, Any]:
     """The page's words: a heading, the refusal's text (site paths as links), advice, and links."""
-    path, shown = request.url.path, request.url.path[:200]
+    path = request.url.path
+    shown = path if len(path) <= 200 else path[:200] + "\u2026"
     me = who(request)
     page_here = opens(request, path)
     if detail == phrase(status) and status == 404:  # the router's own refusals say only the status
@@ -108,8 +109,8 @@ def what_next(request: Request, status: int, detail: str, headers: dict[str, str
     elif status == 413:
         advice = "Choose a smaller file, or send less."
     elif status == 429:
-        wait = headers.get("Retry-After", "60")
-        advice = f"Wait {wait} seconds, then try again."
+        if "wait" not in detail.lower():  # the refusal says how long already
+            advice = f"Wait {duration(headers.get('Retry-After', ''))}, then try again."
     elif status >= 500:
         advice = "Not something you did: try again in a moment; if it happens again, tell the organiser."
     if back is not None:
@@ -122,6 +123,16 @@ def what_next(request: Request, status: int, detail: str, headers: dict[str, str
         "advice": advice,
         "links": [(href, label) for n, (href, label) in enumerate(links) if href not in {h for h, _ in links[:n]}],
     }
+
+
+def duration(retry_after: str) -> str:
+    """A ``Retry-After`` of seconds as a person reads it ("a minute", "24 hours")."""
+    seconds = int(retry_after) if retry_after.isascii() and retry_after.isdigit() and len(retry_after) < 9 else 60
+    if seconds < 120:
+        return "a minute" if seconds == 60 else f"{seconds} seconds"
+    if seconds < 7200:
+        return f"{seconds // 60} minutes"
+    return f"{seconds // 3600} hours"
 
 
 def phrase(status: int) -> str:
