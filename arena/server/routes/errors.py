@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Match
 
+from ...trust.numbers import whole_number
 from ...trust.text import escape
 from ...web.render import render
 from ..http.auth import session_who
@@ -127,7 +128,7 @@ def what_next(request: Request, status: int, detail: str, headers: dict[str, str
 
 def duration(retry_after: str) -> str:
     """A ``Retry-After`` of seconds as a person reads it ("a minute", "24 hours")."""
-    seconds = int(retry_after) if retry_after.isascii() and retry_after.isdigit() and len(retry_after) < 9 else 60
+    seconds = whole_number(retry_after, high=10**9, given="text") or 60
     if seconds < 120:
         return "a minute" if seconds == 60 else f"{seconds} seconds"
     if seconds < 7200:
