@@ -7,7 +7,7 @@ and what tests call). Routes are thin over :mod:`arena.server.store.database`,
 Every refusal is a 4xx: a bad route, method, token, form, size or rate; an unexpected error is a
 500 without a traceback (a bug to report). A person's browser gets it as a page in the site's
 layout saying what to do next, ``/api/`` and scripts as JSON ``{"error": "..."}``
-(:mod:`..routes.errors`).
+(:mod:`arena.server.routes.errors`).
 """
 
 from __future__ import annotations

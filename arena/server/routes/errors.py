@@ -1,10 +1,10 @@
 """What a refusal or an error says to whoever asked (issue 30, item 4).
 
-A person's browser (a request that accepts HTML: :func:`..http.common.wants_html`) gets a page in
+A person's browser (a request that accepts HTML: :func:`arena.server.http.common.wants_html`) gets a page in
 the site's layout, with the refusal's status: what went wrong, what to do next (sign in, go back,
 wait, the page that exists), each as a link. ``/api/`` routes and scripts get ``{"error": ...}``
 as before. An unexpected error is a 500 that says so and shows nothing of it (the server's log
-has the traceback). The app's exception handlers (:mod:`..http.app`), so every route, those of
+has the traceback). The app's exception handlers (:mod:`arena.server.http.app`), so every route, those of
 other modules included, answers this way.
 """
 
