@@ -128,6 +128,9 @@ class GameOutcome:
     duration: float = 0.0
     #: The full game record (docs/record-format.md events), hidden cards included.
     log: list[dict[str, Any]] = field(default_factory=list)
+    #: Each seat's own output for its author (a sandboxed bot's prints, a program's standard error;
+    #: "" for none), bounded: filled by :class:`~arena.seats.seating.Seating`, never part of the record.
+    outputs: list[str] = field(default_factory=list)
 
     def fault_counts(self) -> list[int]:
         counts = [0] * len(self.names)

@@ -5,7 +5,8 @@ and a bot program (:mod:`arena.sandbox.programs.seat`, protocol v1's JSON lines)
 what they say to their process. What they share is here, once (as DMOJ's executors share one
 base): the seat's seed and its game's CPU bank, the referee's own CPU clock, getting the game's
 process (a fresh one, or its stream's), the turn's bounds, how a failed process becomes a
-fault, and giving the process back when the game ends (:class:`ProcessSeat`); the factory that
+fault, what the bot wrote for its author (:class:`OwnOutput`), and giving the process back when
+the game ends (:class:`ProcessSeat`); the factory that
 counts its seats' move times (:class:`ProcessFactory`); the stream that serves one process for
 game after game of different deals (:class:`ProcessStream`); and the referee-side layers in
 force (:func:`supervision`). The seat contract they keep is :mod:`arena.seats.contract`.
@@ -63,6 +64,67 @@ def supervision(limits: Limits) -> dict[str, str]:
     }
 
 
+#: Bytes of a bot's own output kept per seat and game (:class:`OwnOutput`): the last ones.
+OWN_OUTPUT_BYTES = 4096
+
+
+class OwnOutput:
+    """What a seat's bot wrote for its author in one game: a program's standard error, a Python
+    bot's printed text. At most ``limit`` bytes (UTF-8) are kept: the last ones (``last``: an error's
+    trace is at the end), from the start of a line where one falls in their first quarter; or the
+    first ones (a Python bot's prints: its sandbox keeps the first 4096 characters a game, as its
+    record does). :meth:`text` then says how many bytes were not kept. Shown to the bot's author
+    and the organiser only (R10's rule for printed output: docs/SECURITY.md, "A bot's own output")."""
+
+    __slots__ = ("limit", "last", "parts", "size", "dropped", "note")
+
+    def __init__(self, limit: int = OWN_OUTPUT_BYTES, *, last: bool = True) -> None:
+        self.limit = limit
+        self.last = last
+        self.parts: list[bytes] = []
+        self.size = 0
+        #: Bytes written but not kept.
+        self.dropped = 0
+        #: A line said after the output (what its sandbox did not keep), outside the limit.
+        self.note = ""
+
+    def add(self, text: str | bytes) -> None:
+        data = text if isinstance(text, bytes) else text.encode("utf-8", "replace")
+        if not self.last:
+            room = max(self.limit - self.size, 0)
+            self.dropped += max(len(data) - room, 0)
+            data = data[:room]
+        if not data:
+            return
+        self.parts.append(data)
+        self.size += len(data)
+        if self.size > 2 * self.limit:  # amortised: cut only once twice the limit is held
+            self._cut()
+
+    def _cut(self) -> None:
+        data = b"".join(self.parts)
+        if len(data) > self.limit:
+            keep = data[-self.limit :]
+            newline = keep.find(b"\n", 0, self.limit // 4)
+            if newline >= 0:
+                keep = keep[newline + 1 :]
+            self.dropped += len(data) - len(keep)
+            data = keep
+        self.parts, self.size = [data], len(data)
+
+    def text(self) -> str:
+        """The kept output as text (invalid UTF-8 replaced), with a line saying what was not kept."""
+        self._cut()
+        kept = b"".join(self.parts).decode("utf-8", "replace")
+        if self.dropped and self.last:
+            kept = f"[{self.dropped} earlier bytes not kept]\n" + kept
+        tail = [f"[{self.dropped} later bytes not kept]"] if self.dropped and not self.last else []
+        tail += [self.note] if self.note else []
+        if tail:
+            kept += ("" if not kept or kept.endswith("\n") else "\n") + "\n".join(tail) + "\n"
+        return kept
+
+
 class Process(Protocol):
     """What the base asks of a seat's process (a Python game process, a program's process)."""
 
@@ -107,6 +169,12 @@ class ProcessSeat(Generic[P]):
         #: Actions of this turn, all kinds; the referee's CPU (its thread's) spent on this turn and game.
         self.acted = 0
         self.turn_referee = self.referee_cpu = 0.0
+        #: What the bot wrote for its author this game (its prints, a program's standard error).
+        self.output = OwnOutput()
+
+    def own_output(self) -> str:
+        """The bot's own output in this game, bounded (:class:`OwnOutput`); read after :meth:`close`."""
+        return self.output.text()
 
     def sit(self, context: SeatContext) -> None:
         """Take the seat's context from the referee (before ``start_game``): the
@@ -201,12 +269,17 @@ class ProcessSeat(Generic[P]):
         return BotFault(exc.kind, f"{what}{exc}"[:300], retire=True)
 
     # -- the end ---------------------------------------------------------------------------
+    def _last_output(self, worker: P) -> None:
+        """Take what the process wrote for the bot's author in this game and not yet kept (a
+        program's standard error), before the process is given back or stopped (none here)."""
+
     def close(self) -> None:
         """The game is over: stop its process, or give it back to its stream (which stops it
         when it faulted fatally or cannot serve another game)."""
         worker, self.worker = self.worker, None
         if worker is None:
             return
+        self._last_output(worker)
         if self.stream is None:
             worker.kill()
         self._spent(worker)
@@ -335,4 +408,13 @@ class ProcessStream(DealCheck, Generic[P]):
 
 ProcessFactory.stream_type = ProcessStream
 
-__all__ = ["SUPERVISION", "ProcessFactory", "ProcessSeat", "ProcessStream", "referee_clock", "supervision"]
+__all__ = [
+    "OWN_OUTPUT_BYTES",
+    "SUPERVISION",
+    "OwnOutput",
+    "ProcessFactory",
+    "ProcessSeat",
+    "ProcessStream",
+    "referee_clock",
+    "supervision",
+]

@@ -46,6 +46,14 @@ class CrashedPlayer:
         pass
 
 
+def own_output(player: Seat) -> str:
+    """What ``player``'s bot wrote for its author this game (a seat played in another process
+    keeps it: :class:`arena.sandbox.seat.OwnOutput`); "" for an in-process seat."""
+    read = getattr(player, "own_output", None)
+    text = read() if callable(read) else ""
+    return text if isinstance(text, str) else ""
+
+
 @dataclass(frozen=True)
 class Chair:
     """One seat of one game: the ``entrant`` who sits there (its factory is made and kept under
@@ -155,11 +163,13 @@ class Seating:
                 if chair.name is not None:
                     player.name = chair.name
                 players.append(player)
-            return referee.play(players, seed=seeds.deal, game_id=game_id, bots=[c.bot for c in chairs])
+            outcome = referee.play(players, seed=seeds.deal, game_id=game_id, bots=[c.bot for c in chairs])
         finally:
             for p in players:
                 p.close()
             self._tidy()
+        outcome.outputs = [own_output(p) for p in players]  # read once each seat is closed (its last output in)
+        return outcome
 
     def _holding(self) -> list[Hashable]:
         """The entrants whose factories hold processes (or failed to), least recently used first."""

@@ -213,6 +213,8 @@ class ProgramProcess:
         except OSError:
             pass
         self.stderr = b""
+        #: Bytes read from its stderr so far (the last 16 KiB of them are kept in :attr:`stderr`).
+        self.stderr_seen = 0
         _watchdog.watch(self)
         self.deadline = time.monotonic() + limits.startup_seconds
         try:
@@ -341,8 +343,17 @@ class ProgramProcess:
                 if not chunk:
                     break
                 self.stderr = (self.stderr + chunk)[-16384:]
+                self.stderr_seen += len(chunk)
         except (OSError, ValueError):
             pass
+
+    def stderr_since(self, mark: int) -> bytes:
+        """What it wrote to stderr after :attr:`stderr_seen` was ``mark`` (the last 16 KiB of it at most).
+        A killed process's pipe is closed, its descriptor's number maybe another's now: never read again."""
+        if not self.killed:
+            self.drain()
+        n = min(self.stderr_seen - mark, len(self.stderr))
+        return self.stderr[len(self.stderr) - n :] if n > 0 else b""
 
     def last_words(self) -> str:
         """The program's last stderr line."""

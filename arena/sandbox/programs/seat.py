@@ -48,6 +48,12 @@ class ProgramSeat(ProcessSeat[ProgramProcess]):
         self.sent = 0
         #: The forward model's requests (docs/protocol.md, "Searching ahead"): their CPU is the seat's.
         self.search = Searcher()
+        #: The bytes its process had written to stderr when this game began.
+        self.stderr_mark = 0
+
+    def _last_output(self, worker: ProgramProcess) -> None:
+        """The game is over: what it wrote to stderr in this game is its author's output."""
+        self.output.add(worker.stderr_since(self.stderr_mark))
 
     def _charged(self) -> float:
         return self.search.game_seconds
@@ -55,6 +61,8 @@ class ProgramSeat(ProcessSeat[ProgramProcess]):
     def start_game(self, info: GameInfo) -> None:
         self.names = self.search.names = info.players
         proc = self._take()
+        proc.drain()
+        self.stderr_mark = proc.stderr_seen  # what an earlier game of its stream wrote is not this game's
         budget = self.limits.load_seconds
         start, cpu0 = proc.begin(budget)
         try:

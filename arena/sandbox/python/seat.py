@@ -23,7 +23,7 @@ from ...errors import IllegalMove
 from ...game.cards import Card
 from ...game.events import FaultKind
 from ...game.referee import BotFault, GameInfo, SeatContext
-from ..seat import ProcessFactory, ProcessSeat, ProcessStream
+from ..seat import OwnOutput, ProcessFactory, ProcessSeat, ProcessStream
 from ..seat import referee_clock as _clock
 from .process import GameProcess, Overload, ProtocolViolation, WorkerError, WorkerTimeout, clean
 from .protocol import DrawnCard, GameEnd, GameStart, PileCards, RoundEnd, parse_ok
@@ -61,6 +61,7 @@ class SandboxedSeat(ProcessSeat[GameProcess]):
         self.pile_on = False
         self.pile_mark = (-1, 0)
         self.output_left = self.limits.max_output_bytes
+        self.output = OwnOutput(last=False)  # the first prints, as its sandbox keeps them
         self.pending_output: list[str] = []
         self.idle = False
         self.said = 0
@@ -122,6 +123,9 @@ class SandboxedSeat(ProcessSeat[GameProcess]):
             raise ProtocolViolation(f"{len(text)} characters of output past the game's limit")
         kept = clean(text, max(self.output_left, 0))
         self.output_left -= len(kept)
+        self.output.add(kept)  # its author's copy: the record keeps the table's share of it (R10)
+        if len(kept) < len(text):
+            self.output.note = f"[printed output past {self.limits.max_output_bytes} characters a game is not kept]"
         return kept
 
     def _flush_output(self, table: SeatContext) -> None:

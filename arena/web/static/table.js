@@ -164,6 +164,7 @@ function applyEvent(state, ev, header, step) {
       return "FAULT " + who(header, seat) + " " + ev.kind + (ev.detail ? ": " + ev.detail : "");
     }
     case "say": {
+      if (ev.output) return who(header, seat) + " printed: " + ev.text; // its own output (its seat and the organiser see it)
       state.says[seat] = { text: String(ev.text), step };
       return who(header, seat) + " says \u201c" + ev.text + "\u201d";
     }

@@ -17,6 +17,9 @@ const readline = require("readline");
 const { BOT_FILE, describe } = require("./errors.js");
 
 const later = setImmediate; // the shim's own scheduling (the bot's timers are the virtual ones below)
+// The browser's console, for a 2012 bot's debugging lines: to standard error, its author's output of
+// the game (standard output is the referee's wire: a line there would be a protocol violation).
+global.console = new console.Console({ stdout: process.stderr, stderr: process.stderr });
 vm.runInThisContext(fs.readFileSync("mootools.js", "utf8"), { filename: "mootools.js" });
 const script = new vm.Script(fs.readFileSync("bot.js", "utf8"), { filename: BOT_FILE });
 
