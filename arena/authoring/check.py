@@ -46,6 +46,8 @@ NO_DESCRIPTION = {
 }
 #: Fault kinds after which further smoke games would only be slow.
 STOPPING_FAULTS = (FaultKind.TIMEOUT, FaultKind.CRASH)
+#: Records of smoke games in which the bot faulted kept with a report (:attr:`CheckReport.records`), the first ones.
+KEPT_RECORDS = 8
 
 
 # -- arena new ------------------------------------------------------------------
@@ -104,6 +106,10 @@ class CheckReport:
     stopped: str = ""
     #: A bot program's runtime, language and built files' sha256 (empty for a Python bot file).
     program: dict[str, Any] = field(default_factory=dict)
+    #: The smoke games in which the bot faulted, to replay (at most :data:`KEPT_RECORDS`): each its
+    #: ``game`` id, the bot's ``seat``, the whole record (``log``: hidden cards too, so shown only as
+    #: R10 lets a reader see it) and the bot's own ``output``. Not part of :meth:`to_dict`.
+    records: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -458,6 +464,9 @@ def play_smoke_games(
                             "detail": f.detail,
                         }
                     )
+                if mine and len(report.records) < KEPT_RECORDS:
+                    output = outcome.outputs[seat] if seat < len(outcome.outputs) else ""
+                    report.records.append({"game": game_id, "seat": seat, "log": outcome.log, "output": output})
                 stopping = sorted({f.kind for f in mine if f.kind in STOPPING_FAULTS})
                 if stopping:
                     report.tables.append(table)

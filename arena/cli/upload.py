@@ -29,10 +29,16 @@ def upload(args: argparse.Namespace, path: Path, data: bytes, name: str | None =
             filename = path.name if name is None else f"{name}.js" if path.suffix == ".js" else name
             sent = client.post("/api/submissions", files={"bot": (filename, data, "application/octet-stream")})
             answer = _json(sent)
-            if sent.status_code != 202:
+            same = sent.status_code == 200 and answer.get("identical") is True
+            if sent.status_code != 202 and not same:
                 return refuse(f"the server answered {sent.status_code}: {answer.get('error', '')}")
             sid = answer.get("id")
-            print(f"uploaded {escape(path)} as submission {sid}; waiting for its check")
+            if type(sid) is not int:
+                return refuse("the server's answer names no submission")
+            if same:  # the bytes of a version uploaded before: that version, no new one (ruling 145)
+                print(f"{escape(path)}: {escape(answer.get('message'), 200)}; its check:")
+            else:
+                print(f"uploaded {escape(path)} as submission {sid}; waiting for its check")
             deadline = time.monotonic() + args.wait
             while True:
                 got = client.get(f"/api/submissions/{sid}")

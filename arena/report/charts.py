@@ -9,6 +9,7 @@ as missing, never written into the markup.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -110,3 +111,79 @@ def heat_map(labels: Sequence[Any], cells: dict[tuple[int, int], tuple[Any, Any]
             )
         rows.append(row)
     return fragment("chart_heat.svg.j2", title=title, width=width, height=height, size=size, columns=columns, rows=rows)
+
+
+#: The least span of a rating chart's y axis, in rating points: a version whose rating moved by two
+#: points is drawn as the small change it is, never stretched over the whole height.
+MIN_RATING_SPAN = 10.0
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """About ``count`` round values (steps of 1, 2, 2.5 or 5 times a power of ten) from ``lo`` to ``hi``."""
+    span = hi - lo
+    if not (span > 0 and math.isfinite(span)):
+        return [lo]
+    magnitude = 10 ** math.floor(math.log10(span / count))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if span / (m * magnitude) <= count)
+    first = math.ceil(lo / step - 1e-9) * step
+    return [round(first + i * step, 10) for i in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def rating_chart(
+    points: Sequence[tuple[Any, Any, Any]],
+    *,
+    title: str,
+    width: int = 640,
+    height: int = 250,
+    min_span: float = MIN_RATING_SPAN,
+) -> Markup | None:
+    """A rating's history: one point a game (``(game number, mu, sigma)``), the line of mu over a
+    band of mu +- sigma, with labelled axes (games, rating) and a y axis of at least ``min_span``
+    rating points. None with fewer than two drawable points."""
+    rows: list[tuple[float, float, float]] = []
+    for a, b, c in points:
+        x, mu, sigma = real(a), real(b), real(c)
+        if x is not None and mu is not None and sigma is not None:
+            rows.append((x, mu, abs(sigma)))
+    if len(rows) < 2:
+        return None
+    left, right, top, bottom = 58, 14, 12, 44
+    plot_w, plot_h = width - left - right, height - top - bottom
+    lo, hi = min(m - s for _, m, s in rows), max(m + s for _, m, s in rows)
+    if hi - lo < min_span:
+        middle = (lo + hi) / 2
+        lo, hi = middle - min_span / 2, middle + min_span / 2
+    found = nice_ticks(lo, hi)
+    step = found[1] - found[0] if len(found) > 1 else 1.0
+    lo, hi = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step  # the axis ends on ticks
+    yticks = [round(lo + i * step, 10) for i in range(round((hi - lo) / step) + 1)]
+    x0, x1 = rows[0][0], rows[-1][0]
+
+    def px(x: float) -> float:
+        return _x(x, x0, x1, left, plot_w)
+
+    def py(y: float) -> float:
+        return top + plot_h - (y - lo) / (hi - lo) * plot_h
+
+    line = " ".join(f"{px(x):.1f},{py(m):.1f}" for x, m, _ in rows)
+    upper = [f"{px(x):.1f},{py(m + s):.1f}" for x, m, s in rows]
+    band = " ".join(upper + [f"{px(x):.1f},{py(m - s):.1f}" for x, m, s in rows[::-1]])
+    xticks = [t for t in nice_ticks(x0, x1, 6) if t == int(t)]
+    last = rows[-1]
+    return fragment(
+        "chart_rating.svg.j2",
+        title=title,
+        summary=f"{title}: from game {x0:g} to {x1:g}, mu {rows[0][1]:.2f} to {last[1]:.2f}, sigma now {last[2]:.2f}",
+        width=width,
+        height=height,
+        left=left,
+        right=width - right,
+        top=top,
+        base=top + plot_h,
+        middle_x=left + plot_w / 2,
+        middle_y=top + plot_h / 2,
+        yticks=[{"y": py(t), "text": f"{t:g}"} for t in yticks],
+        xticks=[{"x": px(t), "text": f"{t:g}"} for t in xticks],
+        line=line,
+        band=band,
+    )

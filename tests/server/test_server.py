@@ -127,6 +127,17 @@ def test_a_broken_bot_gets_its_one_line_error_and_never_plays(contest: dict[str,
     )
 
 
+def test_the_same_file_submitted_again_is_the_same_version(contest: dict[str, object]) -> None:
+    server, tokens, base = contest["server"], contest["tokens"], contest["base"]
+    assert isinstance(server, Server) and isinstance(tokens, dict) and isinstance(base, Path)
+    before = board(server)["annbot"]
+    done = arena("submit", str(bot_file(base, "annbot")), "--server", server.url, "--token", tokens["ann"])
+    assert done.returncode == 0, done.stderr
+    assert "annbot.py: identical to v1: no new version was made; its check:" in done.stdout
+    assert "annbot v1: check clean" in done.stdout and "annbot: clean; active on the ladder" in done.stdout
+    assert board(server)["annbot"]["version"] == before["version"] == 1
+
+
 def test_uploads_past_the_rate_limit_get_429(contest: dict[str, object]) -> None:
     server, tokens = contest["server"], contest["tokens"]
     assert isinstance(server, Server) and isinstance(tokens, dict)

@@ -98,7 +98,7 @@ def test_game_and_bot_pages_show_each_reader_what_r10_allows(site: dict[str, Any
         assert "secret-thought" not in seen[who][0] and "ann-secret-detail" not in seen[who][0] + seen[who][1]
     for who in ("ann", "organiser"):
         assert "secret-thought" in seen[who][0] and "ann-secret-detail" in seen[who][0] + seen[who][1]
-    assert "<td>exception</td>" in seen["public"][1]  # the public sees who faulted and how, not the detail
+    assert '<span class="bad fault">exception</span>' in seen["public"][1]  # who faulted and how, not the detail
 
 
 def test_the_desk_shows_the_diff_against_the_previous_version(site: dict[str, Any]) -> None:

@@ -599,9 +599,9 @@ def test_a_bots_page_reads_its_latest_games_only(tmp_path: Path, monkeypatch: py
     # the page read, decoded and drew every game the bot ever played (0.95 s and 330 KB at 21 000
     # games, growing with each): an anonymous client asking for it again and again held the
     # server; now it reads its latest HISTORY games (0.11 s at 21 000)
-    from arena.server.routes import pages
+    from arena.server.routes import dashboard, pages
 
-    monkeypatch.setattr(pages, "HISTORY", 20)
+    monkeypatch.setattr(dashboard, "HISTORY", 20)
     store.init_contest(tmp_path / "c", "Many")
     db = store.open_db(tmp_path / "c")
     ann, ben = (int(store.invite(db, who).split(".")[0][1:]) for who in ("ann", "ben"))
@@ -617,8 +617,12 @@ def test_a_bots_page_reads_its_latest_games_only(tmp_path: Path, monkeypatch: py
     db.close()
     assert "games_block" in indexes  # the leaderboard counts a round's games in it (8 times cheaper at 50 000)
     assert data is not None
-    assert len(data["chart"]["points"].split()) == 20 and len(data["games"]) == 20 and len(data["faults"]) == 20
-    assert data["games"][0]["key"] == f"b{block}-r199" and data["faults"][-1]["detail"] == "boom180"
+    assert len(data["history"]["points"]) == 20 and len(data["versions"]) == 1  # the latest 20 drawn
+    games = data["games"]  # a page of them: the same work on page one or page four
+    assert len(games["games"]) == dashboard.PAGE and games["games"][0]["key"] == f"b{block}-r199"
+    assert games["games"][0]["mine"][0]["details"] == [
+        {"kind": "exception", "detail": "boom199", "count": 1, "rounds": [1]}
+    ]
 
 
 def test_a_check_report_of_any_shape_is_shown_never_a_500(tmp_path: Path) -> None:

@@ -181,7 +181,7 @@ def test_the_servers_check_and_a_local_one_say_the_same_of_each_kind(tmp_path: P
         local = run_check(str(path), settings)
         name = read_bot_file(path).name
         data = read_bot_file(path).source.encode() if path.suffix != ".py" else path.read_bytes()
-        served, _error = check_one({"bot": name, "source": data}, settings)  # type: ignore[arg-type]  # a row
+        served, _error, _games = check_one({"bot": name, "source": data}, settings)  # type: ignore[arg-type]  # a row
         assert local.description == served["description"] and local.warnings == served["warnings"], path
         warned[path.suffix] = " ".join(local.warnings)
     assert warned[""] == ""  # the folder: its bot.toml has a description

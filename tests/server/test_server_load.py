@@ -89,7 +89,8 @@ def test_ladder_streams_serve_one_game_per_block_and_never_one_deal_twice(tmp_pa
 
 
 def test_a_bot_page_reads_only_its_latest_games(tmp_path: Path) -> None:
-    from arena.server.routes.pages import HISTORY, bot_data
+    from arena.server.routes.dashboard import HISTORY, PAGE, GameFilter
+    from arena.server.routes.pages import bot_data
 
     folder = tmp_path / "cup"
     contest(folder, {"gbot": GREEDY.replace('"greedy"', '"gbot"'), "rbot": RANDOM.replace('"random"', '"rbot"')})
@@ -101,10 +102,16 @@ def test_a_bot_page_reads_only_its_latest_games(tmp_path: Path) -> None:
             faults = [(0, "exception", f"detail {i}", 1)] if i in (0, total - 1) else []
             assert store.record_game(db, f"g{i}", block, 0, [1, 2], [1, 2], [0, 30], faults, [])
         data = bot_data(db, "gbot", None)
-        assert data["chart"]["count"] == HISTORY
-        assert [g["key"] for g in data["games"]][:2] == [f"g{total - 1}", f"g{total - 2}"]
-        assert [f["game"] for f in data["faults"]] == [f"g{total - 1}"]  # the first game's is past the window
-        assert data["faults"][0]["detail"] is None  # the public sees no fault detail (R10)
+        assert data is not None and len(data["history"]["points"]) == HISTORY  # the chart: its latest games
+        assert data["history"]["games"] == total
+        games = data["games"]  # a page of them, newest first, and how many pages there are
+        assert [g["key"] for g in games["games"]][:2] == [f"g{total - 1}", f"g{total - 2}"]
+        assert len(games["games"]) == PAGE and games["pages"] == -(-total // PAGE)
+        faulty = bot_data(db, "gbot", None, GameFilter(fault="any"))
+        assert faulty is not None and [g["key"] for g in faulty["games"]["games"]] == [f"g{total - 1}", "g0"]
+        assert "detail 0" not in str(faulty["games"])  # the public sees no fault detail (R10)
+        own = bot_data(db, "gbot", ("organiser", 0), GameFilter(fault="any"))
+        assert own is not None and own["games"]["games"][-1]["mine"][0]["details"][0]["detail"] == "detail 0"
     finally:
         db.close()
 

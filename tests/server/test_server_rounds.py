@@ -199,7 +199,7 @@ def test_a_round_two_upload_is_checked_under_the_rounds_rules(
     author = int(store.invite(db, "gil").split(".")[0][1:])
     sid = store.add_submission(db, author, "gilbot", source("gilbot"))
     seen = []
-    monkeypatch.setattr(checks, "check_one", lambda row, settings: (seen.append(settings.rules), ({}, None))[1])
+    monkeypatch.setattr(checks, "check_one", lambda row, settings: (seen.append(settings.rules), ({}, None, []))[1])
     assert checks.run_queue(db, CheckSettings(games=1), 1)
     assert seen == [Rules(hand_size=6)] and rounds.round_of(db, sid) == 2 and rounds.round_of(db, 1) == 1
     db.close()
@@ -234,19 +234,19 @@ def test_a_bots_rating_chart_draws_its_latest_rounds_games_only(round_two: Path,
     db = store.open_db(folder)
     sub = {r[0]: r[1] for r in db.execute("SELECT bot, id FROM submissions")}
     one = bot_data(db, "annbot", None)
-    assert one is not None and one["chart"]["round"] == 1 and one["chart"]["count"] == 6
-    assert not one["chart"]["earlier"]
+    assert one is not None and one["history"]["round"] == 1 and len(one["history"]["points"]) == 6 + 1  # and its start
+    assert not one["history"]["earlier"]
     table = [sub["annbot"], sub["dotbot"]]
     for g in range(3):  # round two's ratings start again: its points are another line
         block = store.new_block(db, table, 2)
         assert store.record_game(db, f"b{block}-r0", block, 0, table, [1 + g % 2, 2 - g % 2], [0, 0], [], [])
     two = bot_data(db, "annbot", None)
-    assert two is not None and two["chart"]["round"] == 2 and two["chart"]["count"] == 3 and two["chart"]["earlier"]
-    assert len(two["chart"]["points"].split()) == 3 and len(two["games"]) == 9
+    assert two is not None and two["history"]["round"] == 2 and two["history"]["earlier"]
+    assert len(two["history"]["points"]) == 3 + 1 and two["games"]["total"] == 9
     db.close()
     with TestClient(create_app(ServerSettings(folder, workers=False))) as client:
         page = client.get("/bots/annbot").text
-        assert "Ordinal in round 2" in page and "earlier rounds' games are not drawn" in page
+        assert "annbot v1, round 2: rating after each game" in page and "games of earlier rounds are not drawn" in page
 
 
 def test_opening_a_round_is_all_or_nothing(round_one: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -202,7 +202,7 @@ def test_two_people_and_a_bot_play_a_table_over_websockets(contest: dict[str, An
     finally:
         db.close()
     assert [s["name"] for s in seats] == ["guest-zed", "guest-yan", seats[2]["name"]]
-    assert seats[2]["name"].startswith("annbot#v")
+    assert seats[2]["name"] == "annbot v1"
     end = next(e for e in reversed(log) if e["event"] == "end")
     assert end["places"] == done[0]["result"]["places"]
     public = {json.dumps(e, sort_keys=True) for e in game_seen_by(log, "public")}

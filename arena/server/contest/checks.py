@@ -1,6 +1,7 @@
 """The check every upload gets: ``arena check`` as a library call (:func:`arena.authoring.check.run_check`),
-sandboxed, on exactly the stored bytes; its outcome as a report and, when not clean, one line. Then
-the desk's view of the upload (:mod:`.review`: highlighted, diffed), made once and stored."""
+sandboxed, on exactly the stored bytes; its outcome as a report and, when not clean, one line, with
+the records of the smoke games it faulted in (its author replays them). Then the desk's view of the
+upload (:mod:`.review`: highlighted, diffed), made once and stored."""
 
 from __future__ import annotations
 
@@ -11,28 +12,34 @@ from ...authoring.check import CheckSettings, failure_line, run_check
 from ...errors import BotLoadError, UsageError
 from ...trust.text import escape
 from ..store import database as store
+from ..store.outputs import save_check_games
 from .uploads import is_bundle, stored_bot
 
 
-def check_one(row: sqlite3.Row, settings: CheckSettings) -> tuple[dict[str, Any], str | None]:
-    """Check one stored upload (its bytes, never a file that could change): (report, error line)."""
+def check_one(row: sqlite3.Row, settings: CheckSettings) -> tuple[dict[str, Any], str | None, list[dict[str, Any]]]:
+    """Check one stored upload (its bytes, never a file that could change): (report, error line,
+    the records of the smoke games it faulted in: :attr:`~arena.authoring.check.CheckReport.records`)."""
     data = store.source_bytes(row["source"])
     name = f"{row['bot']}.py"
     try:
         if is_bundle(data):  # a program (a .js file or a bot folder), read back checked
             src = stored_bot(str(row["bot"]), data)
             name = f"{row['bot']}.js" if src.runtime == "node" else f"{row['bot']}/"
-            report = run_check(name, settings, src=src).to_dict()
+            checked = run_check(name, settings, src=src)
         else:
-            report = run_check(name, settings, data=data).to_dict()
+            checked = run_check(name, settings, data=data)
     except (UsageError, BotLoadError) as exc:
-        return {"clean": False, "problems": [{"path": name, "line": None, "message": str(exc)}]}, escape(
-            f"the check failed: {exc}", 600
+        return (
+            {"clean": False, "problems": [{"path": name, "line": None, "message": str(exc)}]},
+            escape(f"the check failed: {exc}", 600),
+            [],
         )
     except Exception as exc:  # a bug the upload provoked: the upload fails, the queue goes on
         message = f"the check could not run ({type(exc).__name__}: {exc}); report it to the organiser"
-        return {"clean": False, "problems": [{"path": name, "line": None, "message": message}]}, escape(message, 600)
-    return report, failure_line(report)
+        problems = [{"path": name, "line": None, "message": message}]
+        return {"clean": False, "problems": problems}, escape(message, 600), []
+    report = checked.to_dict()
+    return report, failure_line(report), checked.records
 
 
 def run_queue(db: sqlite3.Connection, settings: CheckSettings, worker: int) -> bool:
@@ -50,7 +57,9 @@ def run_queue(db: sqlite3.Connection, settings: CheckSettings, worker: int) -> b
     except store.ContestError as exc:  # a damaged round: the upload fails, the queue goes on
         store.finish_check(db, int(row["id"]), {"clean": False}, escape(f"the check could not run: {exc}", 600))
         return True
-    report, error = check_one(row, replace(settings, rules=rules))
+    report, error, games = check_one(row, replace(settings, rules=rules))
+    with store.writing(db):  # before the report: a page that shows it can link them
+        save_check_games(db, int(row["id"]), [{**g, "log": store.pack(g["log"])} for g in games])
     store.finish_check(db, int(row["id"]), report, error)
     prepare_view(db, int(row["id"]))  # after the check: its author is not kept waiting for the desk's view
     return True

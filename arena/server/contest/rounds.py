@@ -122,7 +122,7 @@ def entrants(db: sqlite3.Connection) -> tuple[Round, list[sqlite3.Row]]:
     """The current round and the versions its ladder plays, each with its source and its rating in the round."""
     rnd = get_round(db)
     rows = db.execute(
-        "SELECT s.id, s.bot, s.source, CAST(r.mu AS REAL) AS mu, CAST(r.sigma AS REAL) AS sigma, "
+        "SELECT s.id, s.bot, s.version, s.source, CAST(r.mu AS REAL) AS mu, CAST(r.sigma AS REAL) AS sigma, "
         "CAST(r.games AS INTEGER) AS games FROM submissions s JOIN ratings r "
         "ON r.submission = s.id AND r.round = ? WHERE s.id IN (SELECT value FROM json_each(?)) ORDER BY s.id",
         (rnd.number, json.dumps(members(db, rnd.number))),

@@ -26,7 +26,7 @@ from starlette.middleware.sessions import SessionMiddleware
 from starlette.routing import Route, WebSocketRoute
 
 from ..ladder.board import Board
-from ..routes import api, desk, errors, pages
+from ..routes import api, authors, desk, errors, pages
 from ..routes import tables as tablepages
 from ..store import database as store
 from ..store.migrate import add_indexes
@@ -60,6 +60,12 @@ def routes(settings: ServerSettings) -> list[Any]:
         Route("/api/bots/{name}/active", api.post_active, methods=["POST"]),
         Route("/api/register", api.post_register, methods=["POST"]),
         WebSocketRoute("/ws/leaderboard", pages.live_leaderboard),
+        Route("/api/mine", authors.get_mine),
+        Route("/api/bots/{name}/games", authors.get_bot_games),
+        Route("/api/games/{key}/output", authors.get_game_output),
+        Route("/mine", authors.mine_page),
+        Route("/games/{key}/output", authors.game_output_page),
+        Route("/submissions/{id}/games/{game}", authors.check_game_page),
         Route("/bots/{name}", pages.bot_page),
         Route("/bots/{name}/active", pages.active_form, methods=["POST"]),
         Route("/games/{key}", pages.game_page),

@@ -19,6 +19,7 @@ from ...authoring.check import NAME_PATTERN, RESERVED_NAMES
 from ...trust.botsource import MAX_SOURCE_BYTES, describe
 from ...trust.numbers import whole_number
 from ..store import database as store
+from ..store import versions
 
 T = TypeVar("T")
 
@@ -163,6 +164,7 @@ def submission_view(row: sqlite3.Row, active: bool) -> dict[str, Any]:
         "id": row["id"],
         "bot": row["bot"],
         "version": row["version"],
+        "label": versions.label(row["version"]),
         "sha256": row["sha256"],
         "status": row["status"],
         "error": row["error"],
@@ -203,6 +205,29 @@ def report_view(raw: Any) -> dict[str, Any] | None:
         {k: timing.get(k) for k in ("moves", "median_ms", "worst_ms", "clock")} if isinstance(timing, dict) else None
     )
     return view
+
+
+def report_parts(report: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """What the pages show of a check report (:func:`report_view`'s) beside it: each smoke table's
+    line-ups (``against``, as ``arena check`` prints them), and its faults grouped by kind and
+    detail, as ``arena check`` prints them: how many, where the first was and every game they
+    were in (retirements are their consequence, not listed)."""
+    from ...authoring.check import lineups
+
+    for table in (report or {}).get("tables", []):
+        table["against"] = lineups(table)
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    for f in (report or {}).get("faults", []):
+        if f["kind"] == "retired":
+            continue
+        key = (str(f["kind"]), str(f["detail"]))
+        if key not in groups:
+            groups[key] = {"kind": key[0], "detail": key[1], "count": 0, "games": []}
+            groups[key].update({k: f[k] for k in ("game", "seat", "round")})
+        groups[key]["count"] += 1
+        if f["game"] not in groups[key]["games"]:
+            groups[key]["games"].append(f["game"])
+    return list(groups.values())
 
 
 def stored_seating(text: Any) -> list[int]:

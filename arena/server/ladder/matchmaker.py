@@ -4,9 +4,10 @@ The matchmaker (as Halite's seeded matchmaking does) picks a *focus* version, we
 towards the new (few games) and the uncertain (high sigma), then seats beside it the
 versions nearest to it in rating, with some noise, at a table of 2 to 6. A table plays a
 *duplicate block*: one deal per seat rotation, so each version plays every seat's cards.
-Each finished game is stored and rated in one transaction under its key
-``b{block}-r{rotation}`` (:func:`arena.server.store.database.record_game`); a worker killed mid-block leaves the
-block's finished games and no other.
+Each finished game is stored (with each seat's own output, for its author) and rated in one
+transaction under its key ``b{block}-r{rotation}`` (:func:`arena.server.store.database.record_game`);
+a worker killed mid-block leaves the block's finished games and no other. A version sits at a
+table as its author numbers it (``annbot v2``: :func:`arena.server.store.versions.player`).
 
 A block belongs to the round that was current when it was made, and plays under that round's
 rules; from round two on, its table is a gauntlet (:func:`arena.server.contest.rounds.pick_gauntlet`).
@@ -17,7 +18,7 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...game.rules import Rules
@@ -29,6 +30,7 @@ from ...trust.text import storable
 from ..contest import rounds
 from ..contest.uploads import stored_bot
 from ..store import database as store
+from ..store import versions
 
 MIN_TABLE, MAX_TABLE = 2, 6
 
@@ -69,6 +71,8 @@ class Block:
     bots: dict[int, tuple[str, bytes]]
     seeds: GameSeeds  # one deal for every rotation, and its bot key
     rules: Rules  # the rules of the round the block belongs to
+    #: submission -> its name at the table, ``annbot v2`` (:func:`..store.versions.player`)
+    labels: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ class Game:
     scores: list[int]
     faults: list[tuple[int, str, str, int]]
     log: list[dict[str, Any]]
+    #: Each seat's own output, for its author (:mod:`..store.outputs`).
+    outputs: list[str] = field(default_factory=list)
 
 
 class BlockPlayer:
@@ -109,13 +115,14 @@ class BlockPlayer:
         n = len(block.table)
         for rotation in range(n):
             seating = [block.table[(s + rotation) % n] for s in range(n)]
-            labels = [f"{block.bots[sid][0]}#v{sid}" for sid in seating]
+            labels = [block.labels.get(sid) or block.bots[sid][0] for sid in seating]
             key = f"b{block.id}-r{rotation}"
             chairs = [Chair(sid, label, label) for sid, label in zip(seating, labels, strict=True)]
             outcome = self.seating.play(chairs, block.seeds, key, streams=True, rules=block.rules)
             faults = [(f.seat, f.kind.value, storable(f.detail), f.round) for f in outcome.faults]
             result = outcome.result
-            yield Game(key, block.id, rotation, seating, list(result.places), list(result.scores), faults, outcome.log)
+            places, scores = list(result.places), list(result.scores)
+            yield Game(key, block.id, rotation, seating, places, scores, faults, outcome.log, outcome.outputs)
 
     def close(self) -> None:
         self.seating.close()
@@ -154,12 +161,15 @@ class LadderPlayer:
             {sid: (str(rows[sid]["bot"]), store.source_bytes(rows[sid]["source"])) for sid in table},
             game_seeds(self.seed, LADDER, (block,), (block,)),
             current.rules,
+            {sid: versions.player(str(rows[sid]["bot"]), rows[sid]["version"]) for sid in table},
         )
 
     def store(self, game: Game) -> bool:
         """Store and rate one game (False: its key is stored already)."""
         g = game
-        return store.record_game(self.db, g.key, g.block, g.rotation, g.seating, g.places, g.scores, g.faults, g.log)
+        return store.record_game(
+            self.db, g.key, g.block, g.rotation, g.seating, g.places, g.scores, g.faults, g.log, g.outputs
+        )
 
     def play_block(self, rng: random.Random) -> int:
         """Choose a table and play its block here; returns the games stored (0: nothing to play)."""

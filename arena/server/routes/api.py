@@ -28,6 +28,8 @@ from ..http.common import (
     submission_view,
 )
 from ..store import database as store
+from ..store import versions
+from ..store.outputs import check_games_kept
 
 
 async def token_who(request: Request) -> tuple[str, int]:
@@ -70,7 +72,9 @@ def too_many(settings: ServerSettings) -> str:
 
 async def accept_upload(request: Request, author: int, data: bytes, filename: str | None) -> int:
     """Store an upload for its check, within the limits per author (counted in the insert's own
-    transaction) and per client address; the bot name's owner is checked too."""
+    transaction) and per client address; the bot name's owner is checked too.
+
+    :raises versions.Identical: the bytes of a version of this round (no new version: ruling 145)."""
     settings: ServerSettings = request.app.state.settings
     request.app.state.uploads.check(client_of(request))
     request.app.state.uploads.add(client_of(request))  # counted before any wait: no race past the limit
@@ -100,7 +104,20 @@ async def post_submission(request: Request) -> JSONResponse:
     if role != "author":
         raise HTTPException(403, "only an author uploads bots")
     data, filename, _ = await upload_bytes(request, request.app.state.settings.max_upload)
-    sid = await accept_upload(request, author, data, filename)
+    try:
+        sid = await accept_upload(request, author, data, filename)
+    except versions.Identical as same:  # 200, not 202: nothing new is queued; the version it is
+        return JSONResponse(
+            {
+                "id": same.submission,
+                "version": same.version,
+                "label": versions.label(same.version),
+                "status": same.status,
+                "identical": True,
+                "message": str(same),
+                "url": f"/api/submissions/{same.submission}",
+            }
+        )
     return JSONResponse({"id": sid, "status": "queued", "url": f"/api/submissions/{sid}"}, status_code=202)
 
 
@@ -109,7 +126,11 @@ def visible_submission(db: sqlite3.Connection, sid: int, role: str, author: int)
     if row is None or (role != "organiser" and int(row["author"]) != author):
         return None
     active = db.execute("SELECT 1 FROM bots WHERE name = ? AND active = ?", (row["bot"], sid)).fetchone()
-    return submission_view(row, active is not None)
+    kept = check_games_kept(db, sid)  # the smoke games it faulted in, to replay, and its output in each
+    return {
+        **submission_view(row, active is not None),
+        "replays": [{"game": g, "url": f"/submissions/{sid}/games/{g}", "output": text} for g, text in kept.items()],
+    }
 
 
 def path_int(request: Request, name: str) -> int:

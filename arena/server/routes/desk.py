@@ -18,12 +18,12 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from ...authoring.check import lineups
 from ...web.render import render
 from ..contest import review as views
-from ..http.common import db_call, submission_view
+from ..http.common import db_call, report_parts, submission_view
 from ..store import database as store
 from ..store import reviews
+from ..store.outputs import check_games_kept
 from .api import path_int
 from .pages import form_fields, page, signed_in
 
@@ -60,11 +60,10 @@ def review_data(db: sqlite3.Connection, sid: int) -> dict[str, Any] | None:
     before = reviews.previous(db, sid)
     number = db.execute(f"SELECT {ROUND_OF} FROM submissions s WHERE s.id = ?", (sid,)).fetchone()[0]
     sub = submission_view(row, active is not None)
-    for table in (sub["report"] or {}).get("tables", []):
-        table["against"] = lineups(table)  # each game's line-up, as `arena check` prints it
     return {
         "sub": sub,
-        "faults": fault_groups(sub["report"]),
+        "faults": report_parts(sub["report"]),
+        "replays": list(check_games_kept(db, sid)),
         "author": store.author_name(db, int(row["author"])),
         "round": number,
         "previous": {"id": before[0], "version": before[1]} if before else None,
@@ -106,20 +105,6 @@ async def files_html(request: Request, sid: int, data: dict[str, Any]) -> Markup
             RENDERED.popitem(last=False)
     RENDERED.move_to_end(key)
     return html
-
-
-def fault_groups(report: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """A check report's faults grouped by kind and detail, as ``arena check`` prints them: how many,
-    and where the first was (retirements are their consequence, not listed)."""
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
-    for f in (report or {}).get("faults", []):
-        if f["kind"] == "retired":
-            continue
-        key = (str(f["kind"]), str(f["detail"]))
-        if key not in groups:
-            groups[key] = {"kind": key[0], "detail": key[1], "count": 0, **{k: f[k] for k in ("game", "seat", "round")}}
-        groups[key]["count"] += 1
-    return list(groups.values())
 
 
 async def desk_page(request: Request) -> HTMLResponse:

@@ -12,6 +12,7 @@ import sqlite3
 import time
 from collections import OrderedDict
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -19,13 +20,16 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ...game.visibility import PUBLIC, game_seen_by
+from ...report.charts import rating_chart
 from ...trust.numbers import whole_number
 from ...web.render import render
 from ...web.view import render_viewer, viewer_game
 from ..http.auth import check_csrf, client_of, csrf_token, session_guest, session_who, token_owner
-from ..http.common import SMALL_BODY, db_call, read_body, stored_faults, stored_seating, wants_html
+from ..http.common import SMALL_BODY, db_call, read_body, report_parts, stored_seating, wants_html
 from ..store import database as store
+from ..store import versions
 from ..store.authors import signed_out_key
+from . import dashboard
 from .api import accept_upload, board_of, choose_active, path_int, register, upload_bytes, visible_submission
 
 
@@ -101,11 +105,16 @@ async def follow(ws: WebSocket) -> None:
         reader.cancel()
 
 
-#: Games (their ratings, faults) and versions a bot's page shows at most: its latest.
-HISTORY = 500
-
-
-def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> dict[str, Any] | None:
+def bot_data(
+    db: sqlite3.Connection,
+    name: str,
+    me: tuple[str, int] | None,
+    flt: dashboard.GameFilter = dashboard.ALL_GAMES,
+    chart: str | None = None,
+) -> dict[str, Any] | None:
+    """A bot's page: its versions (their checks and reviews; why a check failed and the organiser's
+    comment to its author and the organiser only), one version's rating chart (``chart``: a label,
+    ``v2``; else the active one) and a page of its games (:func:`.dashboard.bot_games`)."""
     bot = db.execute(
         "SELECT b.name, b.author, b.active, a.name AS who FROM bots b JOIN authors a ON a.id = b.author "
         "WHERE b.name = ?",
@@ -113,69 +122,61 @@ def bot_data(db: sqlite3.Connection, name: str, me: tuple[str, int] | None) -> d
     ).fetchone()
     if bot is None:
         return None
-    own = me is not None and (me[0] == "organiser" or (me[0] == "author" and me[1] == bot["author"]))
-    versions = [
+    own = dashboard.owns(me, bot["author"])
+    rows = db.execute(
+        "SELECT * FROM submissions WHERE bot = ? ORDER BY version DESC LIMIT ?", (name, dashboard.HISTORY)
+    ).fetchall()
+    ratings = {
+        row[0]: (float(row[1] or 0), float(row[2] or 0), row[3])
+        for row in db.execute(  # each version's rating in the latest round it was rated in
+            "SELECT submission, CAST(mu AS REAL), CAST(sigma AS REAL), CAST(games AS INTEGER) FROM ratings r "
+            "WHERE submission IN (SELECT id FROM submissions WHERE bot = ?) AND round = "
+            "(SELECT MAX(round) FROM ratings x WHERE x.submission = r.submission)",
+            (name,),
+        )
+    }
+    versions_ = [
         {
             "id": r["id"],
-            "version": r["version"],
+            "label": versions.label(r["version"]),
+            "uploaded": dashboard.when(r["created"]),
             "status": r["status"],
             "review": r["review"],
             "active": r["id"] == bot["active"],
+            "rating": ratings.get(r["id"]),
             "error": r["error"] if own else None,
             "comment": r["comment"] if own else "",
         }
-        for r in db.execute("SELECT * FROM submissions WHERE bot = ? ORDER BY version DESC LIMIT ?", (name, HISTORY))
+        for r in rows
     ]
-    recent = db.execute(  # the latest seats first, then their games: the same cost after 100 games or 100 000
-        "SELECT s.game, s.seat, s.place, CAST(s.mu AS REAL) AS mu, CAST(s.sigma AS REAL) AS sigma, "
-        "g.seating, g.faults, b.round FROM (SELECT rowid AS n, * FROM seats "
-        "WHERE submission IN (SELECT id FROM submissions WHERE bot = ?) ORDER BY rowid DESC LIMIT ?) s "
-        "JOIN games g ON g.key = s.game LEFT JOIN blocks b ON b.id = g.block ORDER BY s.n DESC",
-        (name, HISTORY),
-    ).fetchall()
-    # Ratings are kept per round (ruling 84): the chart draws the latest round's only.
-    latest = recent[0]["round"] if recent else None
-    history = [
-        {"game": r["game"], "ordinal": round(r["mu"] - 3 * r["sigma"], 3)}
-        for r in reversed(recent)
-        if r["round"] == latest
-    ]
-    games = [
-        {"key": r["game"], "players": len(stored_seating(r["seating"])), "place": r["place"], "seat": r["seat"]}
-        for r in recent[:50]
-    ]
-    faults: list[dict[str, Any]] = []
-    for r in recent:  # only a row with faults is parsed (most have none), and only until 50 are shown
-        if len(faults) >= 50:
-            break
-        if r["faults"] == "[]":
-            continue
-        for seat, kind, detail, rnd in stored_faults(r["faults"]):
-            if seat == r["seat"] and kind != "retired" and len(faults) < 50:
-                faults.append({"game": r["game"], "kind": kind, "round": rnd, "detail": detail if own else None})
+    games = dashboard.bot_games(db, name, me, flt)
+    query = {**flt.query(), **({"chart": chart} if chart else {})}
+
+    def link(number: int) -> str | None:
+        inside = 1 <= number <= games["pages"] and number != games["page"]
+        return f"/bots/{quote(name)}?{urlencode({**query, 'page': number})}#games" if inside else None
+
+    history = dashboard.rating_history(db, name, chart)
+    drawn = None
+    if history is not None:  # drawn for a wide screen and for a phone's (a style shows one): no script
+        title = f"{name} {history['label']}, round {history['round']}: rating after each game"
+        wide, narrow = (
+            rating_chart(history["points"], title=title, width=w, height=h) for w, h in ((640, 250), (360, 230))
+        )
+        drawn = {"wide": wide, "narrow": narrow} if wide is not None else None
     return {
         "name": bot["name"],
         "author": bot["who"],
         "own": own,
-        "versions": versions,
+        "versions": versions_,
+        "history": history,
+        "chart": drawn,
         "games": games,
-        "faults": faults,
-        "chart": {**chart(history), "round": latest, "earlier": any(r["round"] != latest for r in recent)},
+        "links": {"newer": link(games["page"] - 1), "older": link(games["page"] + 1)},
+        "filter": flt,
+        "opponents": dashboard.opponents(db, name),
+        "fault_kinds": dashboard.FAULT_KINDS,
     }
-
-
-def chart(history: list[dict[str, Any]], width: int = 600, height: int = 160) -> dict[str, Any]:
-    """The rating history as an SVG polyline's points (numbers only)."""
-    values = [h["ordinal"] for h in history]
-    if len(values) < 2:
-        return {"points": "", "width": width, "height": height, "low": None, "high": None}
-    low, high = min(values), max(values)
-    span = (high - low) or 1.0
-    step = width / (len(values) - 1)
-    points = " ".join(
-        f"{i * step:.1f},{height - (v - low) / span * (height - 10) - 5:.1f}" for i, v in enumerate(values)
-    )
-    return {"points": points, "width": width, "height": height, "low": low, "high": high, "count": len(values)}
 
 
 #: Public bot pages' data, kept as the leaderboard is (at most FRESH_SECONDS old): (folder, name) -> (when, data).
@@ -186,12 +187,14 @@ async def bot_page(request: Request) -> HTMLResponse:
     from ..ladder.board import FRESH_SECONDS
 
     me, name = session_who(request), str(request.path_params["name"])
-    cached = (str(request.app.state.settings.folder), name) if me is None else None
+    flt, chart = dashboard.game_filter(request), request.query_params.get("chart") or None
+    plain = flt == dashboard.ALL_GAMES and chart is None  # the page as linked: the one kept for the public
+    cached = (str(request.app.state.settings.folder), name) if me is None and plain else None
     kept = PUBLIC_BOTS.get(cached) if cached else None  # only the public view is shared between readers
     if kept is not None and time.monotonic() - kept[0] < FRESH_SECONDS:
         data: dict[str, Any] | None = kept[1]
     else:
-        data = await db_call(request, bot_data, name, me)
+        data = await db_call(request, bot_data, name, me, flt, chart)
         if cached and data is not None:
             PUBLIC_BOTS[cached] = (time.monotonic(), data)
             PUBLIC_BOTS.move_to_end(cached)
@@ -202,22 +205,30 @@ async def bot_page(request: Request) -> HTMLResponse:
     return page(request, "server_bot.html.j2", bot=data)
 
 
-def game_data(db: sqlite3.Connection, key: str, me: tuple[str, int] | None) -> dict[str, Any] | None:
+def game_data(
+    db: sqlite3.Connection, key: str, me: tuple[str, int] | None, asked: int | None = None
+) -> tuple[dict[str, Any], int | None, list[str]] | None:
+    """A game in the viewer, as its reader may see it (R10): (the game, the seat it is seen from, the
+    names of the reader's seats). The organiser sees the whole record (from seat ``asked``, if
+    given); an author what their bot's seat saw (``asked``, when it is one of theirs, else their
+    first: in round two two of their versions may sit at one table); anyone else the public view."""
     row = db.execute("SELECT seating, log FROM games WHERE key = ?", (key,)).fetchone()
     if row is None:
         return None
     events = store.unpack(row["log"])
     if not events:
         return None
+    seating = stored_seating(row["seating"])
     if me is not None and me[0] == "organiser":
-        return viewer_game(events)
+        return viewer_game(events), asked if asked is not None and asked < len(seating) else None, []
     if me is not None:
-        seating = stored_seating(row["seating"])
         owners = [db.execute("SELECT author FROM submissions WHERE id = ?", (s,)).fetchone() for s in seating]
         mine = [s for s, o in enumerate(owners) if o is not None and int(o[0]) == me[1]]
         if mine:
-            return viewer_game(events, seat=mine[0])
-    return viewer_game(game_seen_by(events, PUBLIC))
+            seat = asked if asked in mine else mine[0]
+            names = [str(p.get("name")) for p in events[0].get("players", []) if isinstance(p, dict)]
+            return viewer_game(events, seat=seat), seat, [names[s] for s in mine if s < len(names)]
+    return viewer_game(game_seen_by(events, PUBLIC)), None, []
 
 
 #: Public game pages kept rendered (a stored game never changes): (contest folder, key) -> HTML.
@@ -231,10 +242,14 @@ async def game_page(request: Request) -> HTMLResponse:
     cached = (str(request.app.state.settings.folder), str(request.path_params["key"])) if me is None else None
     html = PUBLIC_GAMES.get(cached) if cached else None  # only the public view is shared between readers
     if html is None:
-        game = await db_call(request, game_data, request.path_params["key"], me)
-        if game is None:
+        asked = whole_number(request.query_params.get("seat", ""), 0, 5, given="text")
+        found = await db_call(request, game_data, request.path_params["key"], me, asked)
+        if found is None:
             raise HTTPException(404, f"there is no game {str(request.path_params['key'])[:80]!r}")
-        html = render_viewer([game], title=f"Game {game['id']}", back=("/", "Leaderboard"))
+        game, seat, mine = found
+        title = f"Game {game['id']}" + (f": {', '.join(mine)}" if mine else "")
+        back = ("/mine", "My bots") if mine else ("/", "Leaderboard")
+        html = render_viewer([game], title=title, seat=seat, back=back)
         if cached:
             PUBLIC_GAMES[cached] = html
             while len(PUBLIC_GAMES) > PUBLIC_GAMES_KEPT:
@@ -296,7 +311,10 @@ async def upload_form(request: Request) -> Response:
     _, author = signed_in(request, "author")
     data, filename, fields = await upload_bytes(request, request.app.state.settings.max_upload)
     check_csrf(request, fields.get("csrf"))
-    sid = await accept_upload(request, author, data, filename)
+    try:
+        sid = await accept_upload(request, author, data, filename)
+    except versions.Identical as same:  # the version it is, which says so
+        return RedirectResponse(f"/submissions/{same.submission}?identical=1", status_code=303)
     return RedirectResponse(f"/submissions/{sid}", status_code=303)
 
 
@@ -305,7 +323,9 @@ async def submission_page(request: Request) -> HTMLResponse:
     view = await db_call(request, visible_submission, path_int(request, "id"), role, author)
     if view is None:
         raise HTTPException(404, "no such submission of yours")
-    return page(request, "server_submission.html.j2", sub=view)
+    identical = request.query_params.get("identical") == "1"
+    faults = report_parts(view["report"])
+    return page(request, "server_submission.html.j2", sub=view, faults=faults, identical=identical)
 
 
 async def active_form(request: Request) -> Response:

@@ -108,7 +108,7 @@ def choose_bots(db: sqlite3.Connection, names: list[str]) -> tuple[list[BotSeat]
         row = active.get(name)
         if row is None:
             raise TableError(400, f"{escape(name, 60)!r} is not a bot on the ladder")
-        chosen.append(BotSeat(int(row["id"]), str(row["bot"]), store.source_bytes(row["source"])))
+        chosen.append(BotSeat(int(row["id"]), str(row["bot"]), store.source_bytes(row["source"]), int(row["version"])))
     return chosen, rnd.rules
 
 

@@ -22,13 +22,15 @@ import secrets
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ...trust.files import NotRegularFile, regular
 from ...trust.numbers import whole_number
+from . import outputs as outputs_of
+from . import versions
 from .migrate import LATEST, STEPS, upgrade
 
 #: The database file inside a contest folder.
@@ -248,8 +250,10 @@ def add_submission(db: sqlite3.Connection, author: int, bot: str, source: bytes,
     sent at once cannot all pass a count made before any of them is stored).
 
     :raises TooMany: ``per_minute`` uploads in the last minute already.
+    :raises versions.Identical: the bytes of a version of ``bot`` uploaded in this round (ruling 145).
     :raises ContestError: ``bot`` belongs to another author, or the contest is frozen.
     """
+    sha = hashlib.sha256(source).hexdigest()
     with writing(db):
         if per_minute and uploads_since(db, author, time.time() - 60) >= per_minute:
             raise TooMany(f"at most {per_minute} uploads a minute; wait a little")
@@ -263,10 +267,11 @@ def add_submission(db: sqlite3.Connection, author: int, bot: str, source: bytes,
             raise ContestError(f"the bot name {bot!r} is taken as {like[0]!r} (ignoring case); choose another Bot.name")
         if owner is None:
             db.execute("INSERT INTO bots (name, author) VALUES (?, ?)", (bot, author))
+        versions.refuse_identical(db, bot, sha)
         version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM submissions WHERE bot = ?", (bot,)).fetchone()
         cur = db.execute(
             "INSERT INTO submissions (author, bot, version, sha256, source, created) VALUES (?, ?, ?, ?, ?, ?)",
-            (author, bot, int(version[0]), hashlib.sha256(source).hexdigest(), source, time.time()),
+            (author, bot, int(version[0]), sha, source, time.time()),
         )
         return int(cur.lastrowid or 0)
 
@@ -446,9 +451,10 @@ def record_game(
     scores: list[int],
     faults: list[tuple[int, str, str, int]],
     log: list[dict[str, Any]],
+    outputs: Sequence[str] = (),
 ) -> bool:
-    """Store one finished ladder game and rate it (in its block's round), in one transaction.
-    Returns False when the key is stored already (a game is never counted twice)."""
+    """Store one finished ladder game, its seats' own outputs (:mod:`.outputs`) and its ratings (in its
+    block's round), in one transaction. Returns False when the key is stored already (never counted twice)."""
     from ..ladder.rating import rate
 
     with writing(db):
@@ -486,6 +492,7 @@ def record_game(
                     (mu, sigma, rnd, sid),
                 )
             db.execute("INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?)", (key, seat, sid, places[seat], mu, sigma))
+        outputs_of.insert(db, key, outputs)
     return True
 
 

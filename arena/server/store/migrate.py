@@ -13,6 +13,10 @@ round of each ladder block (its games are rated in that round).
 Version 3 (issue 27, items 4 and 5): a ``reviews`` table, the desk's view of each upload (its files
 highlighted, its diff against the author's previous version) made once by the check worker and
 served from here; and ``authors.disabled``, when the organiser disabled an author (NULL: enabled).
+Also (issue 30, item 2): ``outputs``, each ladder game's own output of a seat whose bot wrote any
+(:mod:`.outputs`: its prints or standard error, bounded, for its author alone), stored with the
+game and dropped with its record; and ``check_games``, the records of an upload's smoke games in
+which it faulted (the first :data:`arena.authoring.check.KEPT_RECORDS`), so its author can replay them.
 """
 
 from __future__ import annotations
@@ -55,6 +59,11 @@ _TO_3 = (
     "CREATE TABLE reviews ("
     " submission INTEGER PRIMARY KEY REFERENCES submissions(id), data BLOB NOT NULL, made REAL NOT NULL)",
     "ALTER TABLE authors ADD COLUMN disabled REAL",
+    "CREATE TABLE outputs ("
+    " game TEXT NOT NULL REFERENCES games(key), seat INTEGER NOT NULL, text BLOB NOT NULL, PRIMARY KEY (game, seat))",
+    "CREATE TABLE check_games ("
+    " submission INTEGER NOT NULL REFERENCES submissions(id), game TEXT NOT NULL, seat INTEGER NOT NULL,"
+    " log BLOB NOT NULL, output BLOB NOT NULL, PRIMARY KEY (submission, game))",
 )
 
 

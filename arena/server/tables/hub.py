@@ -40,6 +40,7 @@ from ...seats.contract import InProcessFactory, SeatFactory
 from ...seats.seating import Chair, Seating
 from ...trust.text import storable
 from ...web.seat import BadAction, SeatState, WebHumanPlayer, check_action
+from ..store import versions
 
 #: Seconds a person has for one move before the fallback moves for the seat (a timeout fault).
 MOVE_SECONDS = 120.0
@@ -159,10 +160,12 @@ class BotSeat:
     submission: int
     bot: str
     source: bytes
+    version: int = 0
 
     @property
     def label(self) -> str:
-        return f"{self.bot}#v{self.submission}"
+        """``annbot v2``, as the ladder names it (:func:`..store.versions.player`)."""
+        return versions.player(self.bot, self.version) if self.version else self.bot
 
 
 @dataclass
