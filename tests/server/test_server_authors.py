@@ -501,6 +501,15 @@ def test_the_authors_pages_in_chromium_at_desktop_and_phone_sizes(browser: Any, 
         page.wait_for_selector("#table")
         assert "as seen by seat" in (page.text_content("#game-title") or "")
         page.screenshot(path=str(shots / "authors-game-1280.png"))
+        same = tmp_path / "annbot.py"  # the same file again, through the form
+        same.write_text(ANN)
+        page.goto(server.url + "/upload")
+        page.set_input_files("#bot", str(same))
+        page.click("#send")
+        page.wait_for_selector("#identical")
+        assert "identical to v1" in (page.text_content("#identical") or "")
+        page.set_viewport_size(PHONE)
+        page.screenshot(path=str(shots / "authors-identical-390.png"))
         assert errors == []
     finally:
         err = server.stop()
