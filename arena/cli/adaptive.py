@@ -93,8 +93,6 @@ def adaptive_settings(args: argparse.Namespace, fmt: str) -> AdaptiveSettings | 
             if getattr(args, name) is not None:
                 raise UsageError(f"--{name} goes with --until-separated")
         return None
-    if args.players and len(args.players) != 1:
-        raise UsageError("--until-separated plays one table size; give one --players size")
     if args.top and args.gauntlet:
         raise UsageError("--top and --gauntlet do not go together (a gauntlet compares the bot with each)")
     return AdaptiveSettings(
@@ -126,12 +124,12 @@ def run_until_separated(s: AdaptiveSettings, p: Any, backend: Any, *, sandbox: d
     from ..tournament.plan import adaptive
     from ..tournament.runner import SetupError
 
-    size = p.schedule.sizes[0]
+    sizes = p.schedule.sizes
     try:  # a resume plays on with the method its database was begun with
         design = adaptive.Design(
             len(p.entrants),
-            size.size,
-            size.tables,
+            max(x.size for x in sizes),
+            tuple(t for x in sorted(sizes, key=lambda x: x.size) for t in x.tables),
             p.schedule.deals,
             s.confidence,
             s.top,

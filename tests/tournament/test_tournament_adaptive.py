@@ -18,8 +18,9 @@ import pytest
 from test_tournament import count_games, group_gone, run_cli, standings, standings_apart, wait_for_games
 
 from arena.cli import main
+from arena.tournament.db.read import open_readonly
 from arena.tournament.plan.adaptive import LEGACY_METHOD, AdaptivePlanner, Design, State
-from arena.tournament.plan.schedule import gauntlet_schedule
+from arena.tournament.plan.schedule import GameKey, gauntlet_schedule
 
 # Two pairs of identical bots (inseparable) and a weak one, at 3-player tables (10 tables).
 BOTS = ["greedy", "random", "greedy", "random", "random"]
@@ -126,6 +127,33 @@ def test_separates_bots_of_known_order_and_stops(tmp_path: Path, capsys: pytest.
     assert doc["games"] < 200  # far apart: a few rounds of 4 deals x 2 seatings
 
 
+def test_until_separated_at_several_table_sizes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Every table of every size in the first round, then blocks where the order is unsettled;
+    # each game numbered once (one size's numbering would give 2p-t0-d1-r0 and 3p-t0-d0-r2 one
+    # id), the same games after a resume, and the separation replayed from the database.
+    db = tmp_path / "sizes.sqlite"
+    argv = ["tournament", "heuristic", "random", "random", "-k", "2-3", "--until-separated", "--seed", "4"]
+    code, out, err = run_cli(capsys, *argv, "--budget", "60", "-q", "--workers", "1", "--db", str(db), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert set(doc["by_size"]) == {"2", "3"} and doc["separation"]["status"] in ("separated", "budget")
+    assert 9 < doc["games"] <= 60  # more than the first round (3 tables of 2 and one of 3), within the budget
+    conn, _ = open_readonly(db)
+    try:
+        rows = conn.execute("SELECT id, size, tbl, deal, rotation FROM games").fetchall()
+    finally:
+        conn.close()
+    assert len({r[0] for r in rows}) == len(rows) == doc["games"] and {r[1] for r in rows} == {2, 3}
+    assert {(r[2], r[3]) for r in rows if r[1] == 2} >= {(0, 0), (1, 0), (2, 0)} and (0, 0) in {
+        (r[2], r[3]) for r in rows if r[1] == 3
+    }
+    code, again, err = run_cli(capsys, *argv, "--budget", "60", "-q", "--workers", "1", "--db", str(db), "--json")
+    assert code == 0 and json.loads(again)["games"] == doc["games"], err  # nothing left to play
+    design = Design(3, 3, ((0, 1), (0, 2), (1, 2), (0, 1, 2)))
+    assert design.several and design.where == ((2, 0), (2, 1), (2, 2), (3, 0)) and design.first_round_games == 9
+    assert State(design).keys((3, 5))[-1] == GameKey(3, 0, 5, 2)
+
+
 def test_decisions_are_a_function_of_the_results_alone() -> None:
     """Replaying the same games in any arrival order plans the same rounds."""
     design = Design(5, 3, tuple(__import__("itertools").combinations(range(5), 3)))
@@ -213,7 +241,7 @@ def test_gauntlet_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         (["greedy", "random", "--top", "2"], "--top goes with --until-separated"),
         (["greedy", "random", "--budget", "9"], "--budget goes with --until-separated"),
         (["greedy", "random", "--gauntlet", "random"], "--gauntlet plays one bot against a field"),
-        (["greedy", "random", "random", "--until-separated", "--players", "2,3"], "plays one table size"),
+        (["greedy", "--gauntlet", "random", "random", "--until-separated", "-k", "2,3"], "plays one table size"),
         (["greedy", "random", "--until-separated", "--confidence", "1.5"], "below 1"),
     ],
 )

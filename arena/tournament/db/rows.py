@@ -219,8 +219,8 @@ def renamed_settings(s: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_adaptive(a: object, sizes: list[int]) -> None:
-    if type(a) is not dict or len(sizes) != 1:
-        raise damaged("meta", "settings: adaptive is not a JSON object of one table size's design")
+    if type(a) is not dict or not sizes:
+        raise damaged("meta", "settings: adaptive is not a JSON object of a design")
     if a.get("method", METHODS[-1]) not in METHODS:
         raise damaged("meta", f"settings: adaptive method {show(a.get('method'))} is not one this arena knows")
     number("meta", "settings: adaptive confidence", a.get("confidence"), 1e-9, 1 - 1e-9)

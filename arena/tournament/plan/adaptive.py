@@ -4,7 +4,9 @@
 the schedule, ``--games`` deals each, default 1), then rounds of a few
 duplicate blocks at tables chosen where they help most, until every adjacent
 pair of the standings (or each of the top K places, or each NEW-vs-field
-pair of a gauntlet) is *separated*, or ``--budget`` games are spent.
+pair of a gauntlet) is *separated*, or ``--budget`` games are spent. The
+schedule may hold tables of several sizes (``--players 2-6``): a block's
+difference is taken at its own table, whatever its size (docs/RULINGS.md 139).
 
 **The sequential method.** Two bots at one table in a block got the same
 cards and opponents; the difference of their block scores (mean normalised
@@ -51,6 +53,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..db.rows import LEGACY_METHOD as LEGACY_METHOD
@@ -78,8 +81,8 @@ class Design:
     """What decides an adaptive tournament's rounds (stored with its settings)."""
 
     bots: int
-    size: int
-    tables: tuple[tuple[int, ...], ...]  # the tables rounds may use (the schedule's)
+    size: int  # the largest table size (the only one, but for a schedule of several sizes)
+    tables: tuple[tuple[int, ...], ...]  # the tables rounds may use (the schedule's, size by size)
     first_deals: int = 1
     confidence: float = 0.95
     top: int | None = None
@@ -89,6 +92,26 @@ class Design:
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"unknown sequential method {self.method!r} (this arena knows {', '.join(METHODS)})")
+
+    @cached_property
+    def where(self) -> tuple[tuple[int, int], ...]:
+        """Each table's (size, number among the tables of its size): its games' keys."""
+        seen: dict[int, int] = {}
+        out = []
+        for table in self.tables:
+            n = len(table) or self.size
+            out.append((n, seen.get(n, 0)))
+            seen[n] = seen.get(n, 0) + 1
+        return tuple(out)
+
+    @property
+    def several(self) -> bool:
+        """Whether the tables are of more than one size (their games are numbered otherwise)."""
+        return len({n for n, _ in self.where}) > 1
+
+    def games_of(self, blocks: Sequence[Block]) -> int:
+        """The games ``blocks`` hold: one per seat rotation of each."""
+        return sum(self.where[t][0] for t, _ in blocks)
 
     def test(self) -> MixtureTest | SignTest:
         """A fresh per-pair test of this design's method."""
@@ -110,7 +133,7 @@ class Design:
 
     @property
     def first_round_games(self) -> int:
-        return len(self.tables) * self.first_deals * self.size
+        return sum(n for n, _ in self.where) * self.first_deals
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -126,8 +149,11 @@ class Design:
         return DEFAULT_BUDGET_ROUNDS * self.first_round_games
 
 
-def game_id(key: GameKey) -> int:
-    """The database row id of an adaptive tournament's game (one table size)."""
+def game_id(key: GameKey, several: bool = False) -> int:
+    """The database row id of an adaptive tournament's game (less 1); ``several``: of a schedule of
+    several table sizes (up to 7 seats; one size keeps the numbering its databases were made with)."""
+    if several:
+        return ((key.table * DEAL_CAP + key.deal) * 8 + key.size) * 8 + key.rotation
     return (key.table * DEAL_CAP + key.deal) * key.size + key.rotation
 
 
@@ -187,12 +213,13 @@ class State:
         return [b for r in self.rounds for b in r]
 
     def keys(self, block: Block) -> list[GameKey]:
-        return [GameKey(self.design.size, block[0], block[1], r) for r in range(self.design.size)]
+        size, table = self.design.where[block[0]]
+        return [GameKey(size, table, block[1], r) for r in range(size)]
 
     # -- absorbing results ------------------------------------------------------
     def absorb(self, block: Block, games: Sequence[GameResult]) -> None:
         """One finished block's games (all rotations)."""
-        k = self.design.size
+        k = self.design.where[block[0]][0]
         per: dict[int, list[float]] = {}
         for g in games:
             for bot, place, *_ in g.seats:
@@ -339,9 +366,8 @@ class AdaptivePlanner:
         self.games: dict[GameKey, GameResult] = {}
         self.on_round = on_round
 
-    @staticmethod
-    def index(key: GameKey) -> int:
-        return game_id(key)
+    def index(self, key: GameKey) -> int:
+        return game_id(key, self.state.design.several)
 
     def resume(self, db: Any) -> int:
         from ..db.database import read_games
@@ -380,29 +406,37 @@ class AdaptivePlanner:
             if not s.uncertain():
                 s.status = "separated"
                 return []
-            room = (self.budget - len(plan) * s.design.size) // s.design.size
-            blocks = s.next_round()[: max(0, room)]
+            blocks = self._within(s.next_round(), self.budget - s.design.games_of(plan))
             if not blocks:
                 s.status = "budget"
                 return []
             s._add_round(blocks)
 
+    def _within(self, blocks: Sequence[Block], room: int) -> list[Block]:
+        """The first of ``blocks`` that hold at most ``room`` games (whole blocks, in order)."""
+        out: list[Block] = []
+        for b in blocks:
+            room -= self.state.design.where[b[0]][0]
+            if room < 0:
+                break
+            out.append(b)
+        return out
+
     def _missing(self, blocks: Sequence[Block]) -> list[GameKey]:
         s = self.state
-        played = (s.absorbed) * s.design.size
-        room = max(0, (self.budget - played) // s.design.size)
-        keys = [k for b in blocks[:room] for k in s.keys(b) if k not in self.games]
+        played = s.design.games_of(s.plan()[: s.absorbed])
+        keys = [k for b in self._within(blocks, self.budget - played) for k in s.keys(b) if k not in self.games]
         if not keys:
             s.status = "budget"
         return keys
 
 
 def design_of(settings: dict[str, Any], bots: int, tables: Sequence[tuple[int, ...]]) -> Design:
-    """The design stored in a database's settings."""
+    """The design stored in a database's settings (``tables``: size by size, as stored)."""
     a = settings["adaptive"]
     return Design(
         bots,
-        int(settings["sizes"][0]),
+        max(int(n) for n in settings["sizes"]),
         tuple(tuple(t) for t in tables),
         int(a["first_deals"]),
         float(a["confidence"]),
@@ -439,7 +473,7 @@ def run(
     on_round: Callable[[State, int], None] | None = None,
     sandbox: dict[str, Any] | None = None,
 ) -> AdaptiveResult:
-    """Play ``p`` (a :class:`~arena.tournament.plan.plan.Plan` of one table size) adaptively into ``db_path``: the
+    """Play ``p`` (a :class:`~arena.tournament.plan.plan.Plan`) adaptively into ``db_path``: the
     tournament loop (:func:`arena.tournament.loop.play`) fed by an :class:`AdaptivePlanner`.
 
     :raises TournamentDBError: the database is foreign, damaged or of another tournament.

@@ -73,8 +73,8 @@ class ResultSet:
         s = self.stored.settings
         if not self.adaptive:
             return 0
-        size = int(s["sizes"][0])
-        return size * len(self.stored.tables.get(size, ())) * int(s["adaptive"]["first_deals"])
+        seats = sum(int(size) * len(self.stored.tables.get(int(size), ())) for size in s["sizes"])
+        return seats * int(s["adaptive"]["first_deals"])
 
 
 def results_of(stored: Stored) -> ResultSet:
