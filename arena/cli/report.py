@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from ..errors import UsageError
+from ..report.pages import TITLE
 from ..trust.text import escape
 from .dbgames import sandbox_check
 from .options import add_trust_options, positive
@@ -36,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
             on_replayed=replayed,
             trusted=args.trusted,
             approve=sandbox_check(args.allow_weak_sandbox),
+            title=args.title,
+            house=args.house,
         )
     except (TournamentDBError, RerunError, ReportError) as exc:
         raise UsageError(str(exc)) from None
@@ -49,6 +52,13 @@ def run(args: argparse.Namespace) -> int:
         f"publish the folder {escape(args.out)} as it is"
     )
     return 0
+
+
+def title_text(text: str) -> str:
+    """A site title: printable, one line, at most 200 characters."""
+    if not text.strip() or not text.isprintable() or len(text) > 200:
+        raise argparse.ArgumentTypeError("a title is one line of printable text, at most 200 characters")
+    return text.strip()
 
 
 def register(sub: Any) -> None:
@@ -66,6 +76,21 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--replays", metavar="DIR", help="records kept by `arena tournament --replays DIR`")
     p.add_argument("--workers", "-j", type=positive, metavar="W", help="parallel re-plays (default: all cores)")
+    p.add_argument(
+        "--title",
+        type=title_text,
+        default=TITLE,
+        metavar="TEXT",
+        help=f"the site's title, on every page (default {TITLE!r}; e.g. a contest's name and round)",
+    )
+    p.add_argument(
+        "--house",
+        action="append",
+        default=[],
+        metavar="BOT",
+        help="a bot of the organiser's own (repeatable): marked 'house bot' on every page, and the other "
+        "bots ranked among themselves too (an authors' rank column)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_trust_options(p)
     p.set_defaults(func=run)

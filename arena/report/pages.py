@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -41,8 +42,21 @@ class BotStats:
     timed: bool = False
 
 
+#: A report's title when none is given (``arena report --title``).
+TITLE = "Yard bridge tournament"
+#: What a house bot's author cell says (the organiser's own AI: ``arena report --house``).
+HOUSE = "house bot"
+
 #: The most places a table-size row counts (the game seats far fewer): bounds the work a bad size can ask.
 MAX_SIZE = 64
+
+
+def file_name(path: str | None) -> str | None:
+    """A bot's file as the published site names it: its name alone, never the folders of the machine
+    that ran the tournament (docs/RULINGS.md 138)."""
+    if not path:
+        return None
+    return PurePath(path.rstrip("/\\")).name or None
 
 
 def viewer_link(key: Any, up: str = "", step: str = "0") -> str:
@@ -63,8 +77,29 @@ def _mean(values: Sequence[Any]) -> float | None:
     return sum(numbers) / len(numbers) if numbers else None
 
 
-def _scope(title: str, scope: dict[str, Any], index: dict[str, int], size: Any, charts: bool) -> dict[str, Any]:
-    """Standings, score and rating charts and the head-to-head heat map of one scope."""
+def authors_ranks(rows: Sequence[dict[str, Any]], house: frozenset[str]) -> dict[str, int]:
+    """Each bot but the house's, ranked among themselves as the standings rank (equal scores share)."""
+    out: dict[str, int] = {}
+    before: dict[str, Any] | None = None
+    for r in rows:
+        if r["bot"] in house:
+            continue
+        tied = before is not None and r["games"] and before["games"] and r["score"] == before["score"]
+        out[r["bot"]] = out[before["bot"]] if tied and before is not None else len(out) + 1
+        before = r
+    return out
+
+
+def _scope(
+    title: str,
+    scope: dict[str, Any],
+    index: dict[str, int],
+    size: Any,
+    charts: bool,
+    house: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """Standings, score and rating charts and the head-to-head heat map of one scope; with
+    ``house``, those bots marked and the others' ranks among themselves."""
     teams = any("members" in r for r in scope["standings"])
     if teams:  # a team's row names its members, each linked to its bot's page
         rows = [
@@ -72,9 +107,14 @@ def _scope(title: str, scope: dict[str, Any], index: dict[str, int], size: Any, 
         ]
     else:
         rows = [dict(r, href=f"bots/bot-{index.get(r['bot'], '')}.html") for r in scope["standings"]]
+    ranks = authors_ranks(rows, house) if house else {}
+    for r in rows:
+        r["house"] = r["bot"] in house
+        r["authors_rank"] = ranks.get(r["bot"])
     out = {"title": title, "size": size, "games": scope["games"], "blocks": scope["blocks"], "rows": rows}
     out["teams"] = teams
-    out["authors"] = any(r.get("author") for r in rows)  # a column only when a manifest named one
+    out["house"] = bool(house) and not teams
+    out["authors"] = any(r.get("author") for r in rows) or out["house"]  # a column when a manifest named one
     out["charts"] = None
     if not charts:
         return out
@@ -137,24 +177,61 @@ def header(results: ResultSet, bots: int) -> list[str]:
         facts.append(done)
         facts.append(f"tables of {sizes} players")
         facts.append(f"{settings.get('games', '?')} deals per table, each played once per seat rotation")
-    facts.append(f"rules {settings.get('rules', {}).get('name', 'contest')}")
+    facts.append(rules_fact(settings.get("rules", {})))
     return facts
+
+
+def rules_fact(rules: Any) -> str:
+    """The rules in force: the variant's name and each knob changed from the contest's rules."""
+    from ..game.rules import Rules
+
+    name = rules.get("name", "contest") if isinstance(rules, dict) else "contest"
+    try:
+        changed = Rules.from_dict(rules).changed() if isinstance(rules, dict) else {}
+    except (ValueError, TypeError):
+        changed = {}
+    return f"rules {name}" + "".join(
+        f"{', changed: ' if i == 0 else ', '}{k} = {v}" for i, (k, v) in enumerate(sorted(changed.items()))
+    )
+
+
+def champion_line(doc: dict[str, Any], house: frozenset[str]) -> dict[str, Any]:
+    """What the standings announce above the table: the champion, named only when separated from
+    the next (docs/RULINGS.md 137); else the bots at the top that are not told apart (those sharing
+    first place, and each one below not separated from the one above it)."""
+    rows = [r for r in doc["overall"]["standings"] if r["games"]]
+    top = rows[:1]
+    while len(top) < len(rows) and (top[-1].get("next") == "not separated" or rows[len(top)]["rank"] == 1):
+        top.append(rows[len(top)])
+    champion = doc.get("champion")
+    return {
+        "champion": champion,
+        "house": champion in house,
+        "level": doc.get("confidence", 0.95),
+        "open": [] if champion else [r["bot"] for r in top],
+        "shared": not champion and len(top) > 1 and all(r["rank"] == 1 for r in top),
+    }
 
 
 def index_page(doc: dict[str, Any], stats: Sequence[BotStats], context: dict[str, Any]) -> str:
     """``index.html``: overall standings, the separation verdicts, then standings per table size."""
     index = {s.bot.label: s.bot.bot for s in stats}
     results: ResultSet = context["results"]
-    scopes = [_scope("Standings: all games", doc["overall"], index, "all", True)]
+    house = context.get("house", frozenset())
+    scopes = [_scope("Standings: all games", doc["overall"], index, "all", True, house)]
     for size, scope in doc["by_size"].items():
         title = f"Standings at {size}-player tables"
         if len(doc["by_size"]) == 1:
             title += " (all games)"
-        scopes.append(_scope(title, scope, index, size, len(doc["by_size"]) > 1))
+        scopes.append(_scope(title, scope, index, size, len(doc["by_size"]) > 1, house))
     sep = doc.get("separation") or {}
+    for scope in scopes:
+        for r in scope["rows"]:
+            r["level"] = doc.get("confidence", 0.95)
     return render(
         "report_index.html.j2",
-        title="Yard bridge tournament",
+        title=context.get("title", TITLE),
+        announce=champion_line(doc, house) if "champion" in doc else None,
         up="",
         facts=header(results, len(stats)),
         db=context["db"],
@@ -185,7 +262,7 @@ def games_page(
         }
         for g in stored
     ]
-    return render("report_games.html.j2", title="Yard bridge tournament: games", up="", games=games)
+    return render("report_games.html.j2", title=f"{context.get('title', TITLE)}: games", up="", games=games)
 
 
 def _game(key: Any, found: set[Any]) -> dict[str, Any]:
@@ -240,12 +317,12 @@ def bot_page(s: BotStats, doc: dict[str, Any], labels: Sequence[str], found: set
     ]
     return render(
         "report_bot.html.j2",
-        title=f"Yard bridge tournament: {b.label}",
+        title=f"{context.get('title', TITLE)}: {b.label}",
         up="../",
         label=b.label,
-        author=s.author,
+        author=HOUSE if b.label in context.get("house", ()) else s.author,
         name=b.name,
-        path=b.path,
+        path=file_name(b.path),
         sha256=b.sha256,
         overall=next((r for r in doc["overall"]["standings"] if r["bot"] == b.label), None),
         time=time,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,8 +31,8 @@ from ..tournament.results.finished import GameResult, differences
 from ..tournament.results.resultset import results_of
 from ..web.view import game_script, render_viewer, viewer_game
 from ..web.view import write_page as _write_page
+from .pages import TITLE, bot_page, games_page, index_page
 from .pages import BotStats as BotStats
-from .pages import bot_page, games_page, index_page
 
 #: A report folder holds this file; only such a folder (or an empty or new one) is written.
 MARKER = ".arena-report"
@@ -182,11 +182,15 @@ def build_report(
     on_replayed: Callable[[int, int], None] | None = None,
     trusted: bool = False,
     approve: Callable[[Plan], None] = lambda plan: None,
+    title: str = TITLE,
+    house: Sequence[str] = (),
 ) -> ReportResult:
     """Write the report for the database ``db`` into ``out_dir`` (``on_replayed``, ``approve``: see
     :func:`records`). Every row is checked, and every stored source against its sha256, before
     the folder is made; bots are sandboxed unless ``trusted`` (the command line's, never the
-    database's). A folder this call made is removed again when it fails.
+    database's). A folder this call made is removed again when it fails. ``title`` heads every
+    page; ``house`` names the bots of the organiser's own (marked, and the others ranked among
+    themselves too).
 
     :raises TournamentDBError:, :raises ReportError:.
     """
@@ -217,6 +221,11 @@ def build_report(
             shutil.rmtree(out, ignore_errors=True)
         raise
     labels = [b.label for b in bots]
+    unknown = sorted(set(house) - set(labels))
+    if unknown:
+        raise ReportError(
+            f"--house {', '.join(unknown)[:200]}: no bot of this tournament (its bots: {', '.join(labels)[:400]})"
+        )
     listed = []
     for g in stored:
         events = found.get(g.key)
@@ -229,6 +238,8 @@ def build_report(
         winners = [names[s] for s, p in enumerate(g.places) if p == 1]
         listed.append({"id": str(g.key), "label": str(g.key), "summary": ", ".join(winners) + " first"})
     context = {
+        "title": title,
+        "house": frozenset(house),
         "db": os.path.basename(db),
         "settings": settings,
         "results": results,
@@ -238,7 +249,11 @@ def build_report(
     write_page(
         out / "viewer.html",
         render_viewer(
-            listed, title="Yard bridge tournament: games", src="games/", back=("index.html", "\u2190 standings")
+            listed,
+            title=f"{title}: games",
+            src="games/",
+            back=("index.html", "\u2190 standings"),
+            heading=title,
         ),
     )
     write_page(out / "index.html", index_page(doc, stats, context))

@@ -91,12 +91,14 @@ def render_viewer(
     seat: int | None = None,
     src: str | None = None,
     back: tuple[str, str] | None = None,
+    heading: str = "Yard bridge",
 ) -> str:
     """The viewer page for ``games`` (from :func:`viewer_game`). With ``src``, games carry no
-    events and the page loads ``src + id + ".js"`` when one is opened (the report's viewer)."""
+    events and the page loads ``src + id + ".js"`` when one is opened (the report's viewer).
+    ``heading``: the page's header (a contest's name)."""
     data = {"title": title, "seat": seat, "src": src, "games": list(games)}
     link = {"href": back[0], "text": back[1]} if back else None
-    return render("viewer.html.j2", title=title, back=link, data=data)
+    return render("viewer.html.j2", title=title, back=link, data=data, heading=heading)
 
 
 def game_script(game: Mapping[str, Any]) -> str:

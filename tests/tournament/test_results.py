@@ -164,6 +164,91 @@ def test_the_report_names_authors_and_kinds_as_the_standings_do(tmp_path: Path) 
     assert '<td class="text kind">file</td>' in page and '<td class="text kind">built-in</td>' in page
 
 
+def twins(folder: Path, names: tuple[str, ...] = ("annbot", "benbot")) -> None:
+    """Copies of one deterministic bot (at duplicate deals two tie exactly) in a folder."""
+    folder.mkdir()
+    for name in names:
+        text = (EXAMPLES.parent / "bots" / "greedy.py").read_text().replace('name = "greedy"', f'name = "{name}"')
+        (folder / f"{name}.py").write_text(text)
+
+
+def test_a_tie_is_shown_as_a_tie_and_no_champion_is_named(tmp_path: Path) -> None:
+    # The issue's final: two bots, 0.500-0.500, "not separated", published as rank 1 and rank 2 with
+    # the first named by the page. Equal scores share a rank; a rank not separated from the next
+    # says so next to it; a champion is named only when separated from the next.
+    twins(tmp_path / "bots")
+    ok(tmp_path, "tournament", "bots", "-k", "2", "-n", "3", "-j", "1", "--db", "t.sqlite", "-q", "--seed", "5")
+    doc = standings_json(tmp_path, "t.sqlite")
+    rows = doc["overall"]["standings"]
+    assert [r["rank"] for r in rows] == [1, 1] and rows[0]["score"] == rows[1]["score"] == 0.5
+    assert rows[0]["next"] == "not separated" and rows[1]["next"] is None and doc["champion"] is None
+    ok(tmp_path, "report", "--db", "t.sqlite", "--out", "site", "-q", "-j", "1")
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert re.findall(r'<tr data-bot="([^"]*)" data-rank="(\d+)"', page)[:2] == [("annbot", "1"), ("benbot", "1")]
+    assert "not separated from the next at 95%" in page and "Champion:" not in page
+    assert "No champion is named: annbot, benbot share first place" in page
+    terminal = ok(tmp_path, "standings", "t.sqlite")
+    assert re.search(r"^\s+1\s+annbot", terminal, re.M) and re.search(r"^\s+1\s+benbot", terminal, re.M)
+
+
+def test_a_champion_is_named_when_separated_and_the_site_carries_its_title(tmp_path: Path) -> None:
+    # `arena report --title` heads every page (the viewer's too), `--house` marks the organiser's own
+    # bots and ranks the others among themselves; the rules changed are named; a bot's page names its
+    # file, never the folders of the machine that ran the tournament.
+    twins(tmp_path / "bots", ("annbot",))
+    argv = ["tournament", "bots", "random", "-k", "2", "-n", "20", "-j", "1", "--db", "t.sqlite", "-q"]
+    ok(tmp_path, *argv, "--seed", "3", "--rule", "limit=100")
+    doc = standings_json(tmp_path, "t.sqlite")
+    ok(
+        tmp_path,
+        "report",
+        "--db",
+        "t.sqlite",
+        "--out",
+        "site",
+        "-q",
+        "-j",
+        "1",
+        "--title",
+        "Cup 2012: final",
+        "--house",
+        "random",
+    )
+    site = tmp_path / "site"
+    page = (site / "index.html").read_text()
+    assert "<title>Cup 2012: final</title>" in page and "Yard bridge tournament" not in page
+    assert "rules contest, changed: limit = 100" in summary(site)
+    assert '<tr data-bot="random" data-rank="2" data-house="1">' in page and "house bot" in page
+    assert doc["champion"] == "annbot" and doc["overall"]["standings"][0]["next"] == "separated"
+    assert 'data-champion="annbot">Champion: <b>annbot</b>, separated from the next at 95%' in page
+    assert "authors&#39; rank" in page and '<td class="authors-rank">1</td>' in page
+    for name in ("viewer.html", "games.html", "bots/bot-0.html"):
+        assert "Cup 2012: final" in (site / name).read_text(), name
+    assert "<h1>Cup 2012: final</h1>" in (site / "viewer.html").read_text()
+    bot_pages = "".join(p.read_text() for p in (site / "bots").iterdir())
+    assert str(tmp_path) not in bot_pages and "bots/annbot.py" not in bot_pages and ">annbot.py<" in bot_pages
+    for bad, why in ((["--house", "nosuch"], "no bot of this tournament"), (["--title", "a\nb"], "one line")):
+        done = arena("report", "--db", "t.sqlite", "--out", "site2", *bad, cwd=tmp_path)
+        assert done.returncode == 2 and why in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_the_champion_line_names_the_first_only_when_separated() -> None:
+    from arena.report.pages import authors_ranks, champion_line
+
+    def doc(*rows: tuple[str, int, float, str | None], champion: str | None = None) -> dict:
+        standings = [{"bot": b, "rank": r, "score": s, "games": 4, "next": n} for b, r, s, n in rows]
+        return {"overall": {"standings": standings}, "champion": champion, "confidence": 0.95}
+
+    separated = doc(("a", 1, 0.9, "separated"), ("b", 2, 0.5, "not separated"), ("c", 3, 0.4, None), champion="a")
+    assert champion_line(separated, frozenset())["champion"] == "a"
+    level = doc(("a", 1, 0.9, "not separated"), ("b", 2, 0.8, "separated"), ("c", 3, 0.1, None))
+    assert champion_line(level, frozenset())["open"] == ["a", "b"] and not champion_line(level, frozenset())["shared"]
+    tied = doc(("a", 1, 0.5, "not separated"), ("b", 1, 0.5, "separated"), ("c", 3, 0.1, None))
+    assert champion_line(tied, frozenset())["open"] == ["a", "b"] and champion_line(tied, frozenset())["shared"]
+    rows = [{"bot": b, "score": s, "games": 4} for b, s in (("h", 0.9), ("a", 0.6), ("b", 0.6), ("c", 0.2))]
+    assert authors_ranks(rows, frozenset({"h"})) == {"a": 1, "b": 1, "c": 3}
+
+
 # -- the report on a phone -------------------------------------------------------------------
 
 

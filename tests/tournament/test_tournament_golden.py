@@ -56,5 +56,10 @@ def test_a_tournaments_records_and_standings_are_unchanged(case: str, tmp_path: 
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
+    for added in ("champion", "confidence"):  # what the standings announce (issue 29), derived since 9368ad0
+        doc.pop(added)
+    for scope in [doc["overall"], *doc["by_size"].values()]:
+        for row in scope["standings"]:
+            row.pop("next", None)
     assert digest(tmp_path / "replays") == records
     assert hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest() == standings

@@ -87,7 +87,25 @@ def results_of(stored: Stored) -> ResultSet:
     results = ResultSet(stored, doc)
     if results.gauntlet and labels:
         rank_gauntlet(doc, labels[0])
+    else:
+        announce(doc)
     return results
+
+
+def announce(doc: dict[str, Any]) -> None:
+    """What the overall standings can announce (docs/RULINGS.md 137): each row's ``next``, the
+    verdict on it and the row below (``separated``, ``not separated``, ...; None for the last row or
+    a pair not compared), and ``champion``: the one bot of rank 1, when it is separated from the
+    next (None otherwise: a tie, or first place not settled)."""
+    verdicts = {(p["upper"], p["lower"]): p for p in doc["separation"].get("pairs", [])}
+    rows = doc["overall"]["standings"]
+    for row, below in zip(rows, [*rows[1:], None], strict=True):
+        pair = verdicts.get((row["bot"], below["bot"])) if below is not None else None
+        row["next"] = None if pair is None else ("separated" if pair["separated"] else "not separated")
+    first = [r for r in rows if r["rank"] == 1 and r["games"]]
+    champion = len(first) == 1 and (first[0]["next"] == "separated" or len(rows) == 1)
+    doc["champion"] = first[0]["bot"] if champion else None
+    doc["confidence"] = doc["separation"].get("confidence", 0.95)
 
 
 def teams_doc(stored: Stored) -> dict[str, Any]:
@@ -100,6 +118,7 @@ def teams_doc(stored: Stored) -> dict[str, Any]:
     add_members(doc, teams, stored.labels, stored.authors)
     doc["separation"] = separation_of(stored.tables, stored.settings, names, games, doc)
     doc["teams"] = True
+    announce(doc)
     return doc
 
 

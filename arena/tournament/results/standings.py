@@ -169,8 +169,10 @@ def compute(labels: Sequence[str], games: Sequence[GameResult], kinds: Sequence[
             }
         )
     rows.sort(key=lambda row: (row["games"] == 0, -(row["score"] or 0.0), -row["ordinal"], row["bot"]))
-    for rank, row in enumerate(rows, 1):
-        row["rank"] = rank
+    for i, row in enumerate(rows):  # equal scores share a rank (1, 1, 3): the rating does not rank
+        before = rows[i - 1] if i else None
+        tied = before is not None and row["games"] and before["games"] and row["score"] == before["score"]
+        row["rank"] = before["rank"] if tied and before is not None else i + 1
     h2h = {
         labels[a]: {
             labels[b]: {"above": _r(above[a][b] / shared[a][b]), "games": shared[a][b]}
@@ -238,9 +240,10 @@ TEAM_COLUMNS = ("rank", "team", "members")
 
 #: Printed under each standings table: which column ranks, and why the rating may disagree.
 RANK_NOTE = (
-    "Ranked by score (mean normalised placement over duplicate blocks, 1 = always first); the "
-    "95% interval is a bootstrap over blocks. The rating (OpenSkill, updated game by game) weighs "
-    "whom each game was against and may order close bots differently; it does not rank."
+    "Ranked by score (mean normalised placement over duplicate blocks, 1 = always first; equal "
+    "scores share a rank); the 95% interval is a bootstrap over blocks. The rating (OpenSkill, "
+    "updated game by game) weighs whom each game was against and may order close bots "
+    "differently; it does not rank."
 )
 
 #: Printed under a gauntlet's standings instead of the usual rank note.
