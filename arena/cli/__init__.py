@@ -49,7 +49,11 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("view", "write a game record as an HTML replay viewer"),
     ("report", "write a tournament's results as a static web site"),
     ("verify", "re-check game records against the rules (an organiser's audit)"),
-    ("contest", "create a contest folder for `arena serve`, invite, disable or enable authors, guest links, round two"),
+    (
+        "contest",
+        "the organiser's commands for `arena serve`'s contest folder "
+        "(init, house, invite, guest, final, round, disable, enable)",
+    ),
     ("serve", "run a contest's site, API and ladder"),
 )
 

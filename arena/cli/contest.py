@@ -1,7 +1,13 @@
-"""``arena contest init DIR``, ``arena contest invite DIR AUTHOR`` and ``arena contest guest DIR``: a
-contest folder, its tokens and its guest links; ``arena contest round DIR --field K``: round two opens
-with the best K of round one as its field and rules of its own; ``arena contest disable|enable DIR
-AUTHOR``: an author's token stops (or starts again) signing in, their sessions and sockets end.
+"""``arena contest ACTION DIR``, the organiser's commands:
+
+* ``init DIR [--house random,heuristic]``: a contest folder and the organiser's token, with its house
+  bots (the organiser's own AI, :mod:`arena.server.contest.house`); ``house DIR --add/--remove``;
+* ``invite DIR AUTHOR``, ``guest DIR``: an author's token, a guest link for the tables;
+* ``final DIR [--round N] ...``: a round's final, played and published (the options of
+  ``arena tournament``, the final's defaults: :mod:`.contestfinal`);
+* ``round DIR --field K [--no-final]``: round two opens with the best K of round one as its field
+  and rules of its own;
+* ``disable|enable DIR AUTHOR``: an author's token stops (or starts again) signing in.
 
 Each token is printed once; the database keeps only its hash."""
 
@@ -12,6 +18,7 @@ from typing import Any
 
 from ..authoring.check import NAME_PATTERN
 from ..errors import UsageError
+from ..server.contest.house import DEFAULT_HOUSE
 from ..trust.text import escape
 from .options import add_rules_options, make_rules, positive
 
@@ -21,10 +28,13 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         if args.action == "init":
-            token = store.init_contest(args.dir, args.name or "Yard bridge contest")
-            print(f"contest created in {escape(args.dir)}")
-            print(f"organiser token (shown once, keep it secret): {token}")
-            return 0
+            return init(args)
+        if args.action == "house":
+            return house(args)
+        if args.action == "final":
+            from .contestfinal import run_final
+
+            return run_final(args)
         if args.action == "round":
             return open_round(args)
         if args.action == "guest":
@@ -46,6 +56,47 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def init(args: argparse.Namespace) -> int:
+    """``init``: the contest folder, its house bots, the organiser's token. :raises store.ContestError:."""
+    from ..server.contest import house as houses
+    from ..server.store import database as store
+
+    specs = houses.parse(args.house)  # checked before anything is made
+    token = store.init_contest(args.dir, args.name or "Yard bridge contest")
+    db = store.open_db(args.dir)
+    try:
+        names = houses.add(db, specs)
+    finally:
+        db.close()
+    print(f"contest created in {escape(args.dir)}")
+    print(escape(f"house bots (the organiser's own AI, on the ladder): {', '.join(names) or 'none'}"))
+    print(f"organiser token (shown once, keep it secret): {token}")
+    return 0
+
+
+def house(args: argparse.Namespace) -> int:
+    """``house DIR [--add LIST] [--remove LIST]``: change the house bots, then list them."""
+    from ..server.contest import house as houses
+    from ..server.store import database as store
+
+    db = store.open_db(args.dir)
+    try:
+        if args.add:
+            houses.add(db, houses.parse(args.add, "--add"), "--add")
+        if args.remove:
+            houses.remove(db, [s.strip() for s in args.remove.split(",") if s.strip()])
+        found = houses.listing(db)
+    finally:
+        db.close()
+    if not found:
+        print("no house bots (add one: arena contest house DIR --add random)")
+    for h in found:
+        what = "registered bot, played by its name" if h.kind == "registered" else "bot file, played sandboxed"
+        state = "on the ladder" if h.playing and h.submission else "waiting for its check" if h.playing else "off"
+        print(escape(f"{h.name}: {state} ({what})"))
+    return 0
+
+
 def open_round(args: argparse.Namespace) -> int:
     """Open round two; print its rules and its field. :raises store.ContestError:."""
     import sqlite3
@@ -57,7 +108,7 @@ def open_round(args: argparse.Namespace) -> int:
     rules = make_rules(args.variant, args.rule)  # the rules options of `arena tournament`: one line when bad
     db = store.open_db(args.dir)
     try:
-        rnd, picks = rounds.open_round(db, Path(args.dir), args.field, rules, args.variant, args.rule)
+        rnd, picks = rounds.open_round(db, Path(args.dir), args.field, rules, args.variant, args.rule, args.no_final)
     except sqlite3.Error as exc:  # a read-only or locked database: nothing was written
         raise UsageError(f"{args.dir}: cannot open round two: {exc}") from None
     finally:
@@ -68,7 +119,9 @@ def open_round(args: argparse.Namespace) -> int:
     print(f"the field, by {how}:")
     for rank, p in enumerate(picks, 1):
         print(escape(f"  {rank}. {p.bot} v{p.version} ({p.author}) sha256 {p.sha256[:16]}"))
-    print("uploads are open again; each new submission plays the field (the gauntlet)")
+    if rnd.picked_by != "final":
+        print("round one has no final (--no-final): the round-one leaderboard stays as the ladder left it")
+    print("uploads are open again; each new submission plays the field and the house bots (the gauntlet)")
     return 0
 
 
@@ -110,28 +163,55 @@ def guest(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Every action, as ``arena contest --help`` and ``arena --help`` name them.
+ACTIONS = "init, house, invite, guest, final, round, disable, enable"
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "contest",
-        help="create a contest folder for `arena serve`, invite, disable or enable authors, guest links, round two",
-        description="Create a contest folder (its SQLite database), invite an author to it, disable or enable an "
-        "author, make a guest link for the tables, or open round two.",
+        help=f"the organiser's commands for `arena serve`'s contest folder ({ACTIONS})",
+        description="The organiser's commands: init (create a contest folder and its house bots), house (change "
+        "the house bots), invite (an author's token), guest (a link for the tables), final (play and publish a "
+        "round's final), round (open round two), disable and enable (an author's token).",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    init = actions.add_parser("init", help="create the contest folder; prints the organiser's token once")
+    init = actions.add_parser(
+        "init", help="create the contest folder and its house bots; prints the organiser's token once"
+    )
     init.add_argument("dir", metavar="DIR")
-    init.add_argument("--name", help="the contest's name, shown on its pages")
+    init.add_argument("--name", help="the contest's name, shown on its pages and its finals")
+    init.add_argument(
+        "--house",
+        default=",".join(DEFAULT_HOUSE),
+        metavar="BOTS",
+        help="the organiser's own AI on the ladder: registered bots or bot files, comma-separated "
+        f"(default {','.join(DEFAULT_HOUSE)}: the 2012 demo AI's play and the reference heuristic; none: none)",
+    )
+    hse = actions.add_parser("house", help="list the house bots; --add or --remove some")
+    hse.add_argument("dir", metavar="DIR")
+    hse.add_argument("--add", metavar="BOTS", help="registered bots or bot files to put on the ladder, comma-separated")
+    hse.add_argument("--remove", metavar="BOTS", help="house bots to take off the ladder (their games stay)")
+    from .contestfinal import register_final
+
+    register_final(actions)
     inv = actions.add_parser("invite", help="add an author; prints their token once")
     inv.add_argument("dir", metavar="DIR")
     inv.add_argument("author", metavar="AUTHOR")
     rnd = actions.add_parser(
         "round",
         help="open round two: the best K of round one form the field, the rules may change",
-        description="Open round two: the best K of round one (by the published final's standings, else by the "
-        "ladder's ratings) form the field; new submissions play against it under the round's rules.",
+        description="Open round two: the best K of round one's authors' bots (by the published round-one "
+        "final's standings; with --no-final by the ladder's ratings) form the field; new submissions play "
+        "against it and the house bots under the round's rules.",
     )
     rnd.add_argument("dir", metavar="DIR")
     rnd.add_argument("--field", type=positive, required=True, metavar="K", help="how many of round one form the field")
+    rnd.add_argument(
+        "--no-final",
+        action="store_true",
+        help="open round two although round one's final was not published (round one then has no final)",
+    )
     add_rules_options(rnd)
     for action, what in (
         ("disable", "disable an author: their token stops signing in, their sessions and sockets end"),

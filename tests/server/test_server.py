@@ -18,7 +18,7 @@ pytestmark = pytest.mark.long
 def contest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, object]]:
     base = tmp_path_factory.mktemp("contest")
     folder = base / "cup"
-    made = arena("contest", "init", str(folder), "--name", "Test Cup")
+    made = arena("contest", "init", str(folder), "--name", "Test Cup", "--house", "none")
     assert made.returncode == 0, made.stderr
     organiser = token_of(made.stdout.splitlines()[-1])
     again = arena("contest", "init", str(folder))

@@ -148,7 +148,10 @@ def test_malformed_requests_get_a_json_4xx(site: dict[str, Any]) -> None:
             client.get("/api/submissions"),
             client.delete("/api/leaderboard"),
             client.post("/upload", content=b"x"),
-            client.get("/final/"),  # nothing published yet
+            client.get("/final/1/"),  # nothing published yet
+            client.get("/final/2/"),  # no round two
+            client.get("/final/3/"),
+            client.get("/final/1/%2e%2e/%2e%2e/contest.db"),
             client.get("/final/%2e%2e/contest.db"),
             client.get("/final/../contest.db"),
             client.post(

@@ -20,7 +20,7 @@ import pytest
 from support.server import ARENA, ROOT, arena, free_port
 
 from arena.cli import main
-from arena.server.contest.final import tournament_backend
+from arena.server.contest.publish import tournament_backend
 from arena.server.http.auth import FAILURES_PER_MINUTE
 from arena.server.ladder.matchmaker import LadderPlayer
 from arena.server.store import database as store
@@ -168,7 +168,7 @@ def test_the_final_runs_on_the_servers_backend() -> None:
 
 
 def test_a_ray_address_reaches_the_ladder_and_the_final(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from arena.server.contest import final
+    from arena.server.contest import publish
     from arena.server.http.common import ServerSettings
     from arena.server.ladder import ray_tasks as rayladder
     from arena.server.workers import processes as worker
@@ -177,8 +177,12 @@ def test_a_ray_address_reaches_the_ladder_and_the_final(tmp_path: Path, monkeypa
     spawned: list[list[str]] = []
     monkeypatch.setattr(subprocess, "Popen", lambda cmd, **kw: spawned.append(cmd))
     Supervisor(tmp_path, 0, 2, 2, "ray", "ray://head:10001")._spawn("ladder")
-    final.start(tmp_path, ServerSettings(tmp_path, ladder_workers=2, backend="ray", ray_address="ray://head:10001"))
-    final.start(tmp_path, ServerSettings(tmp_path, ladder_workers=2, backend="local", ray_address="ray://head:10001"))
+    publish.start(
+        tmp_path, 2, ServerSettings(tmp_path, ladder_workers=2, backend="ray", ray_address="ray://head:10001")
+    )
+    publish.start(
+        tmp_path, 1, ServerSettings(tmp_path, ladder_workers=2, backend="local", ray_address="ray://head:10001")
+    )
     for cmd in spawned[:2]:
         assert cmd[cmd.index("--backend") + 1] == "ray" and cmd[cmd.index("--ray-address") + 1] == "ray://head:10001"
     assert "--ray-address" not in spawned[2] and "--backend" not in spawned[2]

@@ -51,11 +51,20 @@ def test_upload_by_form_live_leaderboard_and_the_desk(browser: Any, tmp_path: Pa
         first = int(page.text_content("#games") or "0")
         # the page is not reloaded: the websocket brings the new games
         wait_for(lambda: int(page.text_content("#games") or "0") > first + 2, "the live leaderboard to count new games")
-        assert page.locator("tr[data-bot]").count() == 2
+        # the rows the socket rebuilt: the two authors' bots and the house bots, marked and never an author's
+        assert page.locator("tr[data-bot]").count() == 4
         assert {
-            page.get_attribute("tr[data-bot=annbot]", "data-rank"),
-            page.get_attribute("tr[data-bot=benbot]", "data-rank"),
-        } == {"1", "2"}
+            page.get_attribute(f"tr[data-bot={b}]", "data-rank") for b in ("annbot", "benbot", "random", "heuristic")
+        } == {
+            "1",
+            "2",
+            "3",
+            "4",
+        }
+        for bot in ("random", "heuristic"):
+            assert page.get_attribute(f"tr[data-bot={bot}]", "data-house") == "1"
+            assert "house bot" in (page.text_content(f"tr[data-bot={bot}]") or "")
+        assert page.get_attribute("tr[data-bot=annbot]", "data-house") is None
         if SHOTS:
             page.screenshot(path=str(shots / "server-leaderboard-1280.png"), full_page=True)
         page.set_viewport_size({"width": 390, "height": 844})
@@ -76,11 +85,11 @@ def test_upload_by_form_live_leaderboard_and_the_desk(browser: Any, tmp_path: Pa
         org.fill("#token", organiser)
         org.click("button[type=submit]")
         org.wait_for_url("**/desk")
-        org.click("a[href='/desk/1']")
+        org.click("a[href='/desk/3']")  # ben's (1 and 2 are the house bots, approved when added)
         org.wait_for_selector("pre.code .ln")
         org.click("button[value=approved]")
         org.wait_for_selector("#review:text('approved')")
-        org.goto(server.url + "/desk/2")
+        org.goto(server.url + "/desk/4")
         org.fill("#comment", "obscure code: please explain the <script> trick")
         org.click("button[value=rejected]")
         org.wait_for_selector("#review:text('rejected')")
@@ -93,7 +102,8 @@ def test_upload_by_form_live_leaderboard_and_the_desk(browser: Any, tmp_path: Pa
         # the rejected version leaves the ladder, live on the author's open page
         page.goto(server.url + "/")
         page.locator("tr[data-bot=annbot]").wait_for(state="detached", timeout=30_000)
-        wait_for(lambda: set(b["bot"] for b in server.get("/api/leaderboard")[1]["bots"]) == {"benbot"}, "the reject")
+        bots = {"benbot", "random", "heuristic"}
+        wait_for(lambda: set(b["bot"] for b in server.get("/api/leaderboard")[1]["bots"]) == bots, "the reject")
         page.goto(server.url + "/bots/annbot")
         assert "obscure code: please explain the <script> trick" in page.text_content("main")
         org.goto(server.url + "/desk")  # (the final, run from the desk: tests/server/test_server_final.py)

@@ -382,7 +382,9 @@ def tabbed(text: str) -> str:
 @pytest.mark.long
 def test_the_desk_in_chromium_shows_each_language_and_the_authors_lines(browser: Any, tmp_path: Path) -> None:
     folder = tmp_path / "cup"
-    organiser = token_of(arena("contest", "init", str(folder), "--name", "Desk Cup").stdout.splitlines()[-1])
+    organiser = token_of(
+        arena("contest", "init", str(folder), "--name", "Desk Cup", "--house", "none").stdout.splitlines()[-1]
+    )
     ann = token_of(arena("contest", "invite", str(folder), "ann").stdout)
     js = tabbed((ROOT / "examples" / "shed.js").read_text())
     (tmp_path / "shed.js").write_text(js)

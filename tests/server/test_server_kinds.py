@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from support.server import ROOT, Server, arena, arena_all, token_of, wait_for
 
-from arena.server.contest.final import write_bot
+from arena.server.contest.lineup import Entry
+from arena.server.contest.publish import write_entrant
 from arena.server.contest.review import files_of
 from arena.server.contest.uploads import as_stored
 from arena.server.http.app import create_app
@@ -78,7 +79,11 @@ def test_the_final_writes_each_stored_kind_back_as_the_loader_reads_it(tmp_path:
     }
     for _ in range(2):  # written again when the final is resumed: the same files
         for bot, data in kinds.items():
-            write_bot(tmp_path, bot, data)
+            write_entrant(tmp_path, Entry(bot, 1, bot, 1, "ann", None, 1), data)
+    for bot in kinds:  # each with its manifest, whose sha256 is what the tournament hashes of it
+        manifest = json.loads((tmp_path / f"{bot}.json").read_text())
+        played = tmp_path / manifest["file"]
+        assert manifest["author"] == "ann" and manifest["sha256"] == read_bot_file(played).sha256
     assert read_bot_file(tmp_path / "pybot.py").source.encode() == kinds["pybot"]
     assert read_bot_file(tmp_path / "shed.js").source.encode() == kinds["shed"]
     assert read_bot_file(tmp_path / "stdio-py").source.encode() == kinds["stdio-py"]

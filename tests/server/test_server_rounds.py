@@ -18,7 +18,7 @@ import pytest
 from support.server import ROOT, arena
 
 from arena.game.rules import Rules
-from arena.server.contest import final, rounds
+from arena.server.contest import final, lineup, rounds
 from arena.server.http.app import create_app
 from arena.server.http.common import ServerSettings
 from arena.server.ladder.matchmaker import Entrant, LadderPlayer
@@ -106,14 +106,16 @@ def test_contest_round_refuses_bad_input_in_one_line(round_one: Path, tmp_path: 
         (["--field", "2", "--rule", "hand_size=9"], "hand_size must be 1 to 7"),
         (["--field", "2", "--variant", "nosuch"], "unknown variant"),
         (["--field", "0"], "expected at least 1"),
-        (["--field", "5"], "rank 4 approved bots"),  # eve is pending: not one of round one's results
-        (["--field", "1", "--variant", "teams"], "no table of 2 to 2 players"),
+        # eve is pending: not one of round one's results
+        (["--field", "5", "--no-final"], "has rated only 4 approved authors' bots (dotbot, annbot, benbot, catbot)"),
+        (["--field", "1", "--variant", "teams", "--no-final"], "no table of 2 to 2 players"),
+        (["--field", "2"], "the round-one final has not been published"),  # never silently without a final
     ]
     for extra, why in cases:
         done = arena_main(main, ["contest", "round", str(folder), *extra])
         assert done[0] == 2 and why in done[1] and done[1].count("\n") == 1, (extra, done)
     for where, why in ((fresh, "no round-one results"), (tmp_path / "nowhere", "no contest here")):
-        done = arena_main(main, ["contest", "round", str(where), "--field", "1"])
+        done = arena_main(main, ["contest", "round", str(where), "--field", "1", "--no-final"])
         assert done[0] == 2 and why in done[1] and done[1].count("\n") == 1, done
     db = store.open_db(folder)
     assert rounds.current_number(db) == 1 and store.setting(db, "frozen") == "1"  # nothing changed
@@ -140,12 +142,13 @@ def round_two(round_one: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     db = store.open_db(folder)
     before = rounds.leaderboard(db, 1)
     db.close()
-    done = arena("contest", "round", str(folder), "--field", "3", "--rule", "hand_size=6", timeout=60)
+    done = arena("contest", "round", str(folder), "--field", "3", "--rule", "hand_size=6", "--no-final", timeout=60)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "round 2 is open" in lines[0] and "hand_size=6" in lines[0]
     assert "ladder's ratings" in lines[1] and [line.split()[1] for line in lines[2:5]] == ["dotbot", "annbot", "benbot"]
-    again = arena("contest", "round", str(folder), "--field", "3", timeout=60)
+    assert "round one has no final (--no-final)" in done.stdout
+    again = arena("contest", "round", str(folder), "--field", "3", "--no-final", timeout=60)
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "round 2 is open already" in again.stderr
     (folder / "round-one.json").write_text(json.dumps(before))
     return folder
@@ -159,7 +162,7 @@ def test_round_two_keeps_its_field_rules_and_reopens_uploads(round_two: Path) ->
     held = [bytes(store.submission(db, s)["source"]) for s in rnd.field]  # type: ignore[index]
     assert shas == [hashlib.sha256(b).hexdigest() for b in held] and b'"dotbot"' in held[0]
     assert store.setting(db, "frozen") == "0"  # authors may upload again
-    assert final.can_start(db) is not None  # round one's final is not run again over round two
+    assert "round one has no final" in str(lineup.can_start(db, 1))  # and never will: round two is open
     db.close()
 
 
@@ -260,7 +263,7 @@ def test_opening_a_round_is_all_or_nothing(round_one: Path, tmp_path: Path, monk
 
     monkeypatch.setattr(rounds, "_pick", dies)
     with pytest.raises(KeyboardInterrupt):
-        rounds.open_round(db, folder, 2, Rules(), "contest", [])
+        rounds.open_round(db, folder, 2, Rules(), "contest", [], no_final=True)
     assert {t: db.execute(f"SELECT * FROM {t}").fetchall() for t in snapshot} == snapshot
     db.close()
 
@@ -270,24 +273,25 @@ def test_the_field_comes_from_the_published_final(round_one: Path, tmp_path: Pat
 
     folder = copy_of(round_one, tmp_path / "cup")
     db = store.open_db(folder)
-    entrants = final.field(db)
-    bots = folder / "final" / "bots"
+    entrants = lineup.pool(db, 1)
+    home = final.home(folder, 1)
+    bots = home / "bots"
     bots.mkdir(parents=True)
-    for r in entrants:
-        (bots / f"{r['bot']}.py").write_bytes(bytes(r["source"]))
+    for e in entrants:
+        (bots / f"{e.label}.py").write_bytes(bytes(store.submission(db, e.submission)["source"]))  # type: ignore[index]
     tournament = ["tournament", str(bots), "--players", "4", "--games", "1", "--seed", "7", "--trusted", "--quiet"]
-    assert arena_main(main, [*tournament, "--db", str(folder / "final" / "final.sqlite")])[0] == 0
-    final.set_state(db, state="published", bots=[r["bot"] for r in entrants])
+    assert arena_main(main, [*tournament, "--db", str(home / "final.sqlite")])[0] == 0
+    final.set_state(db, 1, state="published", entrants=[e.label for e in entrants])
     published = {p: p.read_bytes() for p in (folder / "final").rglob("*") if p.is_file()}
     order = rounds.final_order(db, folder)
     from arena.tournament.results.resultset import load_results
 
-    ranked = load_results(folder / "final" / "final.sqlite").doc["overall"]["standings"]
+    ranked = load_results(home / "final.sqlite").doc["overall"]["standings"]
     assert [store.submission(db, s)["bot"] for s in order] == [r["bot"] for r in ranked]  # type: ignore[index]
     # a final that is not this contest's (a bot this contest never held) is refused in one line
     foreign = tmp_path / "foreign"
     shutil.copytree(folder, foreign)
-    with sqlite3.connect(foreign / "final" / "final.sqlite") as t:
+    with sqlite3.connect(final.home(foreign, 1) / "final.sqlite") as t:
         t.execute("UPDATE bots SET sha256 = ? WHERE bot = 0", ("ab" * 32,))
     with pytest.raises(store.ContestError, match="no version uploaded to this contest"):
         rounds.final_order(db, foreign)
@@ -295,7 +299,7 @@ def test_the_field_comes_from_the_published_final(round_one: Path, tmp_path: Pat
     assert rnd.picked_by == "final" and list(rnd.field) == order[:2] and [p.submission for p in picks] == order[:2]
     # the published final stays as it was, and is not run again
     assert {p: p.read_bytes() for p in (folder / "final").rglob("*") if p.is_file()} == published
-    assert final.state(db)["state"] == "published" and "round two is open" in str(final.can_start(db))
+    assert final.state(db)["state"] == "published" and "kept as it was run" in str(lineup.can_start(db, 1))
     db.close()
 
 

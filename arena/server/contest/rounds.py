@@ -98,9 +98,9 @@ def round_of(db: sqlite3.Connection, submission: int) -> int:
 
 
 def members(db: sqlite3.Connection, number: int | None = None) -> list[int]:
-    """The submissions that play (or played) round ``number``: for the current round its field and
-    each bot's active version uploaded in it (clean, not rejected); for a past round the entrants
-    it had when the next one opened."""
+    """The submissions that play (or played) round ``number``: for the current round its field,
+    each bot's active version uploaded in it (clean, not rejected) and the house bots playing; for
+    a past round the entrants it had when the next one opened."""
     rnd = get_round(db, number)
     if rnd.number < current_number(db):
         row = db.execute("SELECT closed FROM rounds WHERE number = ?", (rnd.number,)).fetchone()
@@ -113,6 +113,7 @@ def members(db: sqlite3.Connection, number: int | None = None) -> list[int]:
         "SELECT s.id FROM submissions s JOIN ratings r ON r.submission = s.id AND r.round = ? "
         "WHERE s.status = 'clean' AND s.review != 'rejected' AND ("
         "s.id IN (SELECT submission FROM field WHERE round = ?) OR "
+        "s.id IN (SELECT active FROM bots WHERE house IS NOT NULL AND active IS NOT NULL) OR "
         "(s.id >= ? AND s.id IN (SELECT active FROM bots WHERE active IS NOT NULL))) ORDER BY s.id"
     )
     return [int(r[0]) for r in db.execute(playing, (rnd.number, rnd.number, rnd.first_submission))]
@@ -123,7 +124,8 @@ def entrants(db: sqlite3.Connection) -> tuple[Round, list[sqlite3.Row]]:
     rnd = get_round(db)
     rows = db.execute(
         "SELECT s.id, s.bot, s.version, s.source, CAST(r.mu AS REAL) AS mu, CAST(r.sigma AS REAL) AS sigma, "
-        "CAST(r.games AS INTEGER) AS games FROM submissions s JOIN ratings r "
+        "CAST(r.games AS INTEGER) AS games, (SELECT house FROM bots b WHERE b.name = s.bot) AS house "
+        "FROM submissions s JOIN ratings r "
         "ON r.submission = s.id AND r.round = ? WHERE s.id IN (SELECT value FROM json_each(?)) ORDER BY s.id",
         (rnd.number, json.dumps(members(db, rnd.number))),
     ).fetchall()
@@ -138,7 +140,8 @@ def leaderboard(db: sqlite3.Connection, number: int | None = None) -> dict[str, 
     rnd = get_round(db, number)
     rows = db.execute(
         "SELECT s.id, s.bot, CAST(s.version AS INTEGER) AS version, a.name AS author, CAST(r.mu AS REAL) AS mu, "
-        "CAST(r.sigma AS REAL) AS sigma, CAST(r.games AS INTEGER) AS games FROM submissions s "  # whatever a row holds
+        "CAST(r.sigma AS REAL) AS sigma, CAST(r.games AS INTEGER) AS games, "  # whatever a row holds
+        "(SELECT house FROM bots b WHERE b.name = s.bot) AS house FROM submissions s "
         "JOIN authors a ON a.id = s.author JOIN ratings r ON r.submission = s.id AND r.round = ? "
         "WHERE s.id IN (SELECT value FROM json_each(?))",
         (rnd.number, json.dumps(members(db, rnd.number))),
@@ -148,7 +151,8 @@ def leaderboard(db: sqlite3.Connection, number: int | None = None) -> dict[str, 
         (
             {
                 "bot": r["bot"],
-                "author": r["author"],
+                "author": None if r["house"] else r["author"],  # a house bot is no author's
+                "house": r["house"] is not None,
                 "submission": r["id"],
                 "version": r["version"],
                 "field": r["id"] in field,
@@ -168,6 +172,7 @@ def leaderboard(db: sqlite3.Connection, number: int | None = None) -> dict[str, 
     ).fetchone()[0]
     return {
         "contest": store.setting(db, "name"),
+        "finals": final.published(db),
         "frozen": store.setting(db, "frozen") == "1",
         "round": rnd.number,
         "current_round": current_number(db),
@@ -232,26 +237,31 @@ def _pick(db: sqlite3.Connection, sid: int) -> Pick:
 
 
 def final_order(db: sqlite3.Connection, folder: Path) -> list[int]:
-    """The approved versions of the published final, best first (its overall standings). A version
-    rejected since the final is left out.
+    """The approved versions of the published round-one final, best first (its overall standings).
+    A version rejected since the final is left out, and so are the house bots (never a field's).
 
     :raises store.ContestError: the final's database cannot be read, is unfinished, or names a
         version this contest never held (it is not this contest's final)."""
     from ...tournament.db.read import TournamentDBError
     from ...tournament.results.resultset import load_results
 
-    path = folder / "final" / "final.sqlite"
+    path = final.home(folder, 1) / "final.sqlite"
     try:
         results = load_results(path)
     except TournamentDBError as exc:
         raise store.ContestError(f"the published final's standings cannot be read: {str(exc)[:300]}") from None
-    if not results.finished:
+    if results.status not in ("finished", "separated", "budget"):
         raise store.ContestError(f"{path}: the final's tournament is not finished; its standings cannot pick a field")
     sha = {b.label: b.sha256 for b in results.stored.bots}
+    house = {str(x) for x in final.state(db, 1).get("house", []) if isinstance(x, str)}
     order: list[int] = []
     for row in results.doc["overall"]["standings"]:
+        if row["bot"] in house or row.get("kind") == "built-in":  # the organiser's own: never in a field
+            continue
         held = db.execute(
-            "SELECT id, status, review FROM submissions WHERE sha256 = ? ORDER BY id DESC", (sha[row["bot"]],)
+            "SELECT id, status, review FROM submissions WHERE sha256 = ? AND bot NOT IN "
+            "(SELECT name FROM bots WHERE house IS NOT NULL) ORDER BY id DESC",
+            (sha[row["bot"]],),
         ).fetchall()
         if not held:
             raise store.ContestError(
@@ -265,8 +275,9 @@ def final_order(db: sqlite3.Connection, folder: Path) -> list[int]:
 
 
 def ladder_order(db: sqlite3.Connection) -> list[int]:
-    """Round one's approved entrants that played ladder games, by their rating (the leaderboard's order)."""
-    board = leaderboard(db, 1)["bots"]
+    """Round one's approved entrants that played ladder games, by their rating (the leaderboard's
+    order); the house bots are not among them (never a field's)."""
+    board = [b for b in leaderboard(db, 1)["bots"] if not b["house"]]
     approved = {
         int(r[0]) for r in db.execute("SELECT id FROM submissions WHERE review = 'approved' AND status = 'clean'")
     }
@@ -274,33 +285,50 @@ def ladder_order(db: sqlite3.Connection) -> list[int]:
 
 
 def open_round(
-    db: sqlite3.Connection, folder: Path, k: int, rules: Rules, variant: str, settings: Sequence[str]
+    db: sqlite3.Connection,
+    folder: Path,
+    k: int,
+    rules: Rules,
+    variant: str,
+    settings: Sequence[str],
+    no_final: bool = False,
 ) -> tuple[Round, list[Pick]]:
-    """Open round two: its field (the best ``k`` of round one), its rules, ratings afresh, uploads
-    open again; one transaction. Returns the round and its field, best first.
+    """Open round two: its field (the best ``k`` of round one), its rules, ratings afresh for the
+    field and the house bots, uploads open again; one transaction. Returns the round and its field,
+    best first. Without a published round-one final it is refused unless ``no_final`` (then round
+    one has no final, and the field comes from the ladder's ratings): never silently.
 
-    :raises store.ContestError: a round open already, the final running, no round-one results,
-        ``k`` out of range, or rules that seat no table a field of ``k`` can fill.
+    :raises store.ContestError: a round open already, the final running or not published (without
+        ``no_final``), no round-one results, ``k`` out of range, or rules that seat no table.
     """
     from ..ladder.rating import START_MU, START_SIGMA
+    from .house import playing
 
     if k < 1:
         raise store.ContestError(f"--field {k}: the field is at least one bot")
-    sizes = [n for n in range(2, min(6, k + 1) + 1) if _seats(rules, n)]
+    rivals = k + len(playing(db))  # the field and the house bots: what a new bot meets
+    sizes = [n for n in range(2, min(6, rivals + 1) + 1) if _seats(rules, n)]
     if not sizes:
         raise store.ContestError(
-            f"under these rules no table of 2 to {min(6, k + 1)} players can sit (one new bot and up to {k} of "
-            "the field): choose other rules or a larger field"
+            f"under these rules no table of 2 to {min(6, rivals + 1)} players can sit (one new bot and up to "
+            f"{rivals} of the field and the house): choose other rules or a larger field"
         )
-    published = final.state(db).get("state") == "published"
+    at = final.current_state(db, 1)
+    if at == "running":
+        raise store.ContestError("the round-one final is running; open round two once it is published")
+    if at != "published" and not no_final:
+        raise store.ContestError(
+            f"the round-one final has not been published{f' (it is {at})' if at else ''}: run it first "
+            f"(`arena contest final {folder}`, or the desk), or add --no-final to open round two without "
+            "one (the field then comes from the round-one ladder's ratings)"
+        )
+    published = at == "published"
     order = final_order(db, folder) if published else None  # a file read: before the transaction
     with store.writing(db):
         now = current_number(db)
         if now >= LAST_ROUND:
             raise store.ContestError(f"round {now} is open already; a contest has rounds one and two")
-        if final.state(db).get("state") == "running":
-            raise store.ContestError("the round-one final is running; open round two once it is published")
-        if published != (final.state(db).get("state") == "published"):
+        if published != (final.current_state(db, 1) == "published"):
             raise store.ContestError("the final's state changed meanwhile; run the command again")
         picked_by = "final" if order is not None else "ladder"
         if order is None:
@@ -311,9 +339,12 @@ def open_round(
                 "has played ladder games (approve versions on the desk, or run the final)"
             )
         if k > len(order):
-            source = "the final's standings" if picked_by == "final" else "the round-one ladder"
+            source = "the final's standings rank" if picked_by == "final" else "the round-one ladder has rated"
+            names = ", ".join(_pick(db, sid).bot for sid in order)
+            bots = "authors' bots" if len(order) != 1 else "author's bot"
             raise store.ContestError(
-                f"--field {k}: {source} rank {len(order)} approved bot{'s' * (len(order) != 1)}; choose at most that"
+                f"--field {k}: {source} only {len(order)} approved {bots} ({names[:200]}); "
+                f"choose --field {len(order)} or fewer"
             )
         picks = [_pick(db, sid) for sid in order[:k]]
         closing = members(db, now)
@@ -334,6 +365,8 @@ def open_round(
         for rank, p in enumerate(picks, 1):
             db.execute("INSERT INTO field VALUES (?, ?, ?, ?)", (now + 1, p.submission, rank, p.sha256))
             db.execute("INSERT INTO ratings VALUES (?, ?, ?, ?, 0)", (now + 1, p.submission, START_MU, START_SIGMA))
+        for sid in playing(db):  # the house bots play on, rated afresh as the field is
+            db.execute("INSERT OR IGNORE INTO ratings VALUES (?, ?, ?, ?, 0)", (now + 1, sid, START_MU, START_SIGMA))
         db.execute("INSERT OR REPLACE INTO contest VALUES ('round', ?)", (str(now + 1),))
         db.execute("INSERT OR REPLACE INTO contest VALUES ('frozen', '0')")
     return get_round(db), picks

@@ -25,6 +25,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.routing import Route, WebSocketRoute
 
+from ..contest.final import ROUNDS, home
 from ..ladder.board import Board
 from ..routes import api, authors, desk, errors, pages
 from ..routes import tables as tablepages
@@ -50,9 +51,14 @@ def routes(settings: ServerSettings) -> list[Any]:
                 raise HTTPException(404, "nothing is published yet")
             await super().check_config()
 
-    site = Published(directory=Path(settings.folder) / "final" / "site", html=True, check_dir=False)
+    sites = [
+        Mount(f"/final/{n}", Published(directory=home(settings.folder, n) / "site", html=True, check_dir=False))
+        for n in ROUNDS
+    ]
     return [
-        Mount("/final", site, name="final"),
+        Route("/final", pages.finals_redirect),
+        Route("/final/", pages.finals_page),
+        *sites,
         Route("/", pages.leaderboard_page),
         Route("/api/leaderboard", api.get_leaderboard),
         Route("/api/submissions", api.post_submission, methods=["POST"]),
@@ -79,6 +85,7 @@ def routes(settings: ServerSettings) -> list[Any]:
         Route("/desk", desk.desk_page),
         Route("/desk/freeze", desk.freeze_form, methods=["POST"]),
         Route("/desk/final", desk.final_form, methods=["POST"]),
+        Route("/desk/house", desk.house_form, methods=["POST"]),
         *tablepages.routes(),
         Route("/desk/{id}", desk.review_page),
         Route("/desk/{id}/review", desk.review_form, methods=["POST"]),
@@ -116,6 +123,7 @@ def create_app(settings: ServerSettings) -> Starlette:
             yield
         finally:
             watcher.cancel()
+            stop_finals(app.state.finals)
             app.state.tables.close_all()
             app.state.board.close()
             if supervisor is not None:
@@ -149,7 +157,24 @@ def create_app(settings: ServerSettings) -> Starlette:
     app.state.tables = Hub(Path(settings.folder), per_address=settings.tables_per_address)
     app.state.board = Board(settings.folder)
     app.state.live_by = {}  # live leaderboard sockets per client address
+    app.state.finals = []  # the finals the desk started (stopped with the server: they resume when run again)
     return app
+
+
+def stop_finals(procs: list[Any], grace: float = 30.0) -> None:
+    """SIGTERM each final the desk started that still runs (it stores what finished and is marked
+    interrupted), then wait for it (SIGKILL past ``grace`` seconds): no process outlives the server."""
+    import subprocess
+
+    running = [p for p in procs if p.poll() is None]
+    for proc in running:
+        proc.terminate()
+    for proc in running:
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 class SecurityHeaders:

@@ -25,6 +25,7 @@ from ...game.rules import Rules
 from ...game.seeds import LADDER, GameSeeds, game_seeds
 from ...seats.contract import SeatFactory
 from ...seats.factories import make_factory
+from ...seats.loader import resolve_bot
 from ...seats.seating import Chair, Seating
 from ...trust.text import storable
 from ..contest import rounds
@@ -42,14 +43,17 @@ class Entrant:
     mu: float
     sigma: float
     games: int
+    house: bool = False  # the organiser's own AI (:mod:`..contest.house`)
 
 
 def pick_table(entrants: Sequence[Entrant], rng: random.Random, largest: int = MAX_TABLE) -> list[int]:
-    """The submissions of the next table: a focus weighted to the new and uncertain, and its nearest rivals."""
-    if len(entrants) < MIN_TABLE:
+    """The submissions of the next table: a focus weighted to the new and uncertain, and its nearest
+    rivals. The focus is an author's bot: house bots meet authors' bots, never only each other."""
+    authors = [e for e in entrants if not e.house]
+    if len(entrants) < MIN_TABLE or not authors:
         return []
-    weights = [e.sigma * (1.0 + 4.0 / (1 + e.games)) for e in entrants]
-    focus = rng.choices(list(entrants), weights=weights)[0]
+    weights = [e.sigma * (1.0 + 4.0 / (1 + e.games)) for e in authors]
+    focus = rng.choices(authors, weights=weights)[0]
     size = rng.randint(MIN_TABLE, min(largest, MAX_TABLE, len(entrants)))
     spread = max(focus.sigma, 1.0)
     others = sorted(
@@ -73,6 +77,8 @@ class Block:
     rules: Rules  # the rules of the round the block belongs to
     #: submission -> its name at the table, ``annbot v2`` (:func:`..store.versions.player`)
     labels: dict[int, str] = field(default_factory=dict)
+    #: Registered house bots: played by arena's installed code of that name, never by stored bytes.
+    registered: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -106,8 +112,10 @@ class BlockPlayer:
     def _make(self, sid: int) -> SeatFactory:
         if self.block is None:
             raise RuntimeError("a version's factory is made while its block plays")
-        bot, source = self.block.bots[sid]  # uploaded code: always sandboxed, never trusted
-        return make_factory(stored_bot(bot, source), trusted=False, limits=self.limits)
+        bot, source = self.block.bots[sid]
+        if sid in self.block.registered:  # arena's own bot, by its name (the organiser's command)
+            return make_factory(resolve_bot(bot), trusted=True, limits=self.limits)
+        return make_factory(stored_bot(bot, source), trusted=False, limits=self.limits)  # uploaded: sandboxed
 
     def play(self, block: Block) -> Iterator[Game]:
         """The block's games, one per seat rotation, each as it ends."""
@@ -145,11 +153,13 @@ class LadderPlayer:
         except store.ContestError:  # a damaged round in the database: nothing to play (the pages say why)
             return None
         rows = {int(r["id"]): r for r in found}
-        entrants = [Entrant(sid, r["bot"], r["mu"], r["sigma"], r["games"]) for sid, r in rows.items()]
+        entrants = [
+            Entrant(sid, r["bot"], r["mu"], r["sigma"], r["games"], r["house"] is not None) for sid, r in rows.items()
+        ]
         if current.number == 1:
             table = pick_table(entrants, rng)
-        else:  # the gauntlet: a new submission against the field
-            field = set(current.field)
+        else:  # the gauntlet: a new submission against the field (and the house bots)
+            field = set(current.field) | {e.submission for e in entrants if e.house}
             new = [e for e in entrants if e.submission not in field]
             table = rounds.pick_gauntlet(new, [e for e in entrants if e.submission in field], rng, current.sizes)
         block = store.new_block(self.db, table, current.number) if table else 0
@@ -162,6 +172,7 @@ class LadderPlayer:
             game_seeds(self.seed, LADDER, (block,), (block,)),
             current.rules,
             {sid: versions.player(str(rows[sid]["bot"]), rows[sid]["version"]) for sid in table},
+            frozenset(sid for sid in table if rows[sid]["house"] == "registered"),
         )
 
     def store(self, game: Game) -> bool:

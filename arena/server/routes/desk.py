@@ -1,7 +1,8 @@
 """The organiser's desk: the review queue (marked by round), one submission's files highlighted by
 their language, its diff against the author's previous version and its check report, approve (a
-clean check only) / reject with a comment the author sees, and freezing submissions. Every route
-needs the organiser's session.
+clean check only) / reject with a comment the author sees, freezing submissions, the house bots,
+and each round's final (its settings, line-up, progress; resumed after a stop). Every route needs
+the organiser's session.
 
 A review page only renders the view the check worker made once and stored (:mod:`..contest.review`,
 :mod:`..store.reviews`); before it is made, the files are shown plain (no lexer, no diff: the cost
@@ -9,8 +10,10 @@ of any other page)."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
@@ -18,9 +21,14 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from ...authoring.check import lineups
+from ...trust.numbers import whole_number
 from ...web.render import render
+from ..contest import final, lineup, publish
 from ..contest import review as views
-from ..http.common import db_call, report_parts, submission_view
+from ..contest.final import FinalSettings
+from ..http.auth import check_csrf
+from ..http.common import SMALL_BODY, db_call, read_body, report_parts, submission_view
 from ..store import database as store
 from ..store import reviews
 from ..store.outputs import check_games_kept
@@ -33,20 +41,42 @@ COMMENT_CHARS = 2000
 ROUND_OF = "(SELECT COALESCE(MAX(number), 1) FROM rounds WHERE first_submission <= s.id)"
 
 
-def queue(db: sqlite3.Connection) -> dict[str, Any]:
+def queue(db: sqlite3.Connection, folder: Path) -> dict[str, Any]:
+    from ..contest.house import listing, registered_names
+    from ..contest.rounds import current_number
+
     rows = db.execute(
-        f"SELECT s.id, s.bot, s.version, s.status, s.review, s.error, a.name AS author, {ROUND_OF} AS round "
+        f"SELECT s.id, s.bot, s.version, s.status, s.review, s.error, a.name AS author, {ROUND_OF} AS round, "
+        "(SELECT house FROM bots b WHERE b.name = s.bot) IS NOT NULL AS house "
         "FROM submissions s JOIN authors a ON a.id = s.author "
         "ORDER BY round DESC, (s.review = 'pending') DESC, s.id DESC LIMIT 500"
     ).fetchall()
-    from ..contest.final import can_start, field, state
-
+    house = listing(db)
     return {
         "rows": [dict(r) for r in rows],
         "frozen": store.setting(db, "frozen") == "1",
-        "final": state(db),
-        "final_field": [r["bot"] for r in field(db)],
-        "final_blocked": can_start(db),
+        "finals": [finals_data(db, folder, n) for n in final.ROUNDS if n <= current_number(db)],
+        "house": house,
+        "registered": [n for n in registered_names() if n not in {h.name for h in house if h.playing}],
+    }
+
+
+def finals_data(db: sqlite3.Connection, folder: Path, number: int) -> dict[str, Any]:
+    """Round ``number``'s final as the desk shows it: its state, settings, progress and line-up."""
+    data = final.state(db, number)
+    settings = final.settings_of(data)
+    return {
+        "round": number,
+        "word": final.ORDINAL.get(number, str(number)),
+        "state": final.current_state(db, number),
+        "detail": data.get("detail") or "",
+        "settings": settings.described() if settings else None,
+        "games": final.progress(folder, number),
+        "budget": settings.budget if settings and settings.until_separated else None,
+        "pool": lineup.pool(db, number),
+        "chosen": set(data.get("entrants") or []),
+        "blocked": lineup.can_start(db, number),
+        "default": final.FinalSettings(),
     }
 
 
@@ -109,7 +139,7 @@ async def files_html(request: Request, sid: int, data: dict[str, Any]) -> Markup
 
 async def desk_page(request: Request) -> HTMLResponse:
     signed_in(request, "organiser")
-    return page(request, "server_desk.html.j2", desk=await db_call(request, queue))
+    return page(request, "server_desk.html.j2", desk=await db_call(request, queue, request.app.state.settings.folder))
 
 
 async def review_page(request: Request) -> HTMLResponse:
@@ -151,22 +181,71 @@ async def freeze_form(request: Request) -> Response:
     return RedirectResponse("/desk", status_code=303)
 
 
+#: Table sizes as the desk's form gives them: ``2-6``, ``2,4`` (ASCII digits 2 to 6 only).
+SIZES = re.compile(r"[2-6](-[2-6])?(,[2-6](-[2-6])?)*")
+
+
+def final_settings(fields: dict[str, str], entrants: list[str]) -> FinalSettings:
+    """The desk's final form as settings (each field checked as untrusted text).
+
+    :raises HTTPException: 400, a field that is no setting."""
+    from ...tournament.plan.schedule import MAX_DEALS, parse_sizes
+
+    players = fields.get("players", "").replace(" ", "")
+    if players and not SIZES.fullmatch(players):
+        raise HTTPException(400, "table sizes are like 2-6 or 2,4 (2 to 6)")
+    numbers: dict[str, int | None] = {}
+    for name, high in (("games", MAX_DEALS), ("budget", 10_000_000)):
+        text = fields.get(name, "").strip()
+        numbers[name] = whole_number(text, 1, high, given="text") if text else None
+        if text and numbers[name] is None:
+            raise HTTPException(400, f"{name} is a whole number from 1 to {high}")
+    fixed = fields.get("mode") == "fixed"
+    return FinalSettings(
+        players=parse_sizes(players) if players else None,
+        until_separated=not fixed,
+        games=numbers["games"],
+        budget=None if fixed else numbers["budget"],
+        house=fields.get("house") == "1",
+        entrants=tuple(entrants),
+    )
+
+
 async def final_form(request: Request) -> Response:
-    """Start the round-one final (frozen, approved versions), published at ``/final/``."""
-    from ..contest.final import can_start, start
-
+    """Start round N's final with the form's settings, or resume it with the stored ones (``resume``);
+    it runs in its own process and is published at ``/final/N/``."""
     signed_in(request, "organiser")
-    await form_fields(request)
-
-    def begin(db: sqlite3.Connection) -> str | None:
-        with store.writing(db):  # checked and marked in one transaction: one final at a time
-            why = can_start(db)
-            if why is None:
-                db.execute("INSERT OR REPLACE INTO contest VALUES ('final', ?)", ('{"state": "running"}',))
-        return why
-
-    why = await db_call(request, begin)
+    await read_body(request, SMALL_BODY)
+    form = await request.form(max_files=0, max_fields=200)
+    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    check_csrf(request, fields.get("csrf"))
+    number = whole_number(fields.get("round", ""), 1, max(final.ROUNDS), given="text")
+    if number is None:
+        raise HTTPException(400, "no such round's final")
+    chosen = [v for v in form.getlist("entrant") if isinstance(v, str)]
+    settings = None if fields.get("resume") == "1" else final_settings(fields, chosen)
+    why, _ = await db_call(request, lineup.begin, number, settings)
     if why is not None:
         raise HTTPException(409, why)
-    start(request.app.state.settings.folder, request.app.state.settings)
-    return RedirectResponse("/desk", status_code=303)
+    folder = request.app.state.settings.folder
+    proc = publish.start(folder, number, request.app.state.settings)
+    request.app.state.finals.append(proc)
+    await db_call(request, lambda db: final.update_state(db, number, pid=proc.pid))
+    return RedirectResponse("/desk#final", status_code=303)
+
+
+async def house_form(request: Request) -> Response:
+    """Put a registered bot in the house, or take a house bot off the ladder. (A bot file is added
+    from the command line only: no page names a file of the server.)"""
+    from ..contest import house
+
+    signed_in(request, "organiser")
+    fields = await form_fields(request)
+    name, remove = fields.get("name", ""), fields.get("action") == "remove"
+    if not remove and name not in house.registered_names():
+        raise HTTPException(400, "choose a registered bot to add")
+    try:
+        await db_call(request, house.remove if remove else house.add, [name])
+    except store.ContestError as exc:
+        raise HTTPException(409, str(exc)) from None
+    return RedirectResponse("/desk#house", status_code=303)

@@ -59,6 +59,36 @@ async def leaderboard_page(request: Request) -> HTMLResponse:
     return page(request, "server_leaderboard.html.j2", board=await board_of(request))
 
 
+def finals_data(db: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Each round's final as the index of finals shows it."""
+    from ..contest import final
+    from ..contest.rounds import current_number
+
+    out = []
+    for number in final.ROUNDS:
+        if number > current_number(db):
+            break
+        data = final.state(db, number)
+        out.append(
+            {
+                "round": number,
+                "word": final.ORDINAL.get(number, str(number)),
+                "state": final.current_state(db, number),
+                "entrants": [str(x) for x in data.get("entrants") or [] if isinstance(x, str)],
+            }
+        )
+    return out
+
+
+async def finals_page(request: Request) -> HTMLResponse:
+    """``/final/``: the finals, each linked once published (``/final/1/``, ``/final/2/``)."""
+    return page(request, "server_finals.html.j2", finals=await db_call(request, finals_data))
+
+
+async def finals_redirect(request: Request) -> Response:
+    return RedirectResponse("/final/", status_code=307)
+
+
 async def live_leaderboard(ws: WebSocket) -> None:
     """Sends the leaderboard now and again whenever a game or an upload changes it."""
     state, settings, client = ws.app.state, ws.app.state.settings, client_of(ws)
@@ -116,7 +146,7 @@ def bot_data(
     comment to its author and the organiser only), one version's rating chart (``chart``: a label,
     ``v2``; else the active one) and a page of its games (:func:`.dashboard.bot_games`)."""
     bot = db.execute(
-        "SELECT b.name, b.author, b.active, a.name AS who FROM bots b JOIN authors a ON a.id = b.author "
+        "SELECT b.name, b.author, b.active, b.house, a.name AS who FROM bots b JOIN authors a ON a.id = b.author "
         "WHERE b.name = ?",
         (name,),
     ).fetchone()
@@ -166,7 +196,8 @@ def bot_data(
         drawn = {"wide": wide, "narrow": narrow} if wide is not None else None
     return {
         "name": bot["name"],
-        "author": bot["who"],
+        "author": None if bot["house"] else bot["who"],
+        "house": bot["house"] is not None,
         "own": own,
         "versions": versions_,
         "history": history,

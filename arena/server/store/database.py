@@ -69,7 +69,7 @@ CREATE INDEX seats_submission ON seats (submission, game);
 
 
 #: Author names refused whatever their case: they would pass for the contest itself.
-RESERVED_AUTHORS = frozenset({"organiser", "organizer", "admin", "administrator", "root", "arena", "server"})
+RESERVED_AUTHORS = frozenset({"organiser", "organizer", "admin", "administrator", "root", "arena", "server", "house"})
 
 
 class ContestError(Exception):
@@ -350,8 +350,9 @@ def finish_check(db: sqlite3.Connection, submission: int, report: dict[str, Any]
                 "((SELECT COALESCE(MAX(number), 1) FROM rounds WHERE first_submission <= ?), ?, ?, ?)",
                 (submission, submission, START_MU, START_SIGMA),
             )
-            db.execute(
-                "UPDATE bots SET active = ? WHERE name = (SELECT bot FROM submissions WHERE id = ?)",
+            db.execute(  # a house bot taken off the ladder meanwhile stays off (house.remove)
+                "UPDATE bots SET active = ? WHERE name = (SELECT bot FROM submissions WHERE id = ?) "
+                "AND COALESCE(house, '') NOT LIKE 'off:%'",
                 (submission, submission),
             )
 

@@ -12,7 +12,9 @@ round of each ladder block (its games are rated in that round).
 
 Version 3 (issue 27, items 4 and 5): a ``reviews`` table, the desk's view of each upload (its files
 highlighted, its diff against the author's previous version) made once by the check worker and
-served from here; and ``authors.disabled``, when the organiser disabled an author (NULL: enabled).
+served from here; ``authors.disabled``, when the organiser disabled an author (NULL: enabled);
+``bots.house``, what a house bot (the organiser's own AI, :mod:`arena.server.contest.house`) plays:
+``registered`` or ``file`` (``off:`` before it once removed; NULL: an author's bot).
 Also (issue 30, item 2): ``outputs``, each ladder game's own output of a seat whose bot wrote any
 (:mod:`.outputs`: its prints or standard error, bounded, for its author alone), stored with the
 game and dropped with its record; and ``check_games``, the records of an upload's smoke games in
@@ -64,6 +66,7 @@ _TO_3 = (
     "CREATE TABLE check_games ("
     " submission INTEGER NOT NULL REFERENCES submissions(id), game TEXT NOT NULL, seat INTEGER NOT NULL,"
     " log BLOB NOT NULL, output BLOB NOT NULL, PRIMARY KEY (submission, game))",
+    "ALTER TABLE bots ADD COLUMN house TEXT",
 )
 
 

@@ -1,7 +1,8 @@
-"""The server's background processes: the check queue and the ladder, one process each.
+"""The server's background processes: the check queue and the ladder, one process each, and a final.
 
 ``python -m arena.server.workers.processes check|ladder DIR [--check-games N]`` is what
-:class:`~arena.server.workers.supervisor.Supervisor` starts. A worker works until SIGTERM, or until
+:class:`~arena.server.workers.supervisor.Supervisor` starts; ``... final DIR --round N`` what the
+desk starts to run a final (:mod:`..contest.publish`). A worker works until SIGTERM, or until
 its parent (the server) is gone, so a ``kill -9`` of the server leaves no worker writing on.
 Each unit of work ends in one transaction (:mod:`arena.server.store.database`), so killing a worker at any
 instant loses no finished check or game: a claimed check is put back in the queue by
@@ -41,6 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--backend", choices=("local", "ray"), default="local")
     parser.add_argument("--workers", type=int, default=1, help="with --backend ray: blocks (games) in flight")
     parser.add_argument("--ray-address", default=None, help="with --backend ray: the cluster to join")
+    parser.add_argument("--round", type=int, default=1, help="final: the round whose final is run")
     opts = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     signal.signal(signal.SIGTERM, _stop)
@@ -50,6 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         pass
     try:
         parent = opts.parent or os.getppid()
+        if opts.kind == "final":
+            return run_final(opts.folder, opts.round, opts.backend, opts.workers, opts.ray_address)
         return work(opts.kind, opts.folder, parent, opts.check_games, opts.backend, opts.workers, opts.ray_address)
     except Stop:  # asked to stop (even while starting up): nothing half-written, nothing to say
         return 0
@@ -72,19 +76,38 @@ def work(
         sys.stderr.write(f"arena worker: {exc}\n")
         return 2
     try:
-        if kind == "final":
-            from pathlib import Path
-
-            from ..contest.final import run
-
-            run(db, Path(folder), backend=backend, workers=workers, ray_address=ray_address)
-        elif kind == "check":
+        if kind == "check":
             run_checks(db, parent, check_games)
         else:
             run_ladder(db, parent, backend, workers, ray_address)
     finally:
         db.close()
     return 0
+
+
+def run_final(folder: str, number: int, backend: str, workers: int, ray_address: str | None) -> int:
+    """The desk's final: round ``number``'s, with the settings the desk stored when it began it (a
+    final begun and not published resumes). SIGTERM (the server stopping) stops it resumable."""
+    from pathlib import Path
+
+    from ..contest import final, publish
+    from ..store import database as store
+
+    try:
+        db = store.open_db(folder)
+    except store.ContestError as exc:
+        sys.stderr.write(f"arena worker: {exc}\n")
+        return 2
+    try:
+        data = final.state(db, number)
+        settings = final.settings_of(data)
+        if data.get("state") != "running" or settings is None:
+            return 0  # not begun by the desk (or taken over): nothing to do
+        final.update_state(db, number, pid=os.getpid())
+        backend_options = publish.tournament_backend(backend, workers, ray_address)
+        return 0 if publish.run(db, Path(folder), number, settings, backend_options) else 1
+    finally:
+        db.close()
 
 
 def alive(parent: int) -> bool:

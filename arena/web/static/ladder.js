@@ -23,6 +23,7 @@
       var tr = document.createElement("tr");
       tr.setAttribute("data-bot", b.bot);
       tr.setAttribute("data-rank", String(b.rank));
+      if (b.house) { tr.setAttribute("data-house", "1"); }
       cell(tr, String(b.rank), "n rank");
       var name = cell(tr, "", "bot");
       var a = document.createElement("a");
@@ -30,7 +31,8 @@
       a.textContent = b.bot;
       name.appendChild(a);
       if (b.field) { name.appendChild(document.createTextNode(" \u2605")); }
-      cell(tr, b.author, "author");
+      var who = cell(tr, b.house ? "house bot" : b.author, "author");
+      if (b.house) { who.className = "author muted house"; }
       cell(tr, "v" + b.version, "n version");
       cell(tr, b.ordinal.toFixed(2), "n rating");
       cell(tr, b.mu.toFixed(2) + " \u00b1 " + b.sigma.toFixed(2), "n mu");
