@@ -192,12 +192,17 @@ def register(sub: Any) -> None:
     hse.add_argument("dir", metavar="DIR")
     hse.add_argument("--add", metavar="BOTS", help="registered bots or bot files to put on the ladder, comma-separated")
     hse.add_argument("--remove", metavar="BOTS", help="house bots to take off the ladder (their games stay)")
-    from .contestfinal import register_final
-
-    register_final(actions)
     inv = actions.add_parser("invite", help="add an author; prints their token once")
     inv.add_argument("dir", metavar="DIR")
     inv.add_argument("author", metavar="AUTHOR")
+    gst = actions.add_parser("guest", help="make a signed guest link: a person without a token plays at the tables")
+    gst.add_argument("dir", metavar="DIR")
+    gst.add_argument("--name", help="the guest's name (letters, digits, - or _; default: a random one)")
+    gst.add_argument("--hours", type=float, default=24.0, help="how long the link works (default 24, at most 336)")
+    gst.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address the link starts with")
+    from .contestfinal import register_final
+
+    register_final(actions)
     rnd = actions.add_parser(
         "round",
         help="open round two: the best K of round one form the field, the rules may change",
@@ -220,9 +225,4 @@ def register(sub: Any) -> None:
         dis = actions.add_parser(action, help=what)
         dis.add_argument("dir", metavar="DIR")
         dis.add_argument("author", metavar="AUTHOR")
-    gst = actions.add_parser("guest", help="make a signed guest link: a person without a token plays at the tables")
-    gst.add_argument("dir", metavar="DIR")
-    gst.add_argument("--name", help="the guest's name (letters, digits, - or _; default: a random one)")
-    gst.add_argument("--hours", type=float, default=24.0, help="how long the link works (default 24, at most 336)")
-    gst.add_argument("--url", default="http://127.0.0.1:8000", help="the server's address the link starts with")
     p.set_defaults(func=run)

@@ -198,3 +198,26 @@ def test_a_damaged_database_cannot_name_a_file_outside_the_finals_folder(tmp_pat
         with pytest.raises(store.ContestError, match="is no bot name"):
             write_entrant(tmp_path, Entry(label, 1, "annbot", 1, "ann", None, 1), b"class Bot:\n    pass\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_finals_stored_settings_are_checked_when_read_back() -> None:
+    settings = final.FinalSettings(players=(2, 4), games=3, budget=90, top=2, seed=7, entrants=("a", "b.v2"))
+    assert final.FinalSettings.from_dict(settings.to_dict()) == settings
+    assert final.FinalSettings.from_dict({}) == final.FinalSettings()
+    for bad in (
+        {"players": [9]},
+        {"players": "2-6"},
+        {"games": "5"},
+        {"budget": True},
+        {"budget": 0},
+        {"confidence": 2},
+        {"entrants": [1]},
+        {"house": "yes"},
+        {"until_separated": 1},
+        {"move_seconds": float("nan")},
+    ):
+        with pytest.raises(ValueError):
+            final.FinalSettings.from_dict(bad)
+        assert final.settings_of({"settings": bad}) is None
+    with pytest.raises(ValueError):
+        final.FinalSettings.from_dict(["players"])

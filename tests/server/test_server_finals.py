@@ -24,7 +24,6 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
-pytestmark = pytest.mark.long
 
 GREEDY = (ROOT / "bots" / "greedy.py").read_text()
 
@@ -55,6 +54,7 @@ def site(folder: Path, number: int) -> str:
     return (final.home(folder, number) / "site" / "index.html").read_text()
 
 
+@pytest.mark.long
 def test_the_announced_contest_runs_and_publishes_from_the_command_line(tmp_path: Path) -> None:
     folder = tmp_path / "cup"
     made = ok("contest", "init", str(folder), "--name", "Cup 2012", "--house", "random")
@@ -67,7 +67,7 @@ def test_the_announced_contest_runs_and_publishes_from_the_command_line(tmp_path
 
     # round two is never opened silently without round one's final
     refused("the round-one final has not been published", "contest", "round", d, "--field", "2")
-    refused("freeze submissions first (the desk, or --freeze)", "contest", "final", d, "--games", "2")
+    refused("freeze submissions first (Freeze on the desk, or --freeze)", "contest", "final", d, "--games", "2")
     refused("--top goes with --until-separated", "contest", "final", d, "--games", "2", "--top", "1")
     refused("no entrant of round 1's final", "contest", "final", d, "--entrants", "annbot,nosuch")
 
@@ -120,6 +120,7 @@ def test_the_announced_contest_runs_and_publishes_from_the_command_line(tmp_path
         assert "A bot listed twice" not in board  # no author uploaded a new version of a field bot
 
 
+@pytest.mark.long
 def test_a_final_that_stopped_resumes_with_its_own_settings(tmp_path: Path) -> None:
     # A final begun and stopped (its process gone) runs again with the settings it was begun with;
     # other settings are refused in one line, and --restart clears it once its folder is moved away.
@@ -149,3 +150,20 @@ def test_a_final_that_stopped_resumes_with_its_own_settings(tmp_path: Path) -> N
     assert "resuming the final of round one" in out and "settings: tables of 2; 2 deals a table" in out
     assert "share first place" in out
     refused("is published: it is not cleared", "contest", "final", d, "--restart")
+
+
+def test_arena_contest_help_names_every_action() -> None:
+    import argparse
+
+    from arena.cli import COMMANDS, build_parser
+    from arena.cli.contest import ACTIONS
+
+    parser = build_parser("contest")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    contest = sub.choices["contest"]
+    actions = next(a for a in contest._actions if isinstance(a, argparse._SubParsersAction))
+    names = list(actions.choices)
+    assert names == ACTIONS.split(", ")  # in the order the help lists them
+    helped = contest.format_help()
+    assert all(f"    {name} " in helped for name in names) and all(name in contest.description for name in names)
+    assert all(name in dict(COMMANDS)["contest"] for name in names)  # arena --help's line too

@@ -112,7 +112,7 @@ def can_start(db: sqlite3.Connection, number: int, settings: FinalSettings | Non
     except store.ContestError as exc:
         return str(exc)
     if store.setting(db, "frozen") != "1":
-        return "freeze submissions first (the desk, or --freeze): the final plays the frozen versions"
+        return "freeze submissions first (Freeze on the desk, or --freeze): the final plays the frozen versions"
     if len(chosen) < 2:
         return f"the final needs at least two entrants; round {word} has {len(chosen)} approved active versions"
     return None

@@ -72,11 +72,8 @@ def finals_data(db: sqlite3.Connection, folder: Path, number: int) -> dict[str, 
         "detail": data.get("detail") or "",
         "settings": settings.described() if settings else None,
         "games": final.progress(folder, number),
-        "budget": settings.budget if settings and settings.until_separated else None,
         "pool": lineup.pool(db, number),
-        "chosen": set(data.get("entrants") or []),
         "blocked": lineup.can_start(db, number),
-        "default": final.FinalSettings(),
     }
 
 
