@@ -84,13 +84,13 @@ def run_final(args: argparse.Namespace) -> int:
                 who = "house bot" if e.house else f"by {e.author}"
                 print(escape(f"{e.label}: {e.bot} v{e.version} ({who}), uploaded in round {e.round}"))
             return 0
-        if args.freeze and store.setting(db, "frozen") != "1":
-            store.set_setting(db, "frozen", "1")
-            print("submissions are frozen (the final plays the frozen versions; round two reopens them)")
         resumed = final.settings_of(final.state(db, number)) is not None
-        why, chosen = lineup.begin(db, number, settings, pid=os.getpid())
+        was_frozen = store.setting(db, "frozen") == "1"
+        why, chosen = lineup.begin(db, number, settings, pid=os.getpid(), freeze=args.freeze)
         if why is not None:
             raise UsageError(why)
+        if args.freeze and not was_frozen:
+            print("submissions are frozen (the final plays the frozen versions; round two reopens them)")
         entrants = lineup.entrants(db, number, chosen)
         who = ", ".join(e.label + (" (house)" if e.house else f" ({e.author})") for e in entrants)
         print(escape(f"{'resuming' if resumed else 'playing'} the final of round {word} in {args.dir}: {who}"))
@@ -177,7 +177,9 @@ def register_final(actions: Any) -> None:
         "--entrants", metavar="LABELS", help="the entrants, comma-separated (default: all that --list shows)"
     )
     p.add_argument("--list", action="store_true", help="list the possible entrants and play nothing")
-    p.add_argument("--freeze", action="store_true", help="freeze submissions first (as the desk's Freeze does)")
+    p.add_argument(
+        "--freeze", action="store_true", help="freeze submissions as the final begins (as the desk's Freeze does)"
+    )
     p.add_argument("--restart", action="store_true", help="clear a final that stopped, once DIR/final/N was moved away")
     p.add_argument("--workers", "-j", type=positive, metavar="W", help="parallel games (default: all cores)")
     p.add_argument("--backend", choices=("local", "ray"), default="local", help="local processes or a Ray cluster")

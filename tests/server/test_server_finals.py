@@ -69,7 +69,10 @@ def test_the_announced_contest_runs_and_publishes_from_the_command_line(tmp_path
     refused("the round-one final has not been published", "contest", "round", d, "--field", "2")
     refused("freeze submissions first (Freeze on the desk, or --freeze)", "contest", "final", d, "--games", "2")
     refused("--top goes with --until-separated", "contest", "final", d, "--games", "2", "--top", "1")
-    refused("no entrant of round 1's final", "contest", "final", d, "--entrants", "annbot,nosuch")
+    refused("no entrant of round 1's final", "contest", "final", d, "--entrants", "annbot,nosuch", "--freeze")
+    db = store.open_db(folder)
+    assert store.setting(db, "frozen") == "0"  # a final refused freezes nothing
+    db.close()
 
     # round one's final, configured: the two authors' bots at 2-player tables, 2 deals, no house bot
     out = ok("contest", "final", d, "--freeze", "--players", "2", "--games", "2", "--no-house", "-j", "1")

@@ -230,6 +230,25 @@ def test_the_leaderboard_is_kept_per_round_and_a_restart_keeps_the_round(round_t
             assert "Leaderboard, round 1" in past and "/ws/leaderboard" not in past  # a past round is not live
 
 
+def test_a_bot_listed_twice_in_round_two_is_explained_on_the_page(round_two: Path, tmp_path: Path) -> None:
+    folder = copy_of(round_two, tmp_path / "cup")
+    with TestClient(create_app(ServerSettings(folder, workers=False))) as client:
+        assert "A bot listed twice" not in client.get("/").text
+    db = store.open_db(folder)
+    new = upload(db, "ann", "annbot")  # a new version of a field bot: both play round two
+    db.close()
+    with TestClient(create_app(ServerSettings(folder, workers=False))) as client:
+        board = client.get("/api/leaderboard").json()["bots"]
+        assert [(b["submission"] == new, b["field"]) for b in board if b["bot"] == "annbot"] in (
+            [(True, False), (False, True)],
+            [(False, True), (True, False)],
+        )
+        page = client.get("/").text
+        assert (
+            "A bot listed twice is its new version, playing the field, and its round-one version in the field" in page
+        )
+
+
 def test_a_bots_rating_chart_draws_its_latest_rounds_games_only(round_two: Path, tmp_path: Path) -> None:
     from arena.server.routes.pages import bot_data
 

@@ -118,21 +118,32 @@ def can_start(db: sqlite3.Connection, number: int, settings: FinalSettings | Non
     return None
 
 
+class _Refused(Exception):
+    """Why a final cannot begin, raised inside its transaction so that nothing of it is kept."""
+
+
 def begin(
-    db: sqlite3.Connection, number: int, settings: FinalSettings | None, pid: int | None = None
+    db: sqlite3.Connection, number: int, settings: FinalSettings | None, pid: int | None = None, freeze: bool = False
 ) -> tuple[str | None, FinalSettings]:
     """Mark round ``number``'s final running (checked and marked in one transaction: one final at a
-    time); returns why it cannot (None when it began) and the settings it runs with (the stored
-    ones when it resumes)."""
-    with store.writing(db):
-        why = can_start(db, number, settings)
-        chosen = settings or settings_of(state(db, number)) or FinalSettings()
-        if why is None:
+    time), freezing submissions first with ``freeze`` (only if it begins); returns why it cannot
+    (None when it began) and the settings it runs with (the stored ones when it resumes)."""
+    chosen = settings or FinalSettings()
+    try:
+        with store.writing(db):
+            if freeze:
+                db.execute("INSERT OR REPLACE INTO contest VALUES ('frozen', '1')")
+            why = can_start(db, number, settings)
+            chosen = settings or settings_of(state(db, number)) or FinalSettings()
+            if why is not None:
+                raise _Refused(why)
             data = {**state(db, number), "state": "running", "settings": chosen.to_dict(), "since": time.time()}
             data["pid"] = pid
             data.pop("detail", None)
             db.execute("INSERT OR REPLACE INTO contest VALUES (?, ?)", (key(number), json.dumps(data)))
-    return why, chosen
+    except _Refused as refused:
+        return str(refused), chosen
+    return None, chosen
 
 
 def restart(db: sqlite3.Connection, folder: Path, number: int) -> str | None:

@@ -1,12 +1,14 @@
 """Rounds (issue 21, item 5): round two opens with a field picked from round one and rules of its own.
 
-``arena contest round DIR --field K [--variant V] [--rule KEY=VALUE ...]`` (:func:`open_round`)
-picks the best K of round one: by the round-one final's standings when the final was run and
-published, else by the ladder's ratings (docs/RULINGS.md, ruling 83). Each is a clean, approved
-version, recorded by its submission and its sha256. The round's rules are stored with it; the
-ladder plays every block under the rules of the round it belongs to, and in round two only the
-*gauntlet*: a table is one new submission against bots of the field (:func:`pick_gauntlet`; new
-bots never meet each other, field bots never meet without a new bot: ruling 84). Ratings are
+``arena contest round DIR --field K [--variant V] [--rule KEY=VALUE ...] [--no-final]``
+(:func:`open_round`) picks the best K authors' bots of round one: by the published round-one
+final's standings, or, opened ``--no-final`` (never silently without a final), by the ladder's
+ratings (docs/RULINGS.md, rulings 83 and 136). Each is a clean, approved version, recorded by its
+submission and its sha256; house bots are never picked (ruling 135). The round's rules are stored
+with it; the ladder plays every block under the rules of the round it belongs to, and in round
+two only the *gauntlet*: a table is one new submission against bots of the field and the house
+bots (:func:`pick_gauntlet`; new bots never meet each other, field bots never meet without a new
+bot: ruling 84). Ratings are
 kept per round (the field starts round two afresh); a round's leaderboard is
 :func:`leaderboard`. Opening the round is one transaction: the round, its rules, its field,
 their fresh ratings, round one's closing entrants, the reopened uploads, all or nothing.
