@@ -36,7 +36,7 @@ def test_a_js_file_and_a_bot_folder_uploaded_by_arena_submit_are_checked_and_pla
     if shutil.which("node") is None or not (ROOT / "node_modules").is_dir():
         pytest.skip("node (and npm ci) needed for JavaScript bots")
     folder = tmp_path / "cup"
-    arena("contest", "init", str(folder))
+    arena("contest", "init", str(folder), "--house", "none")
     ann = token_of(arena("contest", "invite", str(folder), "ann").stdout)
     ben = token_of(arena("contest", "invite", str(folder), "ben").stdout)
     kit = tmp_path / "kit"
@@ -144,7 +144,7 @@ def test_the_2012_announcements_demo_is_accepted_by_the_server(tmp_path: Path) -
     if shutil.which("node") is None or not (ROOT / "node_modules").is_dir():
         pytest.skip("node (and npm ci) needed for JavaScript bots")
     folder = tmp_path / "cup"
-    arena("contest", "init", str(folder))
+    arena("contest", "init", str(folder), "--house", "none")
     ann = token_of(arena("contest", "invite", str(folder), "ann").stdout)
     ben = token_of(arena("contest", "invite", str(folder), "ben").stdout)
     server = Server(folder)
