@@ -519,7 +519,7 @@ NAMED_MODULE = re.compile(r"(?<![\w./-])arena(?:\.[A-Za-z_]\w*)+")
 #: A module named relative to the docstring's own package: ``:mod:`.zygote```.
 RELATIVE_MOD = re.compile(r":(?:mod|func|class|data|meth|attr):`~?(\.+[\w.]*)`")
 #: Names that are examples of a user's own files, not the repository's.
-USERS_FILES = {"bots/mybot.py", "examples/mybot.py", "bots/counter.py"}
+USERS_FILES = {"bots/mybot.py", "examples/mybot.py", "bots/counter.py", "bots/annbot.py"}
 #: Dotted names that stand for any: ``arena.cli.NAME``; the layers test's own probe module.
 PLACEHOLDERS = {"arena.cli.NAME", "arena.cli.CMD", "arena._probe_for_test"}
 

@@ -160,7 +160,7 @@ def test_the_cases_people_met_say_what_to_do_next(site: dict[str, Any]) -> None:
         upload = client.get("/upload", headers=BROWSER)
         assert upload.status_code == 401 and is_page(upload)
         assert re.search(r'<a class="action first" href="/login">Sign in</a>', upload.text)
-        for path in ("/bots/nosuch", "/games/nosuch", "/nowhere/at/all", "/final/"):
+        for path in ("/bots/nosuch", "/games/nosuch", "/nowhere/at/all", "/final/1/"):
             missing = client.get(path, headers=BROWSER)
             assert missing.status_code == 404 and is_page(missing) and 'href="/">The leaderboard</a>' in missing.text
         # a form's address opened as a page: 405, and the page that exists

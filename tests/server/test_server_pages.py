@@ -66,7 +66,7 @@ def columns_in_view(page: Any) -> list[str]:
 
 def test_refusals_frozen_uploads_and_the_leaderboard_in_chromium(browser: Any, tmp_path: Path) -> None:
     folder = tmp_path / "cup"
-    arena("contest", "init", str(folder), "--name", "Pages Cup")
+    arena("contest", "init", str(folder), "--name", "Pages Cup", "--house", "none")
     ann = token_of(arena("contest", "invite", str(folder), "ann").stdout)
     ben = token_of(arena("contest", "invite", str(folder), "ben").stdout)
     server = Server(folder, "--ladder-workers", "0", "--check-workers", "0")

@@ -152,7 +152,7 @@ def run(
     backend: Sequence[str] = ("--workers", "1"),
     show: bool = False,
 ) -> bool:
-    """Play and publish round ``number``'s final (begun by :func:`.final.begin`); its state says how it
+    """Play and publish round ``number``'s final (begun by :func:`.lineup.begin`); its state says how it
     went (one line when it failed). ``show``: the commands print to this process's terminal (the
     command line); else into ``final.log``. Returns whether it was published."""
     from .rounds import get_round

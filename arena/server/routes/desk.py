@@ -21,7 +21,6 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from ...authoring.check import lineups
 from ...trust.numbers import whole_number
 from ...web.render import render
 from ..contest import final, lineup, publish

@@ -303,14 +303,9 @@ def claim_check(db: sqlite3.Connection, worker: int) -> sqlite3.Row | None:
             row = db.execute(FAIR_NEXT).fetchone()
             if row is None or row["attempts"] < MAX_ATTEMPTS:
                 break
-            db.execute(
-                "UPDATE submissions SET status = 'failed', error = ?, checked = ? WHERE id = ?",
-                (
-                    f"the check failed: its worker died {MAX_ATTEMPTS} times checking this upload",
-                    time.time(),
-                    row["id"],
-                ),
-            )
+            failed = f"the check failed: its worker died {MAX_ATTEMPTS} times checking this upload"
+            sql = "UPDATE submissions SET status = 'failed', error = ?, checked = ? WHERE id = ?"
+            db.execute(sql, (failed, time.time(), row["id"]))
         if row is not None:
             db.execute(
                 "UPDATE submissions SET status = 'checking', claimed_by = ?, attempts = attempts + 1 WHERE id = ?",
