@@ -160,6 +160,8 @@ class ProgramProcess:
         self.freezing = limits.freeze and limits.freeze_after <= 0
         self.turn_bytes = self.turn_lines = 0
         self.wall = 0.0
+        #: Wall seconds of this turn the program spent waiting for the referee's answers to its requests.
+        self.referee_wall = 0.0
         self.owner = os.getpid()
         self.pidfd: int | None = None
         self.lease = lease_uid()
@@ -297,6 +299,7 @@ class ProgramProcess:
                 raise WorkerTimeout(f"used {gap:.3g} s of CPU between its turns")
         self.turn_bytes = self.turn_lines = 0
         start = time.monotonic()
+        self.referee_wall = 0.0
         self.cpu_deadline = cpu + budget
         self.deadline = start + self.limits.backstop(budget)
         if self.frozen:
@@ -304,14 +307,28 @@ class ProgramProcess:
             self._signal(signal.SIGCONT)
         return start, cpu
 
-    def charge(self, seconds: float) -> None:
+    def hold_backstop(self) -> float:
+        """The program waits while the referee answers its request (the forward model's work for
+        it): its wall-clock backstop stops meanwhile, so that a loaded machine, slow at the
+        referee's work, never faults the program for time that was not its own. The wall time
+        left to it; :meth:`charge` gives it back."""
+        left = self.deadline - time.monotonic()
+        self.deadline = _NEVER
+        return left
+
+    def charge(self, seconds: float, left: float = _NEVER, waited: float = 0.0) -> None:
         """Count ``seconds`` of the referee's CPU as the program's in this turn: its CPU deadline
-        comes that much closer (the forward model's work for it, docs/protocol.md)."""
+        comes that much closer (the forward model's work for it, docs/protocol.md). Its
+        wall-clock backstop goes on with ``left`` seconds (:meth:`hold_backstop`), and the
+        ``waited`` seconds are not counted as its wall time."""
         self.cpu_deadline -= seconds
+        if left != _NEVER:
+            self.deadline = time.monotonic() + left
+        self.referee_wall += waited
 
     def end(self, start: float, cpu0: float, budget: float) -> tuple[bool, float]:
         self.deadline = self.cpu_deadline = _NEVER
-        self.wall = time.monotonic() - start
+        self.wall = time.monotonic() - start - self.referee_wall
         self.turns += 1
         if self.freezing and not self.killed:
             self._signal(signal.SIGSTOP)

@@ -11,6 +11,7 @@ import atexit
 import os
 import shutil
 import tempfile
+import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -118,11 +119,12 @@ class ProgramSeat(ProcessSeat[ProgramProcess]):
                     if kind in REQUESTS:  # the program's own search: charged as its CPU, not billed
                         left = budget - (proc.cpu() - cpu0) - search.turn_seconds
                         before = search.turn_seconds
+                        wall_left, waiting = proc.hold_backstop(), time.monotonic()
                         try:
                             reply = search.answer(table, action, left)
                         finally:
                             spent = search.turn_seconds - before
-                            proc.charge(spent)
+                            proc.charge(spent, wall_left, time.monotonic() - waiting)
                             t0 += spent
                         proc.send(reply)
                         continue

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,3 +123,38 @@ def test_a_program_whose_requests_alone_pass_its_move_time_is_stopped(
     assert standings(captured.out)["asker"]["faults"] == (1 if fault else 0)
     if fault:
         assert "timeout: over the per-move limit (0.05 s of CPU)" in captured.err, captured.err
+
+
+def test_a_loaded_machine_never_faults_a_program_for_the_referees_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attack on the CPU charge's fairness: the referee's answer to a request takes wall time
+    the program does not control (here its first answer waits past the program's wall-clock
+    backstop, as on a machine loaded many times over). The program waits meanwhile, so its
+    backstop waits too: no fault, and the turn's wall time is the program's own."""
+    from arena.sandbox.programs.simulate import Searcher
+
+    limits = Limits(move_seconds=0.05, game_seconds=30.0, load_seconds=5.0)
+    slow = limits.backstop(limits.move_seconds) + 0.5
+    real, calls = Searcher.answer, []
+
+    def loaded(self: Searcher, ctx: Any, request: dict[str, Any], left: float) -> dict[str, Any]:
+        calls.append(1)
+        if len(calls) == 1:
+            time.sleep(slow)  # wall time, no CPU: what a loaded machine does to the referee
+        return real(self, ctx, request, left)
+
+    monkeypatch.setattr(Searcher, "answer", loaded)
+    bot = tmp_path / "asker.js"
+    bot.write_text(ASKER.replace("WORLDS", "1"))
+    factory = program_factory(read_bot_file(bot), limits)
+    greedy = load_trusted(resolve_bot("greedy"))
+    players = [factory(9, 0), greedy(9, 1)]
+    try:
+        outcome = Referee(CONTEST.replace(max_rounds=1)).play(players, seed=9, bots=["asker", "greedy"])
+    finally:
+        for p in players:
+            p.close()
+        factory.close()
+    assert calls and outcome.faults == [], [f.detail for f in outcome.faults]
+    assert check_lines(outcome.log) == []
