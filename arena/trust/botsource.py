@@ -45,6 +45,10 @@ class BotSource:
     #: A program's files (relative path, bytes), sorted; its ``source`` is their bundle
     #: (:func:`arena.trust.botfolder.bundle`: what is stored and hashed). Empty for a Python bot file.
     files: tuple[tuple[str, bytes], ...] = ()
+    #: A program's built folder (its bot.toml's ``build`` run over ``files``), when it was built
+    #: once before its factory is made (a tournament's parent, the server's build queue): the
+    #: factory runs these and builds nothing. None: built when its factory is made.
+    built: tuple[tuple[str, bytes], ...] | None = None
 
     def __post_init__(self) -> None:
         # Names and descriptions are shown everywhere: printable, bounded, never empty.

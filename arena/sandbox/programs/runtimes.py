@@ -201,20 +201,21 @@ PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 def folder_factory(src: BotSource, limits: Limits) -> ProgramFactory:
-    """A bot folder: built once (when its bot.toml says how), then staged and run by its ``run``."""
+    """A bot folder: built once (when its bot.toml says how: its source's ``built`` when it was
+    built before, else :func:`.buildcache.built_files`), then staged and run by its ``run``."""
     import hashlib
     import shlex
     import shutil
 
     from ...trust.botfolder import MANIFEST, parse_manifest
-    from .build import run_build
+    from .buildcache import built_files
     from .process import Runtime
     from .seat import ProgramFactory
 
     files = dict(src.files)
     fields = parse_manifest(files[MANIFEST], src.label)
-    if "build" in fields:
-        files = run_build(fields["build"], files, src.label)
+    if "build" in fields:  # built before (a tournament's parent, the server's queue), else once in this process
+        files = dict(src.built) if src.built is not None else built_files(fields["build"], files, src.label)
     argv = shlex.split(fields["run"])
     if "/" not in argv[0]:
         found = shutil.which(argv[0], path=PATH)
