@@ -35,10 +35,25 @@ def _sizes(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def build_cache(folder: str | None) -> str | None:
+    """``--build-cache DIR``: a folder (made when missing). :raises UsageError: something else is there."""
+    if folder is None:
+        return None
+    if os.path.lexists(folder) and (os.path.islink(folder) or not os.path.isdir(folder)):
+        raise UsageError(f"--build-cache {escape(folder, 200)}: not a folder (a build cache is a folder of its own)")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise UsageError(f"--build-cache {escape(folder, 200)}: cannot make the folder: {why}") from None
+    return folder
+
+
 def run(args: argparse.Namespace) -> int:
     from ..game.seeds import fresh_seed, warn_if_guessable
     from ..sandbox.limits import usable_cpus
     from ..tournament.backends.local import HarnessError
+    from ..tournament.builds import prebuild
     from ..tournament.db.database import TournamentDBError, stored_seed
     from ..tournament.runner import SetupError, gauntlet_plan, local_backend, plan, preflight, ray_backend
     from ..tournament.runner import run as run_tournament
@@ -75,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if args.gauntlet:
             p = gauntlet_plan(p, args.max_tables)
+        p = prebuild(p, build_cache(args.build_cache))  # each bot program's build once for the run
         for warning in preflight(p):
             print(f"arena: warning: {escape(warning, 1200)}", file=sys.stderr)
     except SetupError as exc:
@@ -209,6 +225,12 @@ def register(sub: Any) -> None:
         "--force",
         action="store_true",
         help="let --replays write into a folder that holds other files or another tournament's records",
+    )
+    p.add_argument(
+        "--build-cache",
+        metavar="DIR",
+        help="keep the builds of bot programs (bot.toml's build) in DIR and take them from there in later "
+        "runs (default: each build runs once per run, kept nowhere)",
     )
     p.add_argument(
         "--max-tables",

@@ -153,9 +153,13 @@ def rerun_one(
 def rerun_many(
     plan: Plan, keys: Sequence[GameKey], *, workers: int = 1, stop: Callable[[], bool] = lambda: False
 ) -> Iterator[GameRecord]:
-    """Re-play ``keys`` on the tournament's own local backend, in the order they finish."""
+    """Re-play ``keys`` on the tournament's own local backend, in the order they finish (each bot
+    program's build once, here: :func:`.builds.prebuild`)."""
+    from .builds import prebuild
     from .runner import local_backend
 
+    if workers > 1:
+        plan = prebuild(plan)
     batches = local_backend(workers)(plan.job(keep_logs=True), keys, stop)
     try:
         for batch in batches:
