@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from ..server.http.transport import limits
     from ..server.store import database as store
 
-    for name in ("ladder_workers", "check_workers"):
+    for name in ("ladder_workers", "check_workers", "build_workers"):
         if not 0 <= getattr(args, name) <= 64:
             raise UsageError(f"--{name.replace('_', '-')} takes 0 to 64")
     if not 1 <= args.uploads_per_minute <= 10_000:
@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
         open_registration=args.open_registration,
         ladder_workers=args.ladder_workers,
         check_workers=args.check_workers,
+        build_workers=args.build_workers,
         check_games=args.check_games,
         uploads_per_minute=args.uploads_per_minute,
         uploads_per_address=args.uploads_per_address,
@@ -69,8 +70,11 @@ def run(args: argparse.Namespace) -> int:
         **limits(),  # bounded request heads, a deadline on each request, bounded websocket messages
     )
     server = uvicorn.Server(config)
+    from ..sandbox.programs.buildcache import forbid_builds
+
     try:
-        server.run(sockets=sockets)
+        with forbid_builds("a contest's builds run in its build queue"):  # a table's programs come built
+            server.run(sockets=sockets)
     finally:
         for sock in sockets:
             sock.close()
@@ -163,6 +167,13 @@ def register(sub: Any) -> None:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--ladder-workers", type=int, default=1, metavar="N", help="ladder processes (default 1)")
     p.add_argument("--check-workers", type=int, default=1, metavar="N", help="check processes (default 1)")
+    p.add_argument(
+        "--build-workers",
+        type=int,
+        default=2,
+        metavar="N",
+        help="processes running bot programs' builds, once per uploaded version (default 2; one author's at a time)",
+    )
     p.add_argument(
         "--check-games",
         type=int,

@@ -202,7 +202,7 @@ def test_a_round_two_upload_is_checked_under_the_rounds_rules(
     author = int(store.invite(db, "gil").split(".")[0][1:])
     sid = store.add_submission(db, author, "gilbot", source("gilbot"))
     seen = []
-    monkeypatch.setattr(checks, "check_one", lambda row, settings: (seen.append(settings.rules), ({}, None, []))[1])
+    monkeypatch.setattr(checks, "check_one", lambda row, settings, *_: (seen.append(settings.rules), ({}, None, []))[1])
     assert checks.run_queue(db, CheckSettings(games=1), 1)
     assert seen == [Rules(hand_size=6)] and rounds.round_of(db, sid) == 2 and rounds.round_of(db, 1) == 1
     db.close()

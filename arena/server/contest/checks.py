@@ -10,20 +10,26 @@ from typing import Any
 
 from ...authoring.check import CheckSettings, failure_line, run_check
 from ...errors import BotLoadError, UsageError
+from ...trust.botsource import BotSource
 from ...trust.text import escape
+from ..store import builds
 from ..store import database as store
 from ..store.outputs import save_check_games
+from .building import NotReady, playable
 from .uploads import is_bundle, stored_bot
 
 
-def check_one(row: sqlite3.Row, settings: CheckSettings) -> tuple[dict[str, Any], str | None, list[dict[str, Any]]]:
-    """Check one stored upload (its bytes, never a file that could change): (report, error line,
-    the records of the smoke games it faulted in: :attr:`~arena.authoring.check.CheckReport.records`)."""
+def check_one(
+    row: sqlite3.Row, settings: CheckSettings, src: BotSource | None = None
+) -> tuple[dict[str, Any], str | None, list[dict[str, Any]]]:
+    """Check one stored upload (its bytes, never a file that could change; ``src``: a program as it
+    plays, its build taken from the cache): (report, error line, the records of the smoke games it
+    faulted in: :attr:`~arena.authoring.check.CheckReport.records`)."""
     data = store.source_bytes(row["source"])
     name = f"{row['bot']}.py"
     try:
         if is_bundle(data):  # a program (a .js file or a bot folder), read back checked
-            src = stored_bot(str(row["bot"]), data)
+            src = src or stored_bot(str(row["bot"]), data)
             name = f"{row['bot']}.js" if src.runtime == "node" else f"{row['bot']}/"
             checked = run_check(name, settings, src=src)
         else:
@@ -49,6 +55,7 @@ def run_queue(db: sqlite3.Connection, settings: CheckSettings, worker: int) -> b
 
     from .rounds import get_round, round_of
 
+    builds.decide_missing(db)  # an older database's bot programs: their builds queued first
     row = store.claim_check(db, worker)
     if row is None:
         return False
@@ -57,7 +64,15 @@ def run_queue(db: sqlite3.Connection, settings: CheckSettings, worker: int) -> b
     except store.ContestError as exc:  # a damaged round: the upload fails, the queue goes on
         store.finish_check(db, int(row["id"]), {"clean": False}, escape(f"the check could not run: {exc}", 600))
         return True
-    report, error, games = check_one(row, replace(settings, rules=rules))
+    data = store.source_bytes(row["source"])
+    try:  # a program's build from the cache (built once, by the build queue): never built here
+        src = playable(db, int(row["id"]), str(row["bot"]), data) if is_bundle(data) else None
+    except NotReady:  # its cached build was missing or damaged: built again, then checked
+        builds.release_check(db, int(row["id"]))
+        return True
+    except BotLoadError:
+        src = None  # not a bot: check_one says why
+    report, error, games = check_one(row, replace(settings, rules=rules), src)
     with store.writing(db):  # before the report: a page that shows it can link them
         save_check_games(db, int(row["id"]), [{**g, "log": store.pack(g["log"])} for g in games])
     store.finish_check(db, int(row["id"]), report, error)

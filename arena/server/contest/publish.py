@@ -114,6 +114,7 @@ def tournament_argv(
     argv = [*([str(where / "bots")] if files else []), *names]
     argv += ["--players", ",".join(str(k) for k in sizes(settings, len(chosen), seats))]
     argv += ["--db", str(where / "final.sqlite"), "--replays", str(where / "records")]
+    argv += ["--build-cache", str(Path(folder) / "builds")]  # the build queue's cache: its programs are built there
     argv += ["--variant", variant, *(x for r in rules for x in ("--rule", r))]
     if settings.until_separated:
         argv += ["--until-separated", "--confidence", repr(settings.confidence)]

@@ -115,6 +115,7 @@ def create_app(settings: ServerSettings) -> Starlette:
                 settings.check_games,
                 settings.backend,
                 settings.ray_address,
+                settings.build_workers,
             )
             supervisor.start()
         app.state.supervisor = supervisor

@@ -46,6 +46,8 @@ class ServerSettings:
     uploads_per_address: int = 60
     open_registration: bool = False
     check_workers: int = 1
+    #: Processes running bot programs' builds (one build each; one author's at a time).
+    build_workers: int = 2
     ladder_workers: int = 1
     check_games: int = 2
     #: Where the ladder's and the final's games run: "local" processes or "ray" (``--backend``).
@@ -166,7 +168,7 @@ def submission_view(row: sqlite3.Row, active: bool) -> dict[str, Any]:
         "version": row["version"],
         "label": versions.label(row["version"]),
         "sha256": row["sha256"],
-        "status": row["status"],
+        "status": row["shown"] if "shown" in row.keys() else row["status"],  # 'building' while it is
         "error": row["error"],
         "review": row["review"],
         "comment": row["comment"],

@@ -18,9 +18,10 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ...errors import BotLoadError
 from ...game.rules import Rules
 from ...game.seeds import LADDER, GameSeeds, game_seeds
 from ...seats.contract import SeatFactory
@@ -29,9 +30,10 @@ from ...seats.loader import resolve_bot
 from ...seats.seating import Chair, Seating
 from ...trust.text import storable
 from ..contest import rounds
+from ..contest.building import NotReady, playable
 from ..contest.uploads import stored_bot
+from ..store import builds, versions
 from ..store import database as store
-from ..store import versions
 
 MIN_TABLE, MAX_TABLE = 2, 6
 
@@ -79,6 +81,8 @@ class Block:
     labels: dict[int, str] = field(default_factory=dict)
     #: Registered house bots: played by arena's installed code of that name, never by stored bytes.
     registered: frozenset[int] = frozenset()
+    #: submission -> a program's built files, from the build cache (:func:`..contest.building.playable`)
+    built: dict[int, tuple[tuple[str, bytes], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,8 @@ class BlockPlayer:
         bot, source = self.block.bots[sid]
         if sid in self.block.registered:  # arena's own bot, by its name (the organiser's command)
             return make_factory(resolve_bot(bot), trusted=True, limits=self.limits)
-        return make_factory(stored_bot(bot, source), trusted=False, limits=self.limits)  # uploaded: sandboxed
+        src = replace(stored_bot(bot, source), built=self.block.built.get(sid))  # built by the queue, never here
+        return make_factory(src, trusted=False, limits=self.limits)  # uploaded code: always sandboxed
 
     def play(self, block: Block) -> Iterator[Game]:
         """The block's games, one per seat rotation, each as it ends."""
@@ -144,6 +149,8 @@ class LadderPlayer:
         self.db = db
         self.seed = int(store.setting(db, "seed") or 0)
         self.runner = BlockPlayer(limits, keep, keep_streams)
+        #: Versions' built files, read from the build cache (None: a version with no build).
+        self.built: dict[int, tuple[tuple[str, bytes], ...] | None] = {}
 
     def next_block(self, rng: random.Random) -> Block | None:
         """Choose a table and open its block, in the current round (round two: the gauntlet); None
@@ -152,7 +159,8 @@ class LadderPlayer:
             current, found = rounds.entrants(self.db)
         except store.ContestError:  # a damaged round in the database: nothing to play (the pages say why)
             return None
-        rows = {int(r["id"]): r for r in found}
+        waiting = builds.unready(self.db, [int(r["id"]) for r in found])  # a build not done: skipped till it is
+        rows = {int(r["id"]): r for r in found if int(r["id"]) not in waiting}
         entrants = [
             Entrant(sid, r["bot"], r["mu"], r["sigma"], r["games"], r["house"] is not None) for sid, r in rows.items()
         ]
@@ -162,18 +170,18 @@ class LadderPlayer:
             field = set(current.field) | {e.submission for e in entrants if e.house}
             new = [e for e in entrants if e.submission not in field]
             table = rounds.pick_gauntlet(new, [e for e in entrants if e.submission in field], rng, current.sizes)
+        bots = {sid: (str(rows[sid]["bot"]), store.source_bytes(rows[sid]["source"])) for sid in table}
+        try:
+            built = self._built(bots)
+        except NotReady:  # a cached build found damaged: built again, the table chosen again meanwhile
+            return None
         block = store.new_block(self.db, table, current.number) if table else 0
         if not block:
             return None
-        return Block(
-            block,
-            tuple(table),
-            {sid: (str(rows[sid]["bot"]), store.source_bytes(rows[sid]["source"])) for sid in table},
-            game_seeds(self.seed, LADDER, (block,), (block,)),
-            current.rules,
-            {sid: versions.player(str(rows[sid]["bot"]), rows[sid]["version"]) for sid in table},
-            frozenset(sid for sid in table if rows[sid]["house"] == "registered"),
-        )
+        labels = {sid: versions.player(str(rows[sid]["bot"]), rows[sid]["version"]) for sid in table}
+        seeds = game_seeds(self.seed, LADDER, (block,), (block,))
+        registered = frozenset(sid for sid in table if rows[sid]["house"] == "registered")
+        return Block(block, tuple(table), bots, seeds, current.rules, labels, registered, built)
 
     def store(self, game: Game) -> bool:
         """Store and rate one game (False: its key is stored already)."""

@@ -24,9 +24,12 @@ _RUNNER: list[BlockPlayer] = []
 
 def play_block(block: Block) -> list[Game]:
     """A Ray task: the block's games, played by this process's kept :class:`BlockPlayer`."""
+    from ...sandbox.programs.buildcache import forbid_builds
+
     if not _RUNNER:
         _RUNNER.append(BlockPlayer())
-    return list(_RUNNER[0].play(block))
+    with forbid_builds("a contest's builds run in its build queue"):  # the block carries its built files
+        return list(_RUNNER[0].play(block))
 
 
 def run(

@@ -118,7 +118,9 @@ async def post_submission(request: Request) -> JSONResponse:
                 "url": f"/api/submissions/{same.submission}",
             }
         )
-    return JSONResponse({"id": sid, "status": "queued", "url": f"/api/submissions/{sid}"}, status_code=202)
+    row = await db_call(request, store.submission, sid)
+    status = str(row["shown"]) if row is not None else "queued"  # 'building' when its build waits
+    return JSONResponse({"id": sid, "status": status, "url": f"/api/submissions/{sid}"}, status_code=202)
 
 
 def visible_submission(db: sqlite3.Connection, sid: int, role: str, author: int) -> dict[str, Any] | None:

@@ -31,8 +31,8 @@ from ...game.visibility import seat_data
 from ...trust.numbers import whole_number
 from ...web.render import real
 from ..http.common import stored_faults
+from ..store import builds, outputs, versions
 from ..store import database as store
-from ..store import outputs, versions
 
 #: Games a page of a bot's games lists.
 PAGE = 50
@@ -84,9 +84,9 @@ def my_bots(db: sqlite3.Connection, author: int) -> list[dict[str, Any]]:
     comment, whether it plays, and its rating in each round it was rated in."""
     bots = []
     for bot in db.execute("SELECT name, active FROM bots WHERE author = ? ORDER BY lower(name)", (author,)):
-        rows = db.execute(
-            "SELECT id, version, status, error, review, comment, created FROM submissions "
-            "WHERE bot = ? AND author = ? ORDER BY version DESC LIMIT ?",
+        rows = db.execute(  # a check waiting for its build says 'building'
+            f"SELECT s.id, s.version, {builds.STATUS} AS status, s.error, s.review, s.comment, s.created "
+            f"{builds.JOIN} WHERE s.bot = ? AND s.author = ? ORDER BY s.version DESC LIMIT ?",
             (bot["name"], author, HISTORY),
         ).fetchall()
         ratings: dict[int, list[dict[str, Any]]] = {}

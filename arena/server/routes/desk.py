@@ -28,8 +28,8 @@ from ..contest import review as views
 from ..contest.final import FinalSettings
 from ..http.auth import check_csrf
 from ..http.common import SMALL_BODY, db_call, read_body, report_parts, submission_view
+from ..store import builds, reviews
 from ..store import database as store
-from ..store import reviews
 from ..store.outputs import check_games_kept
 from .api import path_int
 from .pages import form_fields, page, signed_in
@@ -45,9 +45,9 @@ def queue(db: sqlite3.Connection, folder: Path) -> dict[str, Any]:
     from ..contest.rounds import current_number
 
     rows = db.execute(
-        f"SELECT s.id, s.bot, s.version, s.status, s.review, s.error, a.name AS author, {ROUND_OF} AS round, "
-        "(SELECT house FROM bots b WHERE b.name = s.bot) IS NOT NULL AS house "
-        "FROM submissions s JOIN authors a ON a.id = s.author "
+        f"SELECT s.id, s.bot, s.version, {builds.STATUS} AS status, s.review, s.error, a.name AS author, "
+        f"{ROUND_OF} AS round, (SELECT house FROM bots b WHERE b.name = s.bot) IS NOT NULL AS house "
+        f"{builds.JOIN} JOIN authors a ON a.id = s.author "
         "ORDER BY round DESC, (s.review = 'pending') DESC, s.id DESC LIMIT 500"
     ).fetchall()
     house = listing(db)

@@ -26,8 +26,8 @@ from ...web.render import render
 from ...web.view import render_viewer, viewer_game
 from ..http.auth import check_csrf, client_of, csrf_token, session_guest, session_who, token_owner
 from ..http.common import SMALL_BODY, db_call, read_body, report_parts, stored_seating, wants_html
+from ..store import builds, versions
 from ..store import database as store
-from ..store import versions
 from ..store.authors import signed_out_key
 from . import dashboard
 from .api import accept_upload, board_of, choose_active, path_int, register, upload_bytes, visible_submission
@@ -154,7 +154,8 @@ def bot_data(
         return None
     own = dashboard.owns(me, bot["author"])
     rows = db.execute(
-        "SELECT * FROM submissions WHERE bot = ? ORDER BY version DESC LIMIT ?", (name, dashboard.HISTORY)
+        f"SELECT s.*, {builds.STATUS} AS shown {builds.JOIN} WHERE s.bot = ? ORDER BY s.version DESC LIMIT ?",
+        (name, dashboard.HISTORY),
     ).fetchall()
     ratings = {
         row[0]: (float(row[1] or 0), float(row[2] or 0), row[3])
@@ -170,7 +171,7 @@ def bot_data(
             "id": r["id"],
             "label": versions.label(r["version"]),
             "uploaded": dashboard.when(r["created"]),
-            "status": r["status"],
+            "status": r["shown"],  # 'building' while its build is
             "review": r["review"],
             "active": r["id"] == bot["active"],
             "rating": ratings.get(r["id"]),

@@ -25,6 +25,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from ...authoring.check import NAME_PATTERN
+from ...errors import BotLoadError
 from ...game.rules import Rules
 from ...game.visibility import PUBLIC, game_seen_by
 from ...trust.numbers import whole_number
@@ -33,6 +34,7 @@ from ...web.render import render
 from ...web.seat import BadAction
 from ...web.view import render_viewer, viewer_game
 from ..contest import rounds
+from ..contest.building import NotReady, playable
 from ..http.auth import bearer, check_csrf, client_of, session_guest, session_who, signed, token_owner
 from ..http.common import SMALL_BODY, db_call, read_body
 from ..http.sockets import SIGNED_OUT
@@ -108,7 +110,14 @@ def choose_bots(db: sqlite3.Connection, names: list[str]) -> tuple[list[BotSeat]
         row = active.get(name)
         if row is None:
             raise TableError(400, f"{escape(name, 60)!r} is not a bot on the ladder")
-        chosen.append(BotSeat(int(row["id"]), str(row["bot"]), store.source_bytes(row["source"]), int(row["version"])))
+        source = store.source_bytes(row["source"])
+        try:  # a program's build from the cache, never built for a table
+            built = playable(db, int(row["id"]), str(row["bot"]), source).built
+        except NotReady:
+            raise TableError(409, f"{escape(name, 60)!r} is being built; choose it again in a minute") from None
+        except BotLoadError:
+            built = None  # not a bot: it plays as the crash it is
+        chosen.append(BotSeat(int(row["id"]), str(row["bot"]), source, int(row["version"]), built))
     return chosen, rnd.rules
 
 

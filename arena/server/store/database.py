@@ -22,15 +22,16 @@ import secrets
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ...trust.files import NotRegularFile, regular
 from ...trust.numbers import whole_number
+from . import builds, versions
 from . import outputs as outputs_of
-from . import versions
+from .basics import source_bytes as source_bytes
+from .basics import writing as writing
 from .migrate import LATEST, STEPS, upgrade
 
 #: The database file inside a contest folder.
@@ -177,18 +178,6 @@ def open_db(folder: str | os.PathLike[str]) -> sqlite3.Connection:
     return db
 
 
-@contextmanager
-def writing(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One write transaction (``BEGIN IMMEDIATE``: writers queue, readers go on), committed whole or not at all."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
 def setting(db: sqlite3.Connection, key: str) -> str:
     row = db.execute("SELECT value FROM contest WHERE key = ?", (key,)).fetchone()
     return str(row[0]) if row else ""
@@ -273,6 +262,7 @@ def add_submission(db: sqlite3.Connection, author: int, bot: str, source: bytes,
             "INSERT INTO submissions (author, bot, version, sha256, source, created) VALUES (?, ?, ?, ?, ?, ?)",
             (author, bot, int(version[0]), sha, source, time.time()),
         )
+        builds.request(db, int(cur.lastrowid or 0), author, source)  # its build queued with it, if it has one
         return int(cur.lastrowid or 0)
 
 
@@ -287,10 +277,11 @@ MAX_ATTEMPTS = 3
 
 #: The next upload to check: authors take turns (each author's k-th upload waiting, counting the one
 #: being checked, comes after every author's (k-1)-th), oldest first within a turn; an author who
-#: uploads as fast as the limit allows cannot make everyone else's checks wait behind theirs.
+#: uploads as fast as the limit allows cannot make everyone else's checks wait behind theirs. An
+#: upload whose build is not done waits (:data:`.builds.READY`), holding back no other upload.
 FAIR_NEXT = (
-    "SELECT * FROM submissions s WHERE status = 'queued' ORDER BY (SELECT COUNT(*) FROM submissions o "
-    "WHERE o.author = s.author AND o.status IN ('queued', 'checking') AND o.id < s.id), id LIMIT 1"
+    f"SELECT * FROM submissions s WHERE status = 'queued' AND {builds.READY} ORDER BY (SELECT COUNT(*) "
+    "FROM submissions o WHERE o.author = s.author AND o.status IN ('queued', 'checking') AND o.id < s.id), id LIMIT 1"
 )
 
 
@@ -352,15 +343,9 @@ def finish_check(db: sqlite3.Connection, submission: int, report: dict[str, Any]
             )
 
 
-def source_bytes(value: Any) -> bytes:
-    """An upload's stored bytes; text or a number (an edited database keeps any type) as its UTF-8."""
-    if isinstance(value, bytes):
-        return value
-    return b"" if value is None else str(value).encode("utf-8", "surrogatepass")
-
-
 def submission(db: sqlite3.Connection, sid: int) -> sqlite3.Row | None:
-    row = db.execute("SELECT * FROM submissions WHERE id = ?", (sid,)).fetchone()
+    """The row of ``sid``; ``shown``: its status as its author sees it ('building': :data:`.builds.STATUS`)."""
+    row = db.execute(f"SELECT s.*, {builds.STATUS} AS shown {builds.JOIN} WHERE s.id = ?", (sid,)).fetchone()
     return row if isinstance(row, sqlite3.Row) else None
 
 

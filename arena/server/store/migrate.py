@@ -19,6 +19,10 @@ Also (issue 30, item 2): ``outputs``, each ladder game's own output of a seat wh
 (:mod:`.outputs`: its prints or standard error, bounded, for its author alone), stored with the
 game and dropped with its record; and ``check_games``, the records of an upload's smoke games in
 which it faulted (the first :data:`arena.authoring.check.KEPT_RECORDS`), so its author can replay them.
+Also (issue 27, item 3): the ``builds`` queue (:mod:`.builds`: one row per build key, its state, the
+sha256 of its cached output or its failure) and ``submissions.build``, the key of an upload's build
+('' when it needs none, NULL until it is looked at: an older database's bot programs, looked at by
+the workers).
 """
 
 from __future__ import annotations
@@ -67,12 +71,23 @@ _TO_3 = (
     " submission INTEGER NOT NULL REFERENCES submissions(id), game TEXT NOT NULL, seat INTEGER NOT NULL,"
     " log BLOB NOT NULL, output BLOB NOT NULL, PRIMARY KEY (submission, game))",
     "ALTER TABLE bots ADD COLUMN house TEXT",
+    "CREATE TABLE builds ("
+    " key TEXT PRIMARY KEY, submission INTEGER NOT NULL REFERENCES submissions(id),"
+    " author INTEGER NOT NULL REFERENCES authors(id),"
+    " state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'building', 'built', 'failed')),"
+    " digest TEXT, error TEXT, claimed_by INTEGER, attempts INTEGER NOT NULL DEFAULT 0,"
+    " queued REAL NOT NULL, started REAL, finished REAL)",
+    "CREATE INDEX builds_state ON builds (state)",
+    "ALTER TABLE submissions ADD COLUMN build TEXT",
 )
 
 
 def _to_3(db: sqlite3.Connection) -> None:
     for statement in _TO_3:
         db.execute(statement)
+    # An upload that is no bot program's bundle needs no build; a bundle is looked at by the workers.
+    magic = b"#arena-program 1\n"
+    db.execute("UPDATE submissions SET build = '' WHERE CAST(substr(source, 1, ?) AS BLOB) != ?", (len(magic), magic))
 
 
 #: From each version, the step to the next one.

@@ -26,7 +26,7 @@ import queue
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +161,8 @@ class BotSeat:
     bot: str
     source: bytes
     version: int = 0
+    #: A program's built files, from the build cache (the table never builds).
+    built: tuple[tuple[str, bytes], ...] | None = None
 
     @property
     def label(self) -> str:
@@ -338,7 +340,7 @@ class Hub:
 
         if isinstance(spec, PersonSeat):
             return InProcessFactory(spec.name, lambda _key, seat: TablePerson(seat, spec, self.move_seconds))
-        return make_factory(stored_bot(spec.bot, spec.source), trusted=False)
+        return make_factory(replace(stored_bot(spec.bot, spec.source), built=spec.built), trusted=False)
 
     def _game(self, table: Table) -> None:
         from ..store import database as store

@@ -1,6 +1,7 @@
-"""The server's background processes: the check queue and the ladder, one process each, and a final.
+"""The server's background processes: the check queue, the build queue and the ladder, one process
+each, and a final.
 
-``python -m arena.server.workers.processes check|ladder DIR [--check-games N]`` is what
+``python -m arena.server.workers.processes check|build|ladder DIR [--check-games N]`` is what
 :class:`~arena.server.workers.supervisor.Supervisor` starts; ``... final DIR --round N`` what the
 desk starts to run a final (:mod:`..contest.publish`). A worker works until SIGTERM, or until
 its parent (the server) is gone, so a ``kill -9`` of the server leaves no worker writing on.
@@ -35,7 +36,7 @@ def _stop(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="arena.server.workers.processes")
-    parser.add_argument("kind", choices=("check", "ladder", "final"))
+    parser.add_argument("kind", choices=("check", "build", "ladder", "final"))
     parser.add_argument("folder")
     parser.add_argument("--check-games", type=int, default=2)
     parser.add_argument("--parent", type=int, default=0)
@@ -75,11 +76,17 @@ def work(
     except store.ContestError as exc:
         sys.stderr.write(f"arena worker: {exc}\n")
         return 2
+    from ...sandbox.programs.buildcache import forbid_builds
+
     try:
-        if kind == "check":
-            run_checks(db, parent, check_games)
-        else:
-            run_ladder(db, parent, backend, workers, ray_address)
+        if kind == "build":
+            run_builds(db, parent)
+        else:  # their programs' builds come from the build queue's cache, never made here
+            with forbid_builds("a contest's builds run in its build queue"):
+                if kind == "check":
+                    run_checks(db, parent, check_games)
+                else:
+                    run_ladder(db, parent, backend, workers, ray_address)
     finally:
         db.close()
     return 0
@@ -121,6 +128,16 @@ def run_checks(db: object, parent: int, games: int) -> None:
     settings = CheckSettings(games=games, seed=random.SystemRandom().randrange(2**63))
     while alive(parent):  # checks first; when none waits, the desk's views an older arena did not make
         if not run_queue(db, settings, os.getpid()) and not prepare_missing_view(db):  # type: ignore[arg-type]
+            time.sleep(IDLE_SECONDS)
+
+
+def run_builds(db: object, parent: int) -> None:
+    """Bot programs' builds, one at a time (:mod:`..contest.building`), off every other loop."""
+    from ..contest.building import run_queue
+    from ..store.builds import decide_missing
+
+    while alive(parent):
+        if not run_queue(db, os.getpid()) and not decide_missing(db):  # type: ignore[arg-type]
             time.sleep(IDLE_SECONDS)
 
 

@@ -1,7 +1,8 @@
 """Starts the server's background workers and starts them again when they die.
 
 A dead check worker's claimed upload goes back into the queue before its successor
-starts (:func:`arena.server.store.database.requeue`), so no upload waits forever for a check that died.
+starts (:func:`arena.server.store.database.requeue`), so no upload waits forever for a check that
+died; a dead build worker's claimed build too (:func:`arena.server.store.builds.requeue`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..store import builds
 from ..store import database as store
 
 #: Seconds between looks at the workers, and the wait before starting a crashed one again.
@@ -32,6 +34,8 @@ class Supervisor:
     backend: str = "local"
     #: With backend "ray": the cluster the ladder joins (None: a local Ray instance).
     ray_address: str | None = None
+    #: Build workers: bot programs' builds run in these, one each, at most one per author at a time.
+    builders: int = 2
     procs: dict[tuple[str, int], subprocess.Popen[bytes]] = field(default_factory=dict)
     restarts: int = 0
     _stopping: threading.Event = field(default_factory=threading.Event)
@@ -59,6 +63,7 @@ class Supervisor:
         db = store.open_db(self.folder)
         try:
             store.requeue(db)  # checks claimed by workers of an earlier run that died
+            builds.requeue(db)  # ... and builds
             from ..contest.final import interrupted
 
             interrupted(db)
@@ -66,6 +71,8 @@ class Supervisor:
             db.close()
         for i in range(self.checkers):
             self.procs[("check", i)] = self._spawn("check")
+        for i in range(self.builders):
+            self.procs[("build", i)] = self._spawn("build")
         for i in range(min(self.ladder, 1) if self.backend == "ray" else self.ladder):
             self.procs[("ladder", i)] = self._spawn("ladder")
         self._thread = threading.Thread(target=self._watch, name="arena-supervisor", daemon=True)
@@ -76,10 +83,10 @@ class Supervisor:
             for slot, proc in list(self.procs.items()):
                 if proc.poll() is None or self._stopping.is_set():
                     continue
-                if slot[0] == "check":
+                if slot[0] in ("check", "build"):
                     db = store.open_db(self.folder)
                     try:
-                        store.requeue(db, proc.pid)
+                        (store.requeue if slot[0] == "check" else builds.requeue)(db, proc.pid)
                     finally:
                         db.close()
                 time.sleep(RESTART_SECONDS)
