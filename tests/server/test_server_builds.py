@@ -248,3 +248,23 @@ def test_the_ladder_plays_on_while_a_new_version_builds_and_another_authors_uplo
     ((first, last),) = during.values()
     assert last - first >= 3, during  # the ladder's games went on being recorded while it built
     assert seen_building and cat_clean_while_building
+
+
+@pytest.mark.long
+@builds_as_root
+def test_the_final_takes_its_programs_builds_from_the_cache(cup: tuple[sqlite3.Connection, list[int]]) -> None:
+    from arena.server.contest import final
+
+    db, (ann, ben, _) = cup
+    mark = marker()
+    plain = store.add_submission(db, ann, "annbot", python_bot("annbot"))
+    store.finish_check(db, plain, {"clean": True}, None)
+    prog = store.add_submission(db, ben, "benprog", program("benprog", f"sleep 1; : {mark}"))
+    with BuildWatch(mark) as watch:
+        assert building.run_queue(db, 11)
+        assert checks.run_queue(db, CheckSettings(games=1), 12)
+        for sid in (plain, prog):
+            store.review(db, sid, "approved", "")
+        final.run(db, builds.cache_folder(db).parent, games=1)
+    assert final.state(db)["state"] == "published", final.state(db)
+    assert watch.builds == 1  # the queue's: not the check's, nor the final's tournament's
