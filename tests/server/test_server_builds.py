@@ -268,3 +268,37 @@ def test_the_final_takes_its_programs_builds_from_the_cache(cup: tuple[sqlite3.C
         final.run(db, builds.cache_folder(db).parent, games=1)
     assert final.state(db)["state"] == "published", final.state(db)
     assert watch.builds == 1  # the queue's: not the check's, nor the final's tournament's
+
+
+def test_an_authors_builds_no_version_needs_are_let_go_and_built_again_when_asked_for(
+    cup: tuple[sqlite3.Connection, list[int]],
+) -> None:
+    # every upload's build kept for ever: one author's uploads (10 a minute, 64 MiB each) filled the disk
+    db, (ann, _, _) = cup
+    cache = BuildCache(builds.cache_folder(db))
+    versions = []
+    for i in range(7):
+        sid = store.add_submission(db, ann, "annprog", program("annprog", f"make v{i}"))
+        row = builds.claim(db, 1)
+        assert row is not None and row["submission"] == sid
+        builds.finish(db, row["key"], cache.save(row["key"], {"bot": f"v{i}".encode()}), None)
+        store.finish_check(db, sid, {"clean": True}, None)  # each clean version becomes the active one
+        for key, digest in builds.evict(db, ann):
+            cache.forget(key, digest)
+        versions.append(sid)
+    states = [builds.of(db, sid)["state"] for sid in versions]  # type: ignore[index]
+    assert states == ["evicted"] * 3 + ["built"] * 4  # the active one and the latest
+    assert len(list((builds.cache_folder(db) / "objects").iterdir())) == builds.KEEP_RECENT
+    # the author makes an old version active again: it is built again, and waits meanwhile
+    store.set_active(db, "annprog", versions[0])
+    assert builds.unready(db, [versions[0]]) == {versions[0]}
+    with pytest.raises(building.NotReady):
+        building.playable(db, versions[0], "annprog", program("annprog", "make v0"))
+    assert builds.of(db, versions[0])["state"] == "queued"  # type: ignore[index]
+    store.set_active(db, "annprog", versions[1])  # the ladder wakes an evicted entrant's build too
+    ladder = LadderPlayer(db)
+    try:
+        ladder.next_block(random.Random(1))
+    finally:
+        ladder.close()
+    assert builds.of(db, versions[1])["state"] == "queued"  # type: ignore[index]

@@ -165,6 +165,15 @@ class BuildCache:
         except ValueError:
             return None
 
+    def forget(self, key: str, digest: str) -> None:
+        """Delete the entry ``digest`` and the index of ``key`` (a build let go: built again if asked for)."""
+        for path in (self.folder / "objects" / digest, self.folder / "keys" / key):
+            if _HEX.fullmatch(path.name):
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
+
     @staticmethod
     def _read(path: Path, limit: int) -> bytes | None:
         try:

@@ -6,7 +6,8 @@ one build worker each at most), runs it in the build sandbox
 (:func:`arena.sandbox.programs.build.run_build`, its own PID namespace and tmpfs), keeps its
 output in the contest's ``builds/`` folder (:class:`~arena.sandbox.programs.buildcache.BuildCache`:
 content-addressed, written atomically) and records the sha256 of the entry, or the failure's one
-line, in the database. The check, the ladder, the tables and the final never build: they take a
+line, in the database; then lets go of the author's builds no version needs
+(:func:`arena.server.store.builds.evict`). The check, the ladder, the tables and the final never build: they take a
 version's built files with :func:`playable`, which reads the entry back as untrusted input, checked
 against the digest the database recorded; an entry missing or damaged is queued to be built again
 (:func:`arena.server.store.builds.rebuild`) and the version waits (:class:`NotReady`), never trusted.
@@ -40,6 +41,8 @@ def playable(db: sqlite3.Connection, submission: int, bot: str, source: bytes) -
     if key == "":
         return src
     row = db.execute("SELECT state, digest, error FROM builds WHERE key = ?", (key,)).fetchone() if key else None
+    if row is not None and row["state"] == "evicted":  # its output was let go: built again, as it is asked for
+        builds.rebuild(db, str(key), None)
     if row is None or row["state"] not in ("built", "failed"):
         raise NotReady(f"{bot}: its build is not done")
     if row["state"] == "failed":
@@ -77,10 +80,13 @@ def run_queue(db: sqlite3.Connection, worker: int) -> bool:
     except BotLoadError as exc:
         builds.finish(db, key, None, exc.message)
         return True
+    cache = BuildCache(builds.cache_folder(db))
     try:
-        digest = BuildCache(builds.cache_folder(db)).save(key, built)
+        digest = cache.save(key, built)
     except OSError as exc:  # the server's disk, not the author's build: said so, and tried again on a new upload
         builds.finish(db, key, None, f"the build's output could not be kept ({exc.strerror or exc}); upload it again")
         return True
     builds.finish(db, key, digest, None)
+    for let_go, entry in builds.evict(db, int(row["author"])):  # the author's builds no version needs
+        cache.forget(let_go, entry)
     return True

@@ -160,6 +160,7 @@ class LadderPlayer:
         except store.ContestError:  # a damaged round in the database: nothing to play (the pages say why)
             return None
         waiting = builds.unready(self.db, [int(r["id"]) for r in found])  # a build not done: skipped till it is
+        builds.wake(self.db, waiting)  # ... and one let go of is built again
         rows = {int(r["id"]): r for r in found if int(r["id"]) not in waiting}
         entrants = [
             Entrant(sid, r["bot"], r["mu"], r["sigma"], r["games"], r["house"] is not None) for sid, r in rows.items()

@@ -12,6 +12,11 @@ failed build queues it again (its outcome may have been the machine's: a time li
 
 The check of an upload waits for its build (:data:`READY`) without holding back any other upload;
 the ladder and the tables play a version only once its build is ``built`` (:func:`unready`).
+
+The cache holds, of each author's builds, those an active version, a round's field or a waiting
+check needs, and their :data:`KEEP_RECENT` latest; the others are *evicted* (:func:`evict`: their
+output deleted), and built again if a version of theirs is asked for (:func:`wake`), so one author's
+uploads cannot fill the contest's disk with builds.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from .basics import source_bytes, writing
 
 #: Claims of one build whose worker died before the build is failed (a build that kills its worker).
 MAX_ATTEMPTS = 3
+#: An author's latest built builds kept in the cache besides those a version that plays or waits needs.
+KEEP_RECENT = 4
 
 #: An upload's build is done (or it needs none): its check may start. SQL on ``submissions s``.
 READY = (
@@ -136,14 +143,50 @@ def finish(db: sqlite3.Connection, key: str, digest: str | None, error: str | No
 
 
 def rebuild(db: sqlite3.Connection, key: str, digest: str | None) -> None:
-    """The cached output of a built ``key`` (``digest``) is missing or damaged: queue it again
-    (once, however many readers found it so)."""
+    """The cached output of a built ``key`` (``digest``) is missing or damaged, or was evicted: queue
+    it again (once, however many readers found it so)."""
     with writing(db):
         db.execute(
             "UPDATE builds SET state = 'queued', digest = NULL, attempts = 0, queued = ? "
-            "WHERE key = ? AND state = 'built' AND digest IS ?",
+            "WHERE key = ? AND ((state = 'built' AND digest IS ?) OR state = 'evicted')",
             (time.time(), key, digest),
         )
+
+
+def wake(db: sqlite3.Connection, submissions: set[int]) -> None:
+    """Queue again the evicted builds of ``submissions`` (versions the ladder would play)."""
+    if submissions:
+        marks = ",".join("?" * len(submissions))
+        with writing(db):
+            db.execute(
+                "UPDATE builds SET state = 'queued', attempts = 0, queued = ? WHERE state = 'evicted' "
+                f"AND key IN (SELECT build FROM submissions WHERE id IN ({marks}))",
+                (time.time(), *submissions),
+            )
+
+
+#: The builds a version that plays or waits needs: an active version's, a round's field's, a waiting check's.
+NEEDED = (
+    "SELECT build FROM submissions WHERE build != '' AND (status IN ('queued', 'checking') "
+    "OR id IN (SELECT active FROM bots WHERE active IS NOT NULL) OR id IN (SELECT submission FROM field))"
+)
+
+
+def evict(db: sqlite3.Connection, author: int) -> list[tuple[str, str]]:
+    """Mark evicted the built builds of ``author`` that no version needs (:data:`NEEDED`) beyond
+    their :data:`KEEP_RECENT` latest; the (key, digest) of each, whose files go unless a build
+    still kept shares the digest."""
+    with writing(db):
+        rows = db.execute(
+            f"SELECT key, digest FROM builds WHERE author = ? AND state = 'built' AND key NOT IN ({NEEDED}) "
+            "AND key NOT IN (SELECT key FROM builds WHERE author = ? AND state = 'built' "
+            "ORDER BY finished DESC, rowid DESC LIMIT ?)",
+            (author, author, KEEP_RECENT),
+        ).fetchall()
+        for key, _ in rows:
+            db.execute("UPDATE builds SET state = 'evicted', digest = NULL WHERE key = ?", (key,))
+        kept = {r[0] for r in db.execute("SELECT digest FROM builds WHERE state = 'built'")}
+    return [(str(key), str(digest)) for key, digest in rows if digest not in kept]
 
 
 def requeue(db: sqlite3.Connection, worker: int | None = None) -> int:

@@ -74,7 +74,7 @@ _TO_3 = (
     "CREATE TABLE builds ("
     " key TEXT PRIMARY KEY, submission INTEGER NOT NULL REFERENCES submissions(id),"
     " author INTEGER NOT NULL REFERENCES authors(id),"
-    " state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'building', 'built', 'failed')),"
+    " state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'building', 'built', 'failed', 'evicted')),"
     " digest TEXT, error TEXT, claimed_by INTEGER, attempts INTEGER NOT NULL DEFAULT 0,"
     " queued REAL NOT NULL, started REAL, finished REAL)",
     "CREATE INDEX builds_state ON builds (state)",
