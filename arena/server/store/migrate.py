@@ -79,6 +79,7 @@ _TO_3 = (
     " queued REAL NOT NULL, started REAL, finished REAL)",
     "CREATE INDEX builds_state ON builds (state)",
     "ALTER TABLE submissions ADD COLUMN build TEXT",
+    "CREATE INDEX submissions_build ON submissions (build)",  # the uploads not looked at, found without a scan
 )
 
 
