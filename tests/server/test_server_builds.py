@@ -302,3 +302,19 @@ def test_an_authors_builds_no_version_needs_are_let_go_and_built_again_when_aske
     finally:
         ladder.close()
     assert builds.of(db, versions[1])["state"] == "queued"  # type: ignore[index]
+
+
+def test_an_upload_of_a_build_let_go_of_has_it_built_again_and_is_checked(
+    cup: tuple[sqlite3.Connection, list[int]],
+) -> None:
+    db, (ann, _, _) = cup
+    cache = BuildCache(builds.cache_folder(db))
+    first = store.add_submission(db, ann, "annprog", program("annprog", "make"))
+    row = builds.claim(db, 1)
+    assert row is not None
+    builds.finish(db, row["key"], cache.save(row["key"], {"bot": b"x"}), None)
+    store.finish_check(db, first, {"clean": False}, "no")  # failed: no version needs its build
+    with store.writing(db):
+        db.execute("UPDATE builds SET state = 'evicted', digest = NULL")
+    again = store.add_submission(db, ann, "annprog", program("annprog", "make"))  # the same files again
+    assert builds.of(db, again)["state"] == "queued"  # type: ignore[index]  # not left waiting for ever

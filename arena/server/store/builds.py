@@ -89,7 +89,7 @@ def request(db: sqlite3.Connection, submission: int, author: int, source: bytes)
         db.execute(
             "INSERT INTO builds (key, submission, author, queued) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE "
             "SET state = 'queued', submission = excluded.submission, author = excluded.author, error = NULL, "
-            "attempts = 0, queued = excluded.queued WHERE state = 'failed'",
+            "attempts = 0, queued = excluded.queued WHERE state IN ('failed', 'evicted')",
             (key, submission, author, time.time()),
         )
 
@@ -179,19 +179,16 @@ def evict(db: sqlite3.Connection, author: int) -> list[tuple[str, str]]:
     their :data:`KEEP_RECENT` latest; the (key, digest) of each, whose files go unless a build
     still kept shares the digest. (A version that comes to need one later finds it evicted and
     has it built again: :func:`rebuild`, :func:`wake`.)"""
-    needed = {r[0] for r in db.execute(NEEDED)}  # read outside the write: no writer waits on it
-    rows = db.execute(
-        "SELECT key, digest FROM builds WHERE author = ? AND state = 'built' ORDER BY finished DESC, rowid DESC",
-        (author,),
-    ).fetchall()
-    gone = [(str(key), str(digest)) for key, digest in rows[KEEP_RECENT:] if key not in needed]
-    with writing(db):
-        for key, digest in gone:
-            db.execute(
-                "UPDATE builds SET state = 'evicted', digest = NULL WHERE key = ? AND state = 'built' AND digest = ?",
-                (key, digest),
-            )
-        kept = {r[0] for r in db.execute("SELECT digest FROM builds WHERE state = 'built'")}
+    with writing(db):  # no upload stored meanwhile could come to need one unseen
+        rows = db.execute(
+            "SELECT key, digest FROM builds WHERE author = ? AND state = 'built' ORDER BY finished DESC, rowid DESC",
+            (author,),
+        ).fetchall()
+        needed = {r[0] for r in db.execute(NEEDED)} if len(rows) > KEEP_RECENT else set()
+        gone = [(str(key), str(digest)) for key, digest in rows[KEEP_RECENT:] if key not in needed]
+        for key, _ in gone:
+            db.execute("UPDATE builds SET state = 'evicted', digest = NULL WHERE key = ?", (key,))
+        kept = {r[0] for r in db.execute("SELECT digest FROM builds WHERE state = 'built'")} if gone else set()
     return [(key, digest) for key, digest in gone if digest not in kept]
 
 
