@@ -11,6 +11,8 @@ run, so each number has its peer beside it:
 * **another author's check**: the time from cat's upload of a plain Python bot to its clean
   check, ``--checks`` uploads one after another, alone, against the same while ben's build runs
   (after the pace's window);
+* **a C++ upload**: the ``arena new --lang cpp`` kit's upload to its clean check (its build, then
+  its check), for comparing trees;
 * **a build against a build-cache hit**: the ``arena new --lang cpp`` kit's build (``g++ -O2``,
   :func:`~arena.sandbox.programs.build.run_build`) against reading its output back from a
   :class:`~arena.sandbox.programs.buildcache.BuildCache` (checked against its sha256).
@@ -55,6 +57,14 @@ def arena(*args: str) -> str:
 
 def python_bot(name: str) -> bytes:
     return (ROOT / "bots" / "greedy.py").read_text().replace('name = "greedy"', f'name = "{name}"').encode()
+
+
+def cpp_kit(name: str) -> bytes:
+    """The ``arena new --lang cpp`` kit's bundle as the bot ``name`` (its build: ``g++ -O2``)."""
+    kit = ROOT / "arena" / "authoring" / "kits" / "cpp"
+    files = {f: (kit / f).read_bytes() for f in ("bot.toml", "bot.cpp")}
+    files["bot.toml"] = files["bot.toml"].replace(b'name = "NAME"', f'name = "{name}"'.encode())
+    return bundle("program", tuple(sorted(files.items()))).encode()
 
 
 def program(name: str, build: str) -> bytes:
@@ -167,6 +177,10 @@ def server_numbers(build_seconds: float, checks: int) -> dict[str, Any]:
         try:
             for name in ("ann1", "ann2"):
                 cup.upload("a", python_bot(name), f"{name}.py")
+            start = time.monotonic()  # a C++ upload to its clean check: its build, then its check
+            cpp = cup.upload("b", cpp_kit("cppbot"), "cppbot")
+            cup.wait(lambda: cup.status("b", cpp) in ("clean", "failed"), 600)
+            cpp_s, cpp_status = time.monotonic() - start, cup.status("b", cpp)
             alone = [cup.check_time(i) for i in range(checks)]
             cup.wait(lambda: cup.played("catbot") > 0, 300)
             before = pace(cup, window)
@@ -200,6 +214,8 @@ def server_numbers(build_seconds: float, checks: int) -> dict[str, Any]:
         "s_from_built_to_first_ladder_game": until_played,
         "ladder_games_per_s_from_built_to_first_game": after,
         "build_shells_seen": len(seen),
+        "cpp_upload_to_check_s": cpp_s,
+        "cpp_check": cpp_status,
     }
 
 
@@ -259,7 +275,9 @@ def main() -> None:
         f"{found['s_from_built_to_first_ladder_game']:.1f} s after it, the ladder meanwhile at "
         f"{found['ladder_games_per_s_from_built_to_first_game']:.2f} games/s; checks alone "
         f"{', '.join(f'{x:.2f}' for x in found['check_s_alone'])} s, during "
-        f"{', '.join(f'{x:.2f}' for x in found['check_s_while_building'])} s; built output {found['built_bytes']} bytes"
+        f"{', '.join(f'{x:.2f}' for x in found['check_s_while_building'])} s; "
+        f"built output {found['built_bytes']} bytes; "
+        f"the C++ kit's upload to its {found['cpp_check']} check {found['cpp_upload_to_check_s']:.2f} s"
     )
 
 
