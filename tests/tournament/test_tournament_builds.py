@@ -89,3 +89,24 @@ def test_a_build_cache_that_is_not_a_folder_is_refused_in_one_line(tmp_path: Pat
     )
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not a folder" in done.stderr, done.stderr
     assert (tmp_path / "file").read_text() == "mine" and not (tmp_path / "t.db").exists()
+
+
+def test_a_factory_made_again_after_its_eviction_builds_nothing(tmp_path: Path) -> None:
+    # a runner keeps `keep` factories; past it the least recently used is closed and made again
+    # when its bot plays next: each time a build, unless the parent's build came with the source
+    from arena.game.rules import CONTEST
+    from arena.tournament.backends.games import GameRunner
+    from arena.tournament.builds import prebuild
+    from arena.tournament.runner import plan
+
+    mark = marker()
+    bots = [str(folder_with_build(tmp_path, f"ev{i}", f"sleep 1; : {mark} {i}")) for i in range(2)]
+    with BuildWatch(mark) as watch:
+        p = prebuild(plan([*bots, "greedy"], sizes=[2], deals=2, seed=1, rules=CONTEST))
+        runner = GameRunner(p.job(), keep=1)  # the two programs evict each other game after game
+        try:
+            records = [runner.play(key) for key in p.schedule.keys()]
+        finally:
+            runner.close()
+    assert watch.builds == 2 and len(records) == p.schedule.total_games
+    assert all(sum(r.faults) == 0 for r in records)
