@@ -8,9 +8,11 @@ run, so each number has its peer beside it:
 * **the ladder's pace**: games recorded a second in a window before any build, against the same
   in the first third of ben's bot program's build (``--build-seconds``; its build command sleeps:
   no CPU, so what slows the ladder is only where the build runs), the same entrants on the ladder;
+  and every build of that version until it has played a ladder game (the code before built it
+  again in the ladder's loop), each with the ladder's games recorded while it ran;
 * **another author's check**: the time from cat's upload of a plain Python bot to its clean
-  check, ``--checks`` uploads one after another, alone, against the same while ben's build runs
-  (after the pace's window);
+  check, ``--checks`` uploads one after another while ben's build runs (after the pace's window),
+  against ``--checks`` alone before the build and as many after it;
 * **a C++ upload**: the ``arena new --lang cpp`` kit's upload to its clean check (its build, then
   its check), for comparing trees;
 * **a build against a build-cache hit**: the ``arena new --lang cpp`` kit's build (``g++ -O2``,
@@ -33,6 +35,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -167,10 +170,33 @@ def pace(cup: Contest, seconds: float) -> float:
     return (cup.games() - g0) / (time.monotonic() - t0)
 
 
+class Builds(threading.Thread):
+    """Every build shell of ``mark`` while it lives: its pid -> [first seen, last seen, the ladder's
+    games then, and last] (looked at every 0.1 s)."""
+
+    def __init__(self, cup: Contest, mark: str) -> None:
+        super().__init__(daemon=True)
+        self.cup, self.mark = cup, mark
+        self.seen: dict[int, list[float]] = {}
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            live = shells(self.mark)
+            if live:
+                now, games = time.monotonic(), self.cup.games()
+                for pid in live:
+                    self.seen.setdefault(pid, [now, now, games, games])[1::2] = [now, games]
+
+    def alive(self, pids: set[int]) -> bool:
+        return bool(pids & set(shells(self.mark)))
+
+
 def server_numbers(build_seconds: float, checks: int) -> dict[str, Any]:
     """The ladder's pace before and during ben's build, with the same entrants and nothing else
     running (the window opens as the build starts and closes before cat's uploads); then cat's
-    checks during the rest of the build, against the same alone before it."""
+    checks during the rest of the build, against the same alone before it; and every build of
+    ben's version, with the ladder's games recorded while it ran, until the version has played."""
     window = min(20.0, build_seconds / 3)
     with tempfile.TemporaryDirectory() as tmp:
         cup = Contest(Path(tmp) / "cup")
@@ -185,35 +211,27 @@ def server_numbers(build_seconds: float, checks: int) -> dict[str, Any]:
             cup.wait(lambda: cup.played("catbot") > 0, 300)
             before = pace(cup, window)
             mark = f"bench-{uuid.uuid4().hex[:8]}"
+            watch = Builds(cup, mark)
+            watch.start()
             cup.upload("b", program("benprog", f"sleep {build_seconds:g}; : {mark}"), "benprog")
             cup.wait(lambda: shells(mark), 120)
-            seen = set(shells(mark))
-            g0, t0 = cup.games(), time.monotonic()
+            first = set(shells(mark))
             during_pace = pace(cup, window)
             during = [cup.check_time(checks + i) for i in range(checks)]
-            checked_before_the_build_ended = bool(set(shells(mark)) & seen)
-            cup.wait(lambda: not shells(mark), build_seconds + 120)
-            g1, t1 = cup.games(), time.monotonic()
-
-            def first_game() -> bool:  # any build after the queue's (the old code's ladder built again)
-                seen.update(shells(mark))
-                return cup.played("benprog") >= 1
-
-            until_played = cup.wait(first_game, build_seconds + 300)
-            after = (cup.games() - g1) / (time.monotonic() - t1)
+            checked_before_the_build_ended = watch.alive(first)
+            cup.wait(lambda: cup.played("benprog") >= 1 and not shells(mark), 3 * build_seconds + 300)
+            watch.done.set()
+            watch.join()
+            alone += [cup.check_time(2 * checks + i) for i in range(checks)]  # alone again: drift shows
         finally:
             cup.stop()
     return {
         "ladder_games_per_s_before": before,
         "ladder_games_per_s_while_building": during_pace,
-        "ladder_games_while_building": g1 - g0,
-        "build_seconds_seen": t1 - t0,
+        "builds": [{"seconds": b[1] - b[0], "ladder_games_meanwhile": int(b[3] - b[2])} for b in watch.seen.values()],
         "check_s_alone": alone,
         "check_s_while_building": during,
         "checks_done_before_the_build_ended": checked_before_the_build_ended,
-        "s_from_built_to_first_ladder_game": until_played,
-        "ladder_games_per_s_from_built_to_first_game": after,
-        "build_shells_seen": len(seen),
         "cpp_upload_to_check_s": cpp_s,
         "cpp_check": cpp_status,
     }
@@ -268,15 +286,12 @@ def main() -> None:
         ["C++ kit's build (median)", f"{build:.3f} s build", f"{hit * 1000:.2f} ms cache hit", f"1/{build / hit:.0f}"],
     ]
     print(tabulate(rows, headers=["", "peer", "measured", "ratio"]))
+    builds = "; ".join(f"{b['seconds']:.0f} s, {b['ladder_games_meanwhile']} games" for b in found["builds"])
     print(
-        f"build of {found['build_seconds_seen']:.0f} s seen: {found['ladder_games_while_building']} ladder games "
-        f"recorded meanwhile; {found['build_shells_seen']} build(s) in all; checks during it done before it ended: "
-        f"{found['checks_done_before_the_build_ended']}; its first ladder game "
-        f"{found['s_from_built_to_first_ladder_game']:.1f} s after it, the ladder meanwhile at "
-        f"{found['ladder_games_per_s_from_built_to_first_game']:.2f} games/s; checks alone "
+        f"ben's builds (how long, the ladder's games meanwhile): {builds}; cat's checks during it done before it "
+        f"ended: {found['checks_done_before_the_build_ended']}; checks alone "
         f"{', '.join(f'{x:.2f}' for x in found['check_s_alone'])} s, during "
         f"{', '.join(f'{x:.2f}' for x in found['check_s_while_building'])} s; "
-        f"built output {found['built_bytes']} bytes; "
         f"the C++ kit's upload to its {found['cpp_check']} check {found['cpp_upload_to_check_s']:.2f} s"
     )
 
