@@ -172,7 +172,7 @@ def pace(cup: Contest, seconds: float) -> float:
 
 class Builds(threading.Thread):
     """Every build shell of ``mark`` while it lives: its pid -> [first seen, last seen, the ladder's
-    games then, and last] (looked at every 0.1 s)."""
+    games then, and last] (looked at every 0.5 s)."""
 
     def __init__(self, cup: Contest, mark: str) -> None:
         super().__init__(daemon=True)
@@ -181,7 +181,7 @@ class Builds(threading.Thread):
         self.done = threading.Event()
 
     def run(self) -> None:
-        while not self.done.wait(0.1):
+        while not self.done.wait(0.5):
             live = shells(self.mark)
             if live:
                 now, games = time.monotonic(), self.cup.games()
