@@ -70,8 +70,8 @@ def test_one_authors_ten_builds_do_not_delay_another_authors_one(cup: tuple[sqli
     builds.finish(db, first["key"], "0" * 64, None)
     third = builds.claim(db, 101)
     assert third is not None and third["submission"] == flood[1]
-    # uploads of the same files and command share one build
-    again = store.add_submission(db, ann, "ann1", program("ann1", "make 1"))
+    # uploads of the same files and command share one build (another bot's: the same bot's are one version)
+    again = store.add_submission(db, ann, "ann1copy", program("ann1", "make 1"))
     assert db.execute("SELECT COUNT(*) FROM builds").fetchone()[0] == 11
     assert builds.of(db, again)["key"] == builds.of(db, flood[1])["key"]  # type: ignore[index]
 
@@ -316,5 +316,5 @@ def test_an_upload_of_a_build_let_go_of_has_it_built_again_and_is_checked(
     store.finish_check(db, first, {"clean": False}, "no")  # failed: no version needs its build
     with store.writing(db):
         db.execute("UPDATE builds SET state = 'evicted', digest = NULL")
-    again = store.add_submission(db, ann, "annprog", program("annprog", "make"))  # the same files again
+    again = store.add_submission(db, ann, "annprog2", program("annprog", "make"))  # the same files, a new bot
     assert builds.of(db, again)["state"] == "queued"  # type: ignore[index]  # not left waiting for ever
