@@ -253,7 +253,7 @@ def test_the_ladder_plays_on_while_a_new_version_builds_and_another_authors_uplo
 @pytest.mark.long
 @builds_as_root
 def test_the_final_takes_its_programs_builds_from_the_cache(cup: tuple[sqlite3.Connection, list[int]]) -> None:
-    from arena.server.contest import final
+    from arena.server.contest import final, lineup, publish
 
     db, (ann, ben, _) = cup
     mark = marker()
@@ -265,7 +265,9 @@ def test_the_final_takes_its_programs_builds_from_the_cache(cup: tuple[sqlite3.C
         assert checks.run_queue(db, CheckSettings(games=1), 12)
         for sid in (plain, prog):
             store.review(db, sid, "approved", "")
-        final.run(db, builds.cache_folder(db).parent, games=1)
+        settings = final.FinalSettings(players=(2,), until_separated=False, games=1)
+        assert lineup.begin(db, 1, settings, freeze=True)[0] is None
+        assert publish.run(db, builds.cache_folder(db).parent, 1, settings), final.state(db)
     assert final.state(db)["state"] == "published", final.state(db)
     assert watch.builds == 1  # the queue's: not the check's, nor the final's tournament's
 

@@ -32,7 +32,9 @@ def folder_with_build(where: Path, name: str, build: str) -> Path:
 
 
 def build_shells(mark: str) -> list[int]:
-    """The pids of the live build shells whose command line holds ``mark``."""
+    """The pids of the live build shells whose command line holds ``mark``: the shell that is pid 1
+    of its namespace only (a child the shell forked holds the same command line until it execs: on a
+    loaded machine the watch saw one, and counted a build twice)."""
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -40,9 +42,21 @@ def build_shells(mark: str) -> list[int]:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
             except OSError:
                 continue
-            if cmdline.startswith(b"/bin/sh\0-c\0") and mark.encode() in cmdline:
+            if cmdline.startswith(b"/bin/sh\0-c\0") and mark.encode() in cmdline and first_of_namespace(entry):
                 found.append(int(entry))
     return found
+
+
+def first_of_namespace(pid: str) -> bool:
+    """Whether the process is pid 1 of its innermost PID namespace (its status's last NSpid)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    for line in status.splitlines():
+        if line.startswith("NSpid:"):
+            return line.split()[-1] == "1"
+    return False
 
 
 class BuildWatch:

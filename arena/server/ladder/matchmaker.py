@@ -184,6 +184,23 @@ class LadderPlayer:
         registered = frozenset(sid for sid in table if rows[sid]["house"] == "registered")
         return Block(block, tuple(table), bots, seeds, current.rules, labels, registered, built)
 
+    def _built(self, bots: dict[int, tuple[str, bytes]]) -> dict[int, tuple[tuple[str, bytes], ...]]:
+        """The built files of the programs among ``bots``, from the cache (read back checked once
+        per version in this process). :raises NotReady: one was missing or damaged."""
+        out = {}
+        for sid, (bot, source) in bots.items():
+            if sid not in self.built:
+                try:
+                    self.built[sid] = playable(self.db, sid, bot, source).built
+                except BotLoadError:  # not a bot: it plays as the crash it is
+                    self.built[sid] = None
+                while len(self.built) > 64:
+                    del self.built[next(iter(self.built))]
+            found = self.built[sid]
+            if found is not None:
+                out[sid] = found
+        return out
+
     def store(self, game: Game) -> bool:
         """Store and rate one game (False: its key is stored already)."""
         g = game
