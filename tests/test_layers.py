@@ -451,4 +451,4 @@ def test_the_server_does_not_import_the_tournaments_game_runner() -> None:
     )
     assert users == []
     assert "arena.seats.seating" in GRAPH["arena.server.ladder.matchmaker"]
-    assert "arena.seats.seating" in GRAPH["arena.server.tables.hub"]
+    assert "arena.seats.seating" in GRAPH["arena.server.tables.worker"]

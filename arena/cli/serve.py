@@ -29,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--uploads-per-minute takes 1 to 10000")
     if not 1 <= args.check_games <= 100:
         raise UsageError("--check-games takes 1 to 100")
+    if not 1 <= args.table_move_seconds <= 3600:
+        raise UsageError("--table-move-seconds takes 1 to 3600")
     if not 1 <= args.port <= 65535:
         raise UsageError("--port takes 1 to 65535")
     check_ray_backend(args.backend, args.ray_address)  # the ladder's worker would only say so in its log
@@ -44,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         uploads_per_address=args.uploads_per_address,
         max_live_per_address=args.live_per_address,
         tables_per_address=args.tables_per_address,
+        table_move_seconds=float(args.table_move_seconds),
         registrations_per_address=args.registrations_per_address,
         backend=args.backend,
         ray_address=args.ray_address,
@@ -208,6 +211,13 @@ def register(sub: Any) -> None:
         default=4,
         metavar="N",
         help="open tables in which one client address may hold seats, whoever signs in from it (default 4)",
+    )
+    p.add_argument(
+        "--table-move-seconds",
+        type=positive,
+        default=120,
+        metavar="SECONDS",
+        help="a person's time for one move at a table; past it the fallback moves for them (default 120)",
     )
     p.add_argument(
         "--registrations-per-address",

@@ -72,7 +72,9 @@ class Seating:
     its streams; None: all); ``keep_streams``: the most streams kept between games (None: all);
     ``stand_ins``: a bot that cannot be loaded or seated plays as a :class:`CrashedPlayer` (else
     its :class:`~arena.errors.BotLoadError` or :class:`~arena.game.referee.BotFault` is raised);
-    ``move_times``: time each move (:attr:`~arena.game.referee.GameOutcome.move_times`).
+    ``move_times``: time each move (:attr:`~arena.game.referee.GameOutcome.move_times`);
+    ``on_event``: told each event of the record as the game makes it (a server table keeps them
+    as it goes, to resume the game after a restart).
     """
 
     def __init__(
@@ -84,8 +86,10 @@ class Seating:
         keep: int | None = None,
         keep_streams: int | None = None,
         stand_ins: bool = True,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.make = make
+        self.on_event = on_event
         self.rules = rules
         self.move_times = move_times
         self.keep = keep
@@ -155,7 +159,7 @@ class Seating:
         rules = rules or self.rules
         referee = self._referees.get(rules)
         if referee is None:
-            referee = self._referees[rules] = Referee(rules, move_times=self.move_times)
+            referee = self._referees[rules] = Referee(rules, move_times=self.move_times, on_event=self.on_event)
         players: list[Seat] = []
         try:
             for s, chair in enumerate(chairs):

@@ -157,14 +157,22 @@ class WebHumanPlayer(HumanPlayer):
                     state["hint"] = "Your move: click a card to put it, or draw from the stock."
         return state
 
+    def ask_suit(self, jack: Card) -> str:
+        """The suit a jack orders (R6.4): the one the page sent with the jack, else the page's suit
+        buttons. The terminal's numbered menu is not said: it is no message for the page."""
+        if self.suit is not None:
+            suit, self.suit = self.suit, None
+            return suit
+        while True:
+            answer = self.read("suit")
+            if answer in SUITS:
+                return answer
+            if not answer:
+                return jack.suit
+
     def _ask(self, prompt: str) -> str:
-        if prompt.startswith("suit"):
-            if self.suit is not None:
-                suit, self.suit = self.suit, None
-                return suit
-            prompt_kind = "suit"
-        else:
-            prompt_kind = "choice"
+        prompt_kind = "suit" if prompt.startswith("suit") else "choice"
+        if prompt_kind == "choice":
             self.suit = None
         self.shared.publish(**self._view(self.last_turn, "move", prompt_kind))
         action = self.shared.next_action()

@@ -48,7 +48,7 @@ MAX_LENGTH = 999_999_999
 
 def play_page(token: str) -> str:
     """The browser seat's page, everything inlined."""
-    return render("play.html.j2", token=token, socket=None)
+    return render("play.html.j2", token=token, socket=None, heading=None, back=None)
 
 
 class SeatServer(ThreadingHTTPServer):

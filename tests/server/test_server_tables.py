@@ -5,7 +5,6 @@ outside the ladder's ratings and shown in the viewer; and the same in Chromium, 
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import random
@@ -13,85 +12,26 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from support.server import ROOT, Server, arena, bot_file, token_of, wait_for
+from support.tables import Person, a_move, error_of, state_of
 from websockets.exceptions import ConnectionClosed, InvalidStatus
-from websockets.sync.client import ClientConnection, connect
 
 from arena.game.visibility import game_seen_by
 from arena.server.store import database as store
 from arena.server.store import table_games as tablestore
 from arena.server.tables.hub import BotSeat, Hub
+from arena.server.workers.supervisor import Supervisor
 
 pytestmark = [pytest.mark.long, pytest.mark.filterwarnings("ignore:connect.. must be used:DeprecationWarning")]
 
 
 #: Where the screenshots go (for a person to look at); the test's temporary folder by default.
 SHOTS = os.environ.get("ARENA_SHOTS")
-
-
-class Person:
-    """A scripted client: a session cookie (from a guest link) for the pages, the API and the socket."""
-
-    def __init__(self, server: Server, link: str) -> None:
-        self.server = server
-        status, headers, _ = self.call("GET", urlsplit(link).path)  # the path: a server need not take a full URL
-        assert status == 303, status
-        self.cookie = headers["set-cookie"].split(";", 1)[0]
-
-    def call(
-        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
-    ) -> tuple[int, dict[str, str], Any]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=30)
-        sent = {**(headers or {})}
-        if getattr(self, "cookie", None):
-            sent["Cookie"] = self.cookie
-        data = None
-        if body is not None:
-            data = body if isinstance(body, bytes) else json.dumps(body).encode()
-            sent.setdefault("Content-Type", "application/json")
-        conn.request(method, path, body=data, headers=sent)
-        r = conn.getresponse()
-        raw = r.read()
-        got = {k.lower(): v for k, v in r.getheaders()}
-        conn.close()
-        kind = got.get("content-type", "")
-        return r.status, got, json.loads(raw) if kind.startswith("application/json") else raw.decode()
-
-    def socket(self, key: str, origin: str | None = None) -> ClientConnection:
-        return connect(
-            f"ws://127.0.0.1:{self.server.port}/ws/tables/{key}",
-            additional_headers={"Cookie": self.cookie},
-            origin=origin or self.server.url,  # type: ignore[arg-type]  # websockets takes a str
-            open_timeout=30,
-        )
-
-
-def state_of(ws: ClientConnection, until: Any, bound: float = 120.0) -> dict[str, Any]:
-    """The first state the socket sends that satisfies ``until`` (refusals are skipped)."""
-    while True:
-        msg = json.loads(ws.recv(timeout=bound))
-        if "error" not in msg and until(msg):
-            return msg
-
-
-def error_of(ws: ClientConnection) -> str:
-    while True:
-        msg = json.loads(ws.recv(timeout=30))
-        if "error" in msg:
-            return str(msg["error"])
-
-
-def a_move(st: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """A legal action from the state alone (what a person may click)."""
-    if st["puttable"]:
-        card = rng.choice(st["puttable"])
-        return {"action": "put", "card": card, "suit": rng.choice("schd") if card.startswith("j") else None}
-    return {"action": "draw" if st["can_draw"] else "finish"}
 
 
 @pytest.fixture(scope="module")
@@ -281,14 +221,37 @@ def finished_log(folder: Path, table: Any) -> list[dict[str, Any]]:
     return list(log)
 
 
+def stored(folder: Path, bot: str, source: bytes) -> int:
+    """A submission of ``bot`` by a new author in the contest of ``folder``: its id."""
+    db = store.open_db(folder)
+    try:
+        who = store.who(db, store.invite(db, f"author-{bot}"))
+        assert who is not None
+        return store.add_submission(db, who[1], bot, source)
+    finally:
+        db.close()
+
+
+@contextmanager
+def playing_hub(folder: Path, move_seconds: float) -> Iterator[Hub]:
+    """A Hub and its tables worker, started as the server starts them (its supervisor)."""
+    hub = Hub(folder, move_seconds=move_seconds)
+    supervisor = Supervisor(folder, checkers=0, ladder=0, tables=hub.attach)
+    supervisor.start()
+    try:
+        yield hub
+    finally:
+        supervisor.stop()
+
+
 def test_a_person_who_does_not_move_is_played_by_the_fallback(tmp_path: Path) -> None:
     """The per-move limit: no move in time is a timeout fault and the fallback's move; three retire
     the seat and the game still ends and is recorded (the table never hangs)."""
     store.init_contest(tmp_path, "T")
-    hub = Hub(tmp_path, move_seconds=0.2)
-    source = (ROOT / "bots" / "random.py").read_bytes()
-    table = hub.open(("guest", "g1"), "guest-sleepy", 1, [BotSeat(1, "randombot", source)], 10)
-    log = finished_log(tmp_path, table)
+    sid = stored(tmp_path, "randombot", (ROOT / "bots" / "random.py").read_bytes())
+    with playing_hub(tmp_path, 0.2) as hub:
+        table = hub.open(("guest", "g1"), "guest-sleepy", 1, [BotSeat(sid, "randombot")], 10)
+        log = finished_log(tmp_path, table)
     faults = [(e["seat"], e["kind"]) for e in log if e["event"] == "fault"]
     assert faults[:4] == [(0, "timeout")] * 3 + [(0, "retired")]
     assert any(e["event"] == "end" for e in log)
@@ -326,11 +289,12 @@ def test_a_tables_deal_seed_tells_nothing_of_its_bots_seeds(tmp_path: Path) -> N
     from arena.game.seeds import derive_seed
 
     store.init_contest(tmp_path, "T")
-    hub = Hub(tmp_path, move_seconds=0.2)
+    sid = stored(tmp_path, "teller", TELLER.encode())
     seeds, told = [], []
-    for guest in ("g1", "g2"):
-        table = hub.open(("guest", guest), f"guest-{guest}", 1, [BotSeat(1, "teller", TELLER.encode())], 10)
-        log = finished_log(tmp_path, table)
+    with playing_hub(tmp_path, 0.2) as hub:
+        tables = [hub.open(("guest", g), f"guest-{g}", 1, [BotSeat(sid, "teller")], 10) for g in ("g1", "g2")]
+        logs = [finished_log(tmp_path, table) for table in tables]
+    for log in logs:
         said = [e["text"] for e in log if e["event"] == "say" and e["seat"] == 1 and e["text"].startswith("R ")]
         assert said, "the bot played and said its number"
         seeds.append(log[0]["seed"])

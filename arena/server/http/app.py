@@ -1,8 +1,8 @@
 """The contest server as an ASGI app: :func:`create_app` (what ``arena serve`` runs under uvicorn,
 and what tests call). Routes are thin over :mod:`arena.server.store.database`,
 :mod:`arena.server.contest.checks` and :mod:`arena.server.ladder.matchmaker`; the background work
-(checks, ladder games) runs in worker processes the app's lifespan starts and stops
-(:class:`arena.server.workers.supervisor.Supervisor`).
+(checks, ladder games, the tables' games) runs in worker processes the app's lifespan starts and
+stops (:class:`arena.server.workers.supervisor.Supervisor`).
 
 Every refusal is a 4xx: a bad route, method, token, form, size or rate; an unexpected error is a
 500 without a traceback (a bug to report). A person's browser gets it as a page in the site's
@@ -116,6 +116,7 @@ def create_app(settings: ServerSettings) -> Starlette:
                 settings.backend,
                 settings.ray_address,
                 settings.build_workers,
+                tables=app.state.tables.attach,
             )
             supervisor.start()
         app.state.supervisor = supervisor
@@ -155,7 +156,10 @@ def create_app(settings: ServerSettings) -> Starlette:
     app.state.live = 0
     app.state.secret = secret
     app.state.sockets = PersonSockets()  # sockets acting for a person: closed when they sign out
-    app.state.tables = Hub(Path(settings.folder), per_address=settings.tables_per_address)
+    app.state.tables = Hub(
+        Path(settings.folder), move_seconds=settings.table_move_seconds, per_address=settings.tables_per_address
+    )
+    app.state.tables.load()  # the tables a restart left open: their games resume in the tables worker
     app.state.board = Board(settings.folder)
     app.state.live_by = {}  # live leaderboard sockets per client address
     app.state.finals = []  # the finals the desk started (stopped with the server: they resume when run again)

@@ -64,6 +64,8 @@ class ServerSettings:
     max_live_per_address: int = 20
     #: Open tables (waiting or playing) in which one client address holds a seat, whoever signed in.
     tables_per_address: int = 4
+    #: A person's seconds for one move at a table (``--table-move-seconds``).
+    table_move_seconds: float = 120.0
     #: Authors one client address may register in a day (with ``open_registration``).
     registrations_per_address: int = 5
     #: Start the background workers with the app (tests of the routes alone set False).

@@ -35,7 +35,8 @@ from .api import accept_upload, board_of, choose_active, path_int, register, upl
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     me = session_who(request)
-    html = render(template, me=me, csrf=csrf_token(request), contest=request.app.state.contest, **context)
+    guest = session_guest(request) if me is None else None
+    html = render(template, me=me, guest=guest, csrf=csrf_token(request), contest=request.app.state.contest, **context)
     return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
 
 
@@ -281,7 +282,7 @@ async def game_page(request: Request) -> HTMLResponse:
         game, seat, mine = found
         title = f"Game {game['id']}" + (f": {', '.join(mine)}" if mine else "")
         back = ("/mine", "My bots") if mine else ("/", "Leaderboard")
-        html = render_viewer([game], title=title, seat=seat, back=back)
+        html = render_viewer([game], title=title, seat=seat, back=back, heading=request.app.state.contest)
         if cached:
             PUBLIC_GAMES[cached] = html
             while len(PUBLIC_GAMES) > PUBLIC_GAMES_KEPT:

@@ -18,11 +18,12 @@ from collections import deque
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ...authoring.check import NAME_PATTERN
 from ...errors import BotLoadError
@@ -40,7 +41,7 @@ from ..http.common import SMALL_BODY, db_call, read_body
 from ..http.sockets import SIGNED_OUT
 from ..store import database as store
 from ..store import table_games as tablestore
-from ..tables.hub import MAX_MESSAGE, MAX_MESSAGES, RATE_WINDOW, BotSeat, Hub, Person, PersonSeat, TableError
+from ..tables.hub import MAX_MESSAGE, MAX_MESSAGES, RATE_WINDOW, BotSeat, Hub, Person, PersonSlot, Table, TableError
 from .pages import page, signed_in
 
 T = TypeVar("T")
@@ -98,6 +99,20 @@ def hub_of(conn: HTTPConnection) -> Hub:
     return hub
 
 
+async def hub_call(conn: HTTPConnection, fn: Any, *args: Any) -> Any:
+    """A call of the Hub off the event loop (it may write the table to the database); a
+    :class:`TableError` as its HTTP refusal."""
+    try:
+        return await run_in_threadpool(fn, *args)
+    except TableError as exc:
+        raise HTTPException(exc.status, str(exc)) from None
+
+
+async def table_of(conn: HTTPConnection) -> Table:
+    table: Table = await hub_call(conn, hub_of(conn).get, conn.path_params["id"])
+    return table
+
+
 def choose_bots(db: sqlite3.Connection, names: list[str]) -> tuple[list[BotSeat], Rules]:
     """The current round's ladder versions of the bots ``names``, and the round's rules.
 
@@ -110,14 +125,13 @@ def choose_bots(db: sqlite3.Connection, names: list[str]) -> tuple[list[BotSeat]
         row = active.get(name)
         if row is None:
             raise TableError(400, f"{escape(name, 60)!r} is not a bot on the ladder")
-        source = store.source_bytes(row["source"])
-        try:  # a program's build from the cache, never built for a table
-            built = playable(db, int(row["id"]), str(row["bot"]), source).built
+        try:  # a program's build comes from the cache, never made for a table: one not built yet waits
+            playable(db, int(row["id"]), str(row["bot"]), store.source_bytes(row["source"]))
         except NotReady:
             raise TableError(409, f"{escape(name, 60)!r} is being built; choose it again in a minute") from None
         except BotLoadError:
-            built = None  # not a bot: it plays as the crash it is
-        chosen.append(BotSeat(int(row["id"]), str(row["bot"]), source, int(row["version"]), built))
+            pass  # not a bot: it plays as the crash it is
+        chosen.append(BotSeat(int(row["id"]), str(row["bot"]), int(row["version"])))
     return chosen, rnd.rules
 
 
@@ -131,9 +145,11 @@ async def open_table(
         raise HTTPException(400, "bots is a list of at most 6 bot names")
     try:
         seats, rules = await db_call(conn, choose_bots, bots)
-        return hub_of(conn).open(person[0], person[1], people, seats, limit, rules, client_of(conn)).id
     except TableError as exc:
         raise HTTPException(exc.status, str(exc)) from None
+    hub = hub_of(conn)
+    table: Table = await hub_call(conn, hub.open, person[0], person[1], people, seats, limit, rules, client_of(conn))
+    return table.id
 
 
 def same_origin(conn: HTTPConnection) -> bool:
@@ -146,7 +162,22 @@ def same_origin(conn: HTTPConnection) -> bool:
 
 
 async def api_tables(request: Request) -> JSONResponse:
-    return JSONResponse({"tables": hub_of(request).listing()})
+    return JSONResponse({"tables": await hub_call(request, hub_of(request).listing)})
+
+
+async def api_table(request: Request) -> JSONResponse:
+    """One table, open or ended: its summary while the server holds it; then, once its game is
+    recorded, ``{"id", "state": "over", "outcome", "record"}``; 404 for a table nobody knows. (A
+    seat's page asks this when its websocket is refused: it tells a table gone from a server gone.)"""
+    key = request.path_params["id"]
+    try:
+        table = await run_in_threadpool(hub_of(request).get, key)
+    except TableError:
+        ended = await db_call(request, tablestore.outcome, key)
+        if ended is None:
+            raise HTTPException(404, "no such table") from None
+        return JSONResponse({"id": key, "state": "over", "outcome": ended, "record": f"/tables/{key}/game"})
+    return JSONResponse(table.summary())
 
 
 async def api_open(request: Request) -> JSONResponse:
@@ -161,10 +192,7 @@ async def api_open(request: Request) -> JSONResponse:
 async def api_join(request: Request) -> JSONResponse:
     me = await json_person(request)
     await json_body(request)
-    try:
-        table = hub_of(request).join(request.path_params["id"], me[0], me[1], client_of(request))
-    except TableError as exc:
-        raise HTTPException(exc.status, str(exc)) from None
+    table = await hub_call(request, hub_of(request).join, request.path_params["id"], me[0], me[1], client_of(request))
     return JSONResponse({"id": table.id, "url": f"/tables/{table.id}", "socket": f"/ws/tables/{table.id}"})
 
 
@@ -197,10 +225,8 @@ async def tables_page(request: Request) -> HTMLResponse:
     me = await person_of(request)
     bots = await db_call(request, lambda db: [r["bot"] for r in rounds.entrants(db)[1]])
     recent = await db_call(request, tablestore.recent)
-    return page(
-        request, "server_tables.html.j2", person=me[1] if me else None, tables=hub_of(request).listing(),
-        bots=bots, recent=recent,
-    )  # fmt: skip
+    tables = await hub_call(request, hub_of(request).listing)
+    return page(request, "server_tables.html.j2", person=me[1] if me else None, tables=tables, bots=bots, recent=recent)
 
 
 async def fields_of(request: Request) -> list[tuple[str, str]]:
@@ -230,10 +256,7 @@ async def join_form(request: Request) -> Response:
     if me is None:
         raise HTTPException(401, "sign in or open a guest link first")
     await fields_of(request)
-    try:
-        table = hub_of(request).join(request.path_params["id"], me[0], me[1], client_of(request))
-    except TableError as exc:
-        raise HTTPException(exc.status, str(exc)) from None
+    table = await hub_call(request, hub_of(request).join, request.path_params["id"], me[0], me[1], client_of(request))
     return RedirectResponse(f"/tables/{table.id}", status_code=303)
 
 
@@ -242,13 +265,11 @@ async def table_page(request: Request) -> HTMLResponse:
     me = await person_of(request)
     if me is None:
         raise HTTPException(401, "sign in or open a guest link first (/login)")
-    try:
-        table = hub_of(request).get(request.path_params["id"])
-    except TableError as exc:
-        raise HTTPException(exc.status, str(exc)) from None
+    table = await table_of(request)
     if table.seat_of(me[0]) is None:
         return page(request, "server_table.html.j2", table=table.summary())
-    html = render("play.html.j2", token="", socket=f"/ws/tables/{table.id}")
+    contest = request.app.state.contest
+    html = render("play.html.j2", token="", socket=f"/ws/tables/{table.id}", heading=contest, back="/tables")
     return HTMLResponse(html, headers={"Cache-Control": "no-store", "Content-Security-Policy": PLAY_CSP})
 
 
@@ -278,7 +299,9 @@ async def table_game_page(request: Request) -> HTMLResponse:
     game = await db_call(request, table_game, request.path_params["id"], me[0] if me else None)
     if game is None:
         raise HTTPException(404, "no such finished table game")
-    html = render_viewer([game], title=f"Table game {game['id']}", back=("/tables", "Tables"))
+    html = render_viewer(
+        [game], title=f"Table game {game['id']}", back=("/tables", "Tables"), heading=request.app.state.contest
+    )
     return HTMLResponse(html, headers={"Cache-Control": "no-store"})
 
 
@@ -316,14 +339,15 @@ async def deny(ws: WebSocket, status: int, message: str) -> None:
 
 async def table_socket(ws: WebSocket) -> None:
     """Sends the seat's state whenever it changes (and refusals as ``{"error": ...}``); receives
-    actions, ``{"action": "put", "card": "9h", "suit": null}`` (or draw, finish, leave)."""
+    actions, ``{"action": "put", "card": "9h", "suit": null}`` (or draw, finish, leave), passed to
+    the tables worker."""
     if not same_origin(ws):
         return await deny(ws, 403, "a websocket from another site")
     me = await person_of(ws)
     if me is None:
         return await deny(ws, 401, "sign in or open a guest link first")
     try:
-        table = hub_of(ws).get(ws.path_params["id"])
+        table = await run_in_threadpool(hub_of(ws).get, ws.path_params["id"])
     except TableError as exc:
         return await deny(ws, exc.status, str(exc))
     seat = table.seat_of(me[0])
@@ -331,15 +355,15 @@ async def table_socket(ws: WebSocket) -> None:
         return await deny(ws, 403, "you have no seat at this table: join it first")
     await ws.accept()
     seat.connection += 1  # a newer page of the same person takes the seat over: the older ones stop now
-    for _, older in list(seat.watchers.values()):
+    for _, older, _ in list(seat.watchers.values()):
         older.set()
     mine, changed = seat.connection, asyncio.Event()
-    seat.watchers[mine] = (asyncio.get_running_loop(), changed)
     errors: list[str] = []
+    seat.watchers[mine] = (asyncio.get_running_loop(), changed, errors)
     ended = asyncio.Event()  # set when the person signs out or is disabled (http.sockets)
     registered = ws.app.state.sockets.add(me[0], ws.session.get("at"), ended.set)
     tasks = [
-        asyncio.ensure_future(reader(ws, seat, errors, changed)),
+        asyncio.ensure_future(reader(ws, hub_of(ws), table, seat, errors, changed)),
         asyncio.ensure_future(writer(ws, seat, mine, errors, changed)),
         asyncio.ensure_future(ended.wait()),
     ]
@@ -353,12 +377,14 @@ async def table_socket(ws: WebSocket) -> None:
         code = SIGNED_OUT if ended.is_set() else 4001 if seat.connection != mine else 1000
         try:
             await ws.close(code=code)
-        except (RuntimeError, OSError):
+        except (RuntimeError, OSError, WebSocketDisconnect):  # the page went first: nothing to say
             pass
     return None
 
 
-async def reader(ws: WebSocket, seat: PersonSeat, errors: list[str], changed: asyncio.Event) -> None:
+async def reader(
+    ws: WebSocket, hub: Hub, table: Table, seat: PersonSlot, errors: list[str], changed: asyncio.Event
+) -> None:
     recent: deque[float] = deque()
     try:
         while True:
@@ -375,28 +401,28 @@ async def reader(ws: WebSocket, seat: PersonSeat, errors: list[str], changed: as
             try:
                 if not isinstance(text, str) or len(text.encode("utf-8", "replace")) > MAX_MESSAGE:
                     raise BadAction(f"an action is one JSON text message of at most {MAX_MESSAGE} bytes")
-                seat.send(json.loads(text))
+                await run_in_threadpool(hub.act, table, seat, json.loads(text))
             except (ValueError, RecursionError, BadAction) as exc:
                 errors.append(escape(str(exc), 300) or "not an action")
                 del errors[:-5]
                 changed.set()
-    except (RuntimeError, OSError):
+    except (RuntimeError, OSError, WebSocketDisconnect):
         return
 
 
-async def writer(ws: WebSocket, seat: PersonSeat, mine: int, errors: list[str], changed: asyncio.Event) -> None:
+async def writer(ws: WebSocket, seat: PersonSlot, mine: int, errors: list[str], changed: asyncio.Event) -> None:
     last = -1
     try:
         while seat.connection == mine:
-            state = seat.snapshot()
-            if state["version"] != last:
-                last = state["version"]
-                await ws.send_text(json.dumps(state))
+            version, text = seat.snapshot_text()
+            if version != last:
+                last = version
+                await ws.send_text(text)
             while errors:
                 await ws.send_text(json.dumps({"error": errors.pop(0)}))
             await changed.wait()
             changed.clear()
-    except (RuntimeError, OSError):
+    except (RuntimeError, OSError, WebSocketDisconnect):
         return
 
 
@@ -406,6 +432,7 @@ def routes() -> list[Any]:
         Route("/tables", open_form, methods=["POST"]),
         Route("/api/tables", api_tables),
         Route("/api/tables", api_open, methods=["POST"]),
+        Route("/api/tables/{id}", api_table),
         Route("/api/tables/{id}/join", api_join, methods=["POST"]),
         Route("/tables/{id}", table_page),
         Route("/tables/{id}/join", join_form, methods=["POST"]),

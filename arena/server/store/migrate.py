@@ -23,6 +23,10 @@ Also (issue 27, item 3): the ``builds`` queue (:mod:`.builds`: one row per build
 sha256 of its cached output or its failure) and ``submissions.build``, the key of an upload's build
 ('' when it needs none, NULL until it is looked at: an older database's bot programs, looked at by
 the workers).
+Tables people play (issue 27 item 4, issue 30 item 4): ``live_tables``, each open table's seating
+and secret seed, and ``table_moves``, each person's action at it with the game's events up to it
+(what the tables worker needs to resume the game after a restart); ``table_games``, made on
+first use before, is made here, with how each game ended (``outcome``: finished or abandoned).
 """
 
 from __future__ import annotations
@@ -80,6 +84,15 @@ _TO_3 = (
     "CREATE INDEX builds_state ON builds (state)",
     "ALTER TABLE submissions ADD COLUMN build TEXT",
     "CREATE INDEX submissions_build ON submissions (build)",  # the uploads not looked at, found without a scan
+    "CREATE TABLE IF NOT EXISTS table_games ("
+    " key TEXT PRIMARY KEY, seats TEXT NOT NULL, places TEXT NOT NULL, scores TEXT NOT NULL,"
+    " faults TEXT NOT NULL, log BLOB NOT NULL, finished REAL NOT NULL)",
+    "CREATE TABLE live_tables ("
+    " key TEXT PRIMARY KEY, spec TEXT NOT NULL, state TEXT NOT NULL, seed TEXT, worker TEXT,"
+    " resumes INTEGER NOT NULL DEFAULT 0, created REAL NOT NULL)",
+    "CREATE TABLE table_moves ("
+    " key TEXT NOT NULL REFERENCES live_tables(key) ON DELETE CASCADE, n INTEGER NOT NULL,"
+    " seat INTEGER NOT NULL, action TEXT NOT NULL, events BLOB NOT NULL, PRIMARY KEY (key, n))",
 )
 
 
@@ -89,6 +102,9 @@ def _to_3(db: sqlite3.Connection) -> None:
     # An upload that is no bot program's bundle needs no build; a bundle is looked at by the workers.
     magic = b"#arena-program 1\n"
     db.execute("UPDATE submissions SET build = '' WHERE CAST(substr(source, 1, ?) AS BLOB) != ?", (len(magic), magic))
+    columns = {row[1] for row in db.execute("PRAGMA table_info(table_games)")}
+    if "outcome" not in columns:  # made on first use by an older arena, or just above
+        db.execute("ALTER TABLE table_games ADD COLUMN outcome TEXT NOT NULL DEFAULT 'finished'")
 
 
 #: From each version, the step to the next one.

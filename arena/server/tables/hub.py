@@ -3,43 +3,40 @@
 A signed-in person (an author, the organiser, or a guest of the organiser's link) opens a
 table: seats for people (the opener sits at seat 0; others join by the table's link) and
 seats for bots chosen among the ladder's active, checked versions. The game starts once
-every person's seat is taken. It runs in a thread of the server process (the referee and
-the people's seats; the referee's work between moves is small), seated as every game is
-(:class:`~arena.seats.seating.Seating`, its deal seed and bot key from a fresh secret seed in
-their separate domains); each bot plays in its own sandbox exactly as on the ladder
-(:func:`arena.seats.factories.make_factory` with ``trusted=False``), never in the server's process.
+every person's seat is taken.
 
-A person's seat is the browser seat of ``arena play --web`` (:class:`~arena.web.seat.WebHumanPlayer`:
-the same rules, refusals and page), its state sent over a websocket: the seat's R10 view
-only (the public history and the seat's own hand, as a bot's ``turn`` has it). A person
-has :data:`MOVE_SECONDS` a move; past it the referee's fallback moves for the seat and the
-seat is charged a ``timeout`` fault, as a bot past its limit is (three faults, or leaving,
-retire the seat: the fallback plays it to the end), so no table waits for ever. A finished
-game is recorded in ``table_games`` (:mod:`arena.server.store.table_games`), never in the ladder's ratings.
+The :class:`Hub` is the tables' side in the server's process, and it does only the server's work:
+who sits where, the caps, and relaying. Each game is played by the tables worker, a process of
+its own (:mod:`arena.server.tables.worker`, started and started again by the server's
+supervisor): the referee, the bots in their sandboxes, the forward-model requests programs make,
+the fallback and the people's browser seats. The Hub passes a person's actions to the worker and
+the worker's states of that person's seat back to the person's websockets, as the worker wrote
+them (the seat's R10 view only: the public history and the seat's own hand, as a bot's ``turn``
+has it).
+
+A table lives in the contest database from the moment it opens (its seating, then its secret
+seed and each person's action): a restart of the server, or of the worker, resumes it where it
+was (docs/RULINGS.md 130), and a game that cannot be resumed is recorded as abandoned with what
+was played. A finished game is recorded in ``table_games``
+(:mod:`arena.server.store.table_games`), never in the ladder's ratings.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
-import queue
+import json
 import secrets
+import subprocess
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from ...botapi.turn import Turn
-from ...game.events import FaultKind
-from ...game.referee import BotFault
 from ...game.rules import CONTEST, Rules
-from ...game.seeds import fresh_seed, game_seeds
-from ...playing.human import HumanLeft
-from ...seats.contract import InProcessFactory, SeatFactory
-from ...seats.seating import Chair, Seating
-from ...trust.text import storable
-from ...web.seat import BadAction, SeatState, WebHumanPlayer, check_action
+from ...web.seat import BadAction, check_action
+from ..store import database as store
+from ..store import table_games as tablestore
 from ..store import versions
 
 #: Seconds a person has for one move before the fallback moves for the seat (a timeout fault).
@@ -64,6 +61,9 @@ MIN_LIMIT = 10
 #: Who a person is: ``("author", id)``, ``("organiser", 0)`` or ``("guest", "ID")``.
 Person = tuple[str, Any]
 
+#: What a seat's page is told while its game is resumed by a worker.
+RESUMING = "The server restarted: your game resumes where it was in a moment."
+
 
 class TableError(Exception):
     """A request about a table that cannot be done; ``status`` is its HTTP status."""
@@ -73,100 +73,90 @@ class TableError(Exception):
         self.status = status
 
 
-class MoveTimeout(Exception):
-    """A person took longer than the move limit."""
+def seat_names(names: list[str]) -> list[str]:
+    """Each seat's name at the table, one per seat: a name that repeats (a bot seated twice) is
+    ``NAME (2)``, ``NAME (3)`` from its second seat on, so that the table, its log, the messages and
+    the record all say the same. (No person's or bot's name has a parenthesis: a suffix makes no other
+    seat's name.)"""
+    counts: dict[str, int] = {}
+    out = []
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+        out.append(name if counts[name] == 1 else f"{name} ({counts[name]})")
+    return out
 
 
-class TableClosed(HumanLeft):
-    """The server is stopping: the game ends unrecorded."""
-
-
-class PersonSeat(SeatState):
-    """A person's seat: the browser seat's state, with watchers (websockets) woken on each change,
-    a move deadline, and actions refused when it is not the seat's move."""
+class PersonSlot:
+    """A person's seat as the server holds it: the newest state of the seat the worker sent (its
+    JSON text, versioned here), and the websockets following it (woken on each change)."""
 
     def __init__(self, person: Person | None, name: str) -> None:
-        super().__init__()
         self.person = person
         self.name = name
-        self.deadline = math.inf
-        self.closed = False
+        self.version = 0
+        self.phase = "waiting"
+        self.text = json.dumps({"phase": "waiting", "events": [], "messages": [], "hand": []})
         self.connection = 0  # the newest websocket's number: an older one stops
-        self.watchers: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}
+        #: Each open websocket: its loop, the event that wakes it, and its refusals to send.
+        self.watchers: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Event, list[str]]] = {}
+        self.lock = threading.Lock()
 
-    def publish(self, **changes: Any) -> None:
-        super().publish(**changes)
-        for loop, event in list(self.watchers.values()):
+    def _wake(self) -> None:
+        for loop, event, _ in list(self.watchers.values()):
             try:
                 loop.call_soon_threadsafe(event.set)
             except RuntimeError:  # the loop is gone (the server stopping)
                 pass
 
-    def send(self, action: dict[str, Any]) -> None:
-        checked = check_action(action)  # its shape first, then whether it may come now
-        with self.cond:
-            moving = self.state.get("phase") == "move"
-        if not moving:
-            raise BadAction("it is not your move")
-        if self.actions.qsize() >= 2:
-            raise BadAction("one action at a time: wait for the table's answer")
-        self.actions.put(checked)
+    def show(self, phase: str, text: str) -> None:
+        """A new state of the seat (``text``: its JSON object, as the page reads it)."""
+        with self.lock:
+            self.phase, self.text = phase, text
+            self.version += 1
+        self._wake()
 
-    def next_action(self, stop: Any = None) -> dict[str, Any]:
-        while True:
-            if self.closed:
-                raise TableClosed("the server stopped the table")
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise MoveTimeout
-            try:
-                return self.actions.get(timeout=min(0.25, left))
-            except queue.Empty:
-                continue
+    def show_state(self, **state: Any) -> None:
+        """A state the server makes itself (waiting for people, closed unplayed)."""
+        base = {"events": [], "messages": [], "hand": [], **state}
+        self.show(str(base.get("phase")), json.dumps(base))
 
-
-class TablePerson(WebHumanPlayer):
-    """The browser seat at a network table: a move limit, and leaving retires the seat."""
-
-    def __init__(self, seat: int, shared: PersonSeat, move_seconds: float) -> None:
-        super().__init__(seat, shared)
-        self.name = shared.name
-        self.person_seat = shared
-        self.move_seconds = move_seconds
-
-    def move(self, turn: Turn) -> None:
-        shared = self.person_seat
-        while not shared.actions.empty():  # nothing sent before this move counts
-            shared.actions.get_nowait()
-        shared.deadline = time.monotonic() + self.move_seconds
+    def amend(self, **changes: Any) -> None:
+        """The newest state with ``changes`` (a worker gone: resuming, no move asked)."""
         try:
-            super().move(turn)
-        except MoveTimeout:
-            self.lines.append(f"No move in {self.move_seconds:g} s: the fallback moved for you (a timeout fault).")
-            shared.publish(phase="busy", puttable=[], can_draw=False, can_finish=False, messages=list(self.lines))
-            raise BotFault(FaultKind.TIMEOUT, f"no move in {self.move_seconds:g} s") from None
-        except TableClosed:
-            raise
-        except HumanLeft:
-            self.lines.append("You left the table: the fallback plays your seat to the end.")
-            shared.publish(phase="busy", puttable=[], can_draw=False, can_finish=False, messages=list(self.lines))
-            raise BotFault(FaultKind.TIMEOUT, "the person left the table", retire=True) from None
-        finally:
-            shared.deadline = math.inf
+            state = json.loads(self.text)
+        except ValueError:
+            state = {}
+        self.show_state(**{**state, **changes})
+
+    def refuse(self, message: str) -> None:
+        """A refusal from the worker, for the seat's open pages."""
+        for _, _, errors in list(self.watchers.values()):
+            errors.append(message)
+            del errors[:-5]
+        self._wake()
+
+    def snapshot_text(self) -> tuple[int, str]:
+        """The newest state as the page gets it (its version inside), and the version."""
+        with self.lock:
+            text, version = self.text, self.version
+        return version, f'{text[:-1]},"version":{version}}}' if text.endswith("}") and len(text) > 2 else text
+
+    def snapshot(self) -> dict[str, Any]:
+        state: dict[str, Any] = json.loads(self.snapshot_text()[1])
+        return state
 
 
 @dataclass
 class BotSeat:
     submission: int
     bot: str
-    source: bytes
     version: int = 0
     #: A program's built files, from the build cache (the table never builds).
     built: tuple[tuple[str, bytes], ...] | None = None
 
     @property
     def label(self) -> str:
-        """``annbot v2``, as the ladder names it (:func:`..store.versions.player`)."""
+        """``annbot v2``, as the ladder names it (:func:`arena.server.store.versions.player`)."""
         return versions.player(self.bot, self.version) if self.version else self.bot
 
 
@@ -175,19 +165,21 @@ class Table:
     id: str
     owner: Person
     limit: int
-    seats: list[PersonSeat | BotSeat]
-    created: float = field(default_factory=time.monotonic)
-    state: str = "waiting"  # waiting, playing, over (recorded or failed), closed (unplayed)
+    seats: list[PersonSlot | BotSeat]
+    created: float = field(default_factory=time.time)  # wall clock: kept across restarts
+    state: str = "waiting"  # waiting, playing, over (recorded or abandoned), closed (unplayed)
     ended: float = 0.0
     recorded: bool = False
-    thread: threading.Thread | None = None
+    outcome: str = ""
     rules: Rules = CONTEST  # the contest round's rules when it opened (the point limit is the table's own)
     addresses: set[str] = field(default_factory=set)  # the client addresses its people sat down from
+    move_seconds: float = MOVE_SECONDS
+    names: list[str] = field(default_factory=list)  # each seat's name at the table (seat_names)
 
-    def people(self) -> list[PersonSeat]:
-        return [s for s in self.seats if isinstance(s, PersonSeat)]
+    def people(self) -> list[PersonSlot]:
+        return [s for s in self.seats if isinstance(s, PersonSlot)]
 
-    def seat_of(self, person: Person) -> PersonSeat | None:
+    def seat_of(self, person: Person) -> PersonSlot | None:
         for s in self.people():
             if s.person == person:
                 return s
@@ -203,17 +195,54 @@ class Table:
             "limit": self.limit,
             "seats": [
                 {"kind": "person", "name": s.name if s.person is not None else None}
-                if isinstance(s, PersonSeat)
-                else {"kind": "bot", "name": s.label}
-                for s in self.seats
+                if isinstance(s, PersonSlot)
+                else {"kind": "bot", "name": self.names[i] if i < len(self.names) else s.label}
+                for i, s in enumerate(self.seats)
             ],
             "free": self.free(),
             "record": f"/tables/{self.id}/game" if self.recorded else None,
+            "outcome": self.outcome or None,
         }
+
+    def spec(self) -> dict[str, Any]:
+        """The table as the database keeps it (and the worker plays it)."""
+        seats: list[dict[str, Any]] = []
+        for i, s in enumerate(self.seats):
+            name = self.names[i] if i < len(self.names) else ""
+            if isinstance(s, PersonSlot):
+                seats.append({"kind": "person", "who": list(s.person) if s.person else None, "name": s.name})
+            else:
+                seats.append(
+                    {"kind": "bot", "submission": s.submission, "bot": s.bot, "version": s.version, "label": s.label,
+                     "name": name}
+                )  # fmt: skip
+        return {
+            "owner": list(self.owner), "limit": self.limit, "rules": self.rules.to_dict(), "seats": seats,
+            "addresses": sorted(self.addresses), "move_seconds": self.move_seconds,
+        }  # fmt: skip
+
+    @classmethod
+    def from_spec(cls, key: str, spec: dict[str, Any], state: str, created: float) -> Table:
+        """A table the database kept (the server restarted). :raises (KeyError, TypeError, ValueError): a bad row."""
+        seats: list[PersonSlot | BotSeat] = []
+        names = []
+        for s in spec["seats"]:
+            who = s.get("who")
+            if s["kind"] == "person":
+                seats.append(PersonSlot((str(who[0]), who[1]) if who else None, str(s.get("name", ""))))
+            else:
+                seats.append(BotSeat(int(s["submission"]), str(s["bot"]), int(s.get("version", 0))))
+            names.append(str(s.get("name", "")))
+        owner = spec["owner"]
+        return cls(
+            key, (str(owner[0]), owner[1]), int(spec["limit"]), seats, created, state,
+            rules=Rules.from_dict(spec["rules"]), addresses=set(map(str, spec.get("addresses", []))),
+            move_seconds=float(spec.get("move_seconds", MOVE_SECONDS)), names=names,
+        )  # fmt: skip
 
 
 class Hub:
-    """The server's tables (in memory: a restart ends the games in progress unrecorded)."""
+    """The server's tables: who sits where, and the relay between their people and the tables worker."""
 
     def __init__(
         self,
@@ -228,16 +257,127 @@ class Hub:
         self.per_address = per_address
         self.tables: dict[str, Table] = {}
         self.lock = threading.Lock()
+        self.link: IO[bytes] | None = None  # the tables worker's stdin
+        self.link_lock = threading.Lock()
+
+    # -- the tables worker -----------------------------------------------------------------------
+
+    def load(self) -> None:
+        """The open tables the database kept (after a restart): their games resume in the worker."""
+        db = store.open_db(self.folder)
+        try:
+            kept = tablestore.live(db)
+        finally:
+            db.close()
+        with self.lock:
+            for key, spec, state, created in kept:
+                try:
+                    table = Table.from_spec(key, spec, state, created)
+                except (KeyError, TypeError, ValueError, IndexError):
+                    continue
+                self.tables.setdefault(key, table)
+                if state != "playing":
+                    self._waiting(table)
+                for s in table.people():
+                    if state == "playing":
+                        s.show_state(phase="busy", resuming=True, messages=[RESUMING])
+
+    def attach(self, proc: subprocess.Popen[bytes]) -> None:
+        """A tables worker the supervisor started: its stdin takes actions, its stdout is read here."""
+        assert proc.stdin is not None and proc.stdout is not None
+        with self.link_lock:
+            self.link = proc.stdin
+        threading.Thread(target=self._read, args=(proc.stdout,), name="tables-relay", daemon=True).start()
+
+    def _send(self, message: dict[str, Any]) -> bool:
+        with self.link_lock:
+            if self.link is None:
+                return False
+            try:
+                self.link.write(json.dumps(message).encode() + b"\n")
+                self.link.flush()
+            except (OSError, ValueError):
+                self.link = None
+                return False
+        return True
+
+    def _read(self, stream: IO[bytes]) -> None:
+        """Relay the worker's lines to the seats until it ends; then its tables wait for the next one."""
+        try:
+            for line in stream:
+                self._relay(line)
+        except (OSError, ValueError):
+            pass
+        with self.lock:
+            playing = [t for t in self.tables.values() if t.state == "playing"]
+        for t in playing:
+            for s in t.people():
+                s.amend(phase="busy", puttable=[], can_draw=False, can_finish=False, resuming=True, messages=[RESUMING])
+
+    def _relay(self, line: bytes) -> None:
+        head, _, body = line.rstrip(b"\n").partition(b"\t")
+        try:
+            header = json.loads(head)
+        except ValueError:
+            return
+        table = self.tables.get(str(header.get("t"))) if isinstance(header, dict) else None
+        if table is None:
+            return
+        end = header.get("end")
+        if isinstance(end, dict):
+            table.state, table.ended = "over", time.monotonic()
+            table.recorded, table.outcome = bool(end.get("recorded")), str(end.get("outcome", ""))
+            return
+        seat = header.get("s")
+        slot = table.seats[seat] if isinstance(seat, int) and 0 <= seat < len(table.seats) else None
+        if not isinstance(slot, PersonSlot):
+            return
+        if "error" in header:
+            slot.refuse(str(header["error"]))
+        elif body:
+            slot.show(str(header.get("phase")), body.decode("utf-8", "replace"))
+
+    def act(self, table: Table, slot: PersonSlot, action: Any) -> None:
+        """Pass a person's action to the worker. :raises BadAction: not an action, or not now."""
+        checked = check_action(action)  # its shape first, then whether it may come now
+        if checked["action"] != "leave" and (slot.phase != "move" or table.state != "playing"):
+            raise BadAction("it is not your move")
+        if not self._send({"op": "act", "t": table.id, "s": table.seats.index(slot), "a": checked}):
+            raise BadAction("the table is resuming: try again in a moment")
+
+    # -- tables ----------------------------------------------------------------------------------
 
     def _tidy(self) -> None:
-        now = time.monotonic()
+        now, wall = time.monotonic(), time.time()
         for key, t in list(self.tables.items()):
-            if t.state == "waiting" and now - t.created > WAIT_SECONDS:
+            if t.state == "waiting" and wall - t.created > WAIT_SECONDS:
                 t.state, t.ended = "closed", now
+                self._forget(key)
                 for s in t.people():
-                    s.publish(phase="closed", result=None, messages=["Nobody came: the table is closed."])
+                    s.show_state(phase="closed", result=None, messages=["Nobody came: the table is closed."])
             if t.state in ("over", "closed") and now - t.ended > KEEP_SECONDS:
                 del self.tables[key]
+
+    def _forget(self, key: str) -> None:
+        try:
+            db = store.open_db(self.folder)
+            try:
+                tablestore.drop_table(db, key)
+            finally:
+                db.close()
+        except Exception:  # noqa: BLE001 - a table closed unplayed is forgotten at the next start otherwise
+            pass
+
+    def _keep(self, table: Table) -> None:
+        """Write the table's seating and state to the database. :raises TableError: 503, it cannot."""
+        try:
+            db = store.open_db(self.folder)
+            try:
+                tablestore.put_table(db, table.id, table.spec(), table.state, table.created)
+            finally:
+                db.close()
+        except Exception as exc:  # noqa: BLE001 - the request is refused; nothing half-kept
+            raise TableError(503, "the contest database is busy; try again") from exc
 
     def _busy(self, person: Person) -> int:
         return sum(1 for t in self.tables.values() if t.state in ("waiting", "playing") and t.seat_of(person))
@@ -288,10 +428,13 @@ class Hub:
             if sum(1 for t in self.tables.values() if t.state in ("waiting", "playing")) >= self.max_tables:
                 raise TableError(429, f"the server has {self.max_tables} tables open; try again later")
             self._check_caps(owner, address)
-            seats: list[PersonSeat | BotSeat] = [PersonSeat(owner, name)]
-            seats += [PersonSeat(None, "") for _ in range(people - 1)]
+            seats: list[PersonSlot | BotSeat] = [PersonSlot(owner, name)]
+            seats += [PersonSlot(None, "") for _ in range(people - 1)]
             seats += bots
             table = Table(secrets.token_urlsafe(9), owner, limit, seats, rules=rules, addresses={address})
+            table.move_seconds = self.move_seconds
+            self._name(table)
+            self._keep(table)
             self.tables[table.id] = table
         self._maybe_start(table)
         return table
@@ -310,87 +453,48 @@ class Hub:
             seat = next(s for s in table.people() if s.person is None)
             seat.person, seat.name = person, name
             table.addresses.add(address)
+            self._name(table)
+            try:
+                self._keep(table)
+            except TableError:
+                seat.person, seat.name = None, ""
+                raise
         self._maybe_start(table)
         return table
+
+    @staticmethod
+    def _name(table: Table) -> None:
+        """One name a seat (:func:`seat_names`) over the seats taken; a person's seat shows it too."""
+        taken = [s for s in table.seats if not isinstance(s, PersonSlot) or s.person is not None]
+        names = seat_names([s.label if isinstance(s, BotSeat) else s.name for s in taken])
+        unique = dict(zip(map(id, taken), names, strict=True))
+        table.names = [unique.get(id(s), "") for s in table.seats]
+        for s in table.people():
+            if s.person is not None:
+                s.name = unique[id(s)]
+
+    def _waiting(self, table: Table) -> None:
+        waiting = f"Waiting for people: {len(table.people()) - table.free()} of {len(table.people())} here."
+        for s in table.people():
+            if s.person is not None:
+                s.show_state(phase="waiting", messages=[waiting])
 
     def _maybe_start(self, table: Table) -> None:
         with self.lock:
             if table.state != "waiting" or table.free():
-                waiting = f"Waiting for people: {len(table.people()) - table.free()} of {len(table.people())} here."
-                for s in table.people():
-                    if s.person is not None:
-                        s.publish(phase="waiting", messages=[waiting])
+                self._waiting(table)
                 return
             table.state = "playing"
-        table.thread = threading.Thread(target=self._play, args=(table,), name=f"table-{table.id}", daemon=True)
-        table.thread.start()
-
-    def _play(self, table: Table) -> None:
-        try:
-            self._game(table)
-        except Exception as exc:  # noqa: BLE001 - a table that fails ends; the server and other tables go on
-            table.state, table.ended = "over", time.monotonic()
-            for s in table.people():
-                s.publish(phase="closed", result=None, messages=[f"The table failed: {storable(str(exc))[:200]}"])
-
-    def _seat_factory(self, spec: PersonSeat | BotSeat) -> SeatFactory:
-        """A person's browser seat, or a bot's sandboxed factory (an upload: never trusted)."""
-        from ...seats.factories import make_factory
-        from ..contest.uploads import stored_bot
-
-        if isinstance(spec, PersonSeat):
-            return InProcessFactory(spec.name, lambda _key, seat: TablePerson(seat, spec, self.move_seconds))
-        return make_factory(replace(stored_bot(spec.bot, spec.source), built=spec.built), trusted=False)
-
-    def _game(self, table: Table) -> None:
-        from ..store import database as store
-        from ..store import table_games as tablestore
-
-        names = [s.name if isinstance(s, PersonSeat) else s.label for s in table.seats]
-        # A fresh secret seed a game: the deal and the bots' seeds in their separate domains.
-        seeds = game_seeds(fresh_seed(), "table", (table.id,), (table.id,))
-        seating = Seating(
-            lambda seat: self._seat_factory(table.seats[seat]), rules=table.rules.replace(limit=table.limit)
-        )
-        try:
-            chairs = [Chair(seat, name, name) for seat, name in enumerate(names)]
-            outcome = seating.play(chairs, seeds, f"t-{table.id}")
-        except TableClosed:
-            table.state, table.ended = "over", time.monotonic()
-            return
-        finally:
-            seating.close()
-        seats = [
-            {"kind": "person", "who": list(s.person or ()), "name": s.name}
-            if isinstance(s, PersonSeat)
-            else {"kind": "bot", "submission": s.submission, "name": s.label}
-            for s in table.seats
-        ]
-        faults = [(f.seat, f.kind.value, storable(f.detail), f.round) for f in outcome.faults]
-        result = outcome.result
-        try:
-            db = store.open_db(self.folder)
             try:
-                table.recorded = tablestore.record(
-                    db, table.id, seats, list(result.places), list(result.scores), faults, outcome.log
-                )
-            finally:
-                db.close()
-        except Exception:  # noqa: BLE001 - a database that fails leaves the game unrecorded, said on the page
-            table.recorded = False
-        table.state, table.ended = "over", time.monotonic()
-        done = {"places": list(result.places), "scores": list(result.scores), "rounds": result.rounds}
-        for s in table.people():
-            s.publish(phase="closed", result=done, record=f"/tables/{table.id}/game" if table.recorded else None)
+                self._keep(table)
+            except TableError:
+                table.state = "waiting"
+                raise
+            for s in table.people():
+                s.show_state(phase="busy", messages=["Everyone is here: the game starts."])
+        self._send({"op": "start", "t": table.id})
 
-    def close_all(self, wait: float = 5.0) -> None:
-        """The server is stopping: every person's seat is closed (its game ends unrecorded)."""
-        with self.lock:
-            tables = list(self.tables.values())
-        for t in tables:
-            for s in t.people():
-                s.closed = True
-        deadline = time.monotonic() + wait
-        for t in tables:
-            if t.thread is not None:
-                t.thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    def close_all(self) -> None:
+        """The server is stopping: the worker stops with it (its tables resume at the next start)."""
+        with self.link_lock:
+            self.link = None

@@ -1,7 +1,7 @@
-"""The server's background processes: the check queue, the build queue and the ladder, one process
-each, and a final.
+"""The server's background processes: the check queue, the build queue, the ladder and the tables,
+one process each (two for builds), and a final.
 
-``python -m arena.server.workers.processes check|build|ladder DIR [--check-games N]`` is what
+``python -m arena.server.workers.processes check|build|ladder|tables DIR [--check-games N]`` is what
 :class:`~arena.server.workers.supervisor.Supervisor` starts; ``... final DIR --round N`` what the
 desk starts to run a final (:mod:`..contest.publish`). A worker works until SIGTERM, or until
 its parent (the server) is gone, so a ``kill -9`` of the server leaves no worker writing on.
@@ -36,7 +36,7 @@ def _stop(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="arena.server.workers.processes")
-    parser.add_argument("kind", choices=("check", "build", "ladder", "final"))
+    parser.add_argument("kind", choices=("check", "build", "ladder", "final", "tables"))
     parser.add_argument("folder")
     parser.add_argument("--check-games", type=int, default=2)
     parser.add_argument("--parent", type=int, default=0)
@@ -85,6 +85,8 @@ def work(
             with forbid_builds("a contest's builds run in its build queue"):
                 if kind == "check":
                     run_checks(db, parent, check_games)
+                elif kind == "tables":
+                    run_tables(folder, parent)
                 else:
                     run_ladder(db, parent, backend, workers, ray_address)
     finally:
@@ -139,6 +141,16 @@ def run_builds(db: object, parent: int) -> None:
     while alive(parent):
         if not run_queue(db, os.getpid()) and not decide_missing(db):  # type: ignore[arg-type]
             time.sleep(IDLE_SECONDS)
+
+
+def run_tables(folder: str, parent: int) -> None:
+    """The tables' games (:mod:`arena.server.tables.worker`), talking with the server over stdin and
+    stdout; whatever else writes to stdout (a library's print) goes to stderr, never into that pipe."""
+    from ..tables.worker import serve
+
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    serve(folder, sys.stdin.fileno(), out, lambda: alive(parent), IDLE_SECONDS)
 
 
 def run_ladder(

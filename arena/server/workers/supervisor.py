@@ -3,6 +3,10 @@
 A dead check worker's claimed upload goes back into the queue before its successor
 starts (:func:`arena.server.store.database.requeue`), so no upload waits forever for a check that
 died; a dead build worker's claimed build too (:func:`arena.server.store.builds.requeue`).
+starts (:func:`arena.server.store.database.requeue`), so no upload waits forever for a check that died.
+The tables worker (when ``tables`` is given: the server's :class:`~arena.server.tables.hub.Hub`
+attaches each one started) talks with the server over its stdin and stdout; its successor resumes
+the tables it played (:mod:`arena.server.tables.worker`).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +41,8 @@ class Supervisor:
     ray_address: str | None = None
     #: Build workers: bot programs' builds run in these, one each, at most one per author at a time.
     builders: int = 2
+    #: Given: a tables worker is started (and started again), each one handed to it.
+    tables: Callable[[subprocess.Popen[bytes]], None] | None = None
     procs: dict[tuple[str, int], subprocess.Popen[bytes]] = field(default_factory=dict)
     restarts: int = 0
     _stopping: threading.Event = field(default_factory=threading.Event)
@@ -57,6 +64,11 @@ class Supervisor:
             cmd += ["--backend", "ray", "--workers", str(self.ladder)]
             if self.ray_address:
                 cmd += ["--ray-address", self.ray_address]
+        if kind == "tables":
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=False)
+            if self.tables is not None:
+                self.tables(proc)
+            return proc
         return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=False)
 
     def start(self) -> None:
@@ -75,6 +87,8 @@ class Supervisor:
             self.procs[("build", i)] = self._spawn("build")
         for i in range(min(self.ladder, 1) if self.backend == "ray" else self.ladder):
             self.procs[("ladder", i)] = self._spawn("ladder")
+        if self.tables is not None:
+            self.procs[("tables", 0)] = self._spawn("tables")
         self._thread = threading.Thread(target=self._watch, name="arena-supervisor", daemon=True)
         self._thread.start()
 

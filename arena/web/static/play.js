@@ -1,13 +1,15 @@
 /* The browser seat: follows the seat's state, animates what the others did, and sends the
  * person's clicks (put, draw, finish, leave). Two transports, one page: `arena play --web`
  * long-polls its seat server (ARENA_TOKEN); a table at the contest server (ARENA_SOCKET) is
- * a websocket that comes back by itself when the connection drops. */
+ * a websocket that comes back by itself when the connection drops. While it is down nothing
+ * can be clicked; when it cannot come back, the page asks the server what became of the table
+ * (ARENA_SOCKET's /api/tables/ID) and says so: a game that ended, or a table the server lost. */
 "use strict";
 
 (function () {
   const $ = (id) => document.getElementById(id);
   const base = "/" + ARENA_TOKEN + "/";
-  const seen = { version: -1, shown: 0, game: null, state: null, timer: null };
+  const seen = { version: -1, shown: 0, game: null, state: null, timer: null, offline: false, gone: null };
   let pendingJack = null;
   // ?speed=N plays the others' moves N times faster (tests use it)
   const speed = Math.max(0.1, parseFloat(new URLSearchParams(location.search).get("speed") || "1") || 1);
@@ -28,11 +30,30 @@
     } catch (e) { $("status").textContent = "the server is gone"; }
   }
 
-  // One reading of the state for the header and the bar, so they never disagree: "your move" only
-  // once the others' moves have been shown; a match stopped mid-game claims no result.
+  // Whether the seat may act now: asked, the connection up, not left.
+  function live(st) { return st.phase === "move" && !seen.offline && !seen.gone && !st.left; }
+
+  // One reading of the state for the header and the bar, so they never disagree: "your move" and
+  // "game over" only once the others' moves have been shown; a match stopped mid-game claims no
+  // result; a lost connection or a lost table offers nothing to click.
   function describe(st) {
-    const moving = st.phase === "move" && seen.shown >= st.events.length - 1;
+    const caught = seen.shown >= st.events.length - 1;
+    const moving = live(st) && caught;
     const jack = moving && (st.prompt === "suit" || !!pendingJack);
+    if (seen.gone)
+      return { moving: false, jack: false, done: true, status: seen.gone.status, hint: seen.gone.hint };
+    if (seen.offline)
+      return { moving: false, jack: false, done: false, status: "connection lost; reconnecting\u2026",
+        hint: "Your seat waits for you while the page reconnects; nothing can be played until then." };
+    if (st.resuming)
+      return { moving: false, jack: false, done: false, status: "the server restarted: resuming your game\u2026",
+        hint: (st.messages || []).join(" ") };
+    if (st.phase === "closed" && st.abandoned)
+      return { moving, jack, done: true, status: "this game was abandoned; you may close this page",
+        hint: (st.messages || []).join(" ") };
+    if ((st.phase === "over" || st.phase === "closed") && !caught)
+      return { moving, jack, done: false, status: "game " + (st.game || "") + ": the others are playing",
+        hint: "The others are playing\u2026" };
     if (st.phase === "waiting")
       return { moving, jack, done: false, status: "waiting for the table's people to join",
         hint: (st.messages || []).join(" ") };
@@ -43,6 +64,9 @@
       return { moving, jack, done: true,
         status: st.phase === "over" ? "game over" : "the match is over; you may close this page",
         hint: "Game over: the result is on the table." };
+    if (st.left)
+      return { moving: false, jack: false, done: false, status: "you left the table",
+        hint: "You left: the fallback plays your seat to the end of the game; the others play on." };
     if (moving)
       return { moving, jack, done: false, status: "your move",
         hint: jack ? "Choose the suit your jack orders (R6.4)." : st.hint };
@@ -55,14 +79,14 @@
     $("draw").disabled = !(d.moving && st.can_draw);
     $("finish").disabled = !(d.moving && st.can_finish);
     $("suits").hidden = !d.jack;
-    $("leave").hidden = d.done;
+    $("leave").hidden = d.done || !!(st && st.left) || !!seen.gone;
     $("hint").textContent = st ? d.hint : "";
     if (st) $("status").textContent = d.status;
   }
 
   function clickCard(card) {
     const st = seen.state;
-    if (!st || st.phase !== "move") return;
+    if (!st || !live(st)) return;
     if (card.slice(0, -1) === "j" && st.puttable.indexOf(card) >= 0) { pendingJack = card; setControls(st); return; }
     pendingJack = null;
     send({ action: "put", card });
@@ -75,11 +99,12 @@
     const { state, log } = stateAt(events, upTo);
     const last = upTo >= events.length - 1;
     const you = st.seat;
+    const now = last && live(st);
     renderTable($("table"), events, state, {
       bottom: you, seat: you, hand: last || !Array.isArray(state.hands[you]) ? st.hand : null,
-      playable: last && st.phase === "move" ? st.puttable : [],
-      onCard: last && st.phase === "move" ? clickCard : null,
-      onStock: last && st.phase === "move" && st.can_draw ? () => send({ action: "draw" }) : null,
+      playable: now ? st.puttable : [],
+      onCard: now ? clickCard : null,
+      onStock: now && st.can_draw ? () => send({ action: "draw" }) : null,
     });
     const box = $("log");
     box.textContent = "";
@@ -122,6 +147,14 @@
     animate();
   }
 
+  // Draw the page again for what changed besides the state (the connection, the table's fate).
+  function refresh() {
+    if (!seen.state) { setControls(null); $("status").textContent = seen.gone ? seen.gone.status : "connection lost; reconnecting\u2026"; return; }
+    document.body.dataset.offline = seen.offline ? "1" : "";
+    if (seen.gone) document.body.dataset.phase = "gone";
+    animate();
+  }
+
   async function poll() {
     for (;;) {
       try {
@@ -144,6 +177,7 @@
     socket = new WebSocket(url);
     socket.onmessage = (m) => {
       const st = JSON.parse(m.data);
+      if (seen.offline) { seen.offline = false; if (!st.version || st.version === seen.version) refresh(); }
       if (st.error) { if (seen.state) setControls(seen.state); $("status").textContent = st.error; return; }
       if (st.version !== seen.version) { seen.version = st.version; update(st); }
     };
@@ -152,14 +186,40 @@
       if (seen.state && seen.state.phase === "closed") return;
       if (e.code === 4001) { $("status").textContent = "this seat is open in another page"; setControls(null); return; }
       if (e.code === 4003) { $("status").textContent = "signed out: sign in again to take your seat"; setControls(null); return; }
-      $("status").textContent = "connection lost; reconnecting\u2026";
-      setTimeout(follow, 1000);
+      seen.offline = true;
+      refresh();
+      whatBecame();
     };
+  }
+
+  // The socket closed or was refused: a server that does not answer is waited for; one that
+  // answers says whether the table is still there, its game recorded, or unknown to it.
+  async function whatBecame() {
+    let answer = null;
+    try {
+      const r = await fetch(ARENA_SOCKET.replace("/ws/tables/", "/api/tables/"), { cache: "no-store" });
+      answer = r.status === 404 ? { state: "gone" } : r.ok ? await r.json() : null;
+    } catch (err) { answer = null; }
+    if (answer && answer.state === "gone") {
+      seen.gone = { status: "this table is gone; you may close this page",
+        hint: "The server no longer has this table: its game was not recorded." };
+    } else if (answer && (answer.state === "over" || answer.state === "closed") && !(seen.state && seen.state.phase === "closed")) {
+      seen.gone = { status: answer.outcome === "abandoned" ? "this game was abandoned; you may close this page" :
+        "this game is over; you may close this page",
+        hint: answer.record ? "The game ended while this page was away: its record has the result." :
+          "The table closed before its game started." };
+      if (answer.record) { $("record").href = answer.record; $("record").hidden = false; }
+    }
+    if (seen.gone) { refresh(); return; }
+    setTimeout(follow, 1000);
   }
 
   $("draw").onclick = () => send({ action: "draw" });
   $("finish").onclick = () => send({ action: "finish" });
-  $("leave").onclick = () => { if (confirm("Leave the game? The match stops.")) send({ action: "leave" }); };
+  const leaving = ARENA_SOCKET ?
+    "Leave the table? The fallback plays your seat to the end of this game (you place as it plays) and the others play on; you cannot take the seat back." :
+    "Leave the game? The match stops here, and this game has no result.";
+  $("leave").onclick = () => { if (confirm(leaving)) send({ action: "leave" }); };
   document.querySelectorAll("#suits .suit").forEach((b) => {
     b.onclick = () => {
       const st = seen.state;

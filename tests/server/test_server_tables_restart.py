@@ -1,0 +1,216 @@
+"""Tables and the server's process (issue 27 item 4, issue 30 item 4): a table's referee work, a
+forward-model search included, is the tables worker's CPU and not the server's; a table survives a
+``kill -9`` of the server and resumes where it was; a game whose replay is not the same is recorded
+as abandoned with what was played; and a table nobody comes back to still ends and is recorded.
+Each on a server started as users start it (``arena serve``), killed with SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.server import Server, arena, bot_file, token_of, wait_for
+from support.tables import Person, closed, play, state_of
+
+from arena.game.visibility import PUBLIC, game_seen_by
+from arena.server.store import table_games as tablestore
+
+pytestmark = [
+    pytest.mark.long,
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore:connect.. must be used:DeprecationWarning"),
+]
+
+BOTS = Path(__file__).parent / "bots"
+
+
+def read_db(folder: Path, fn: Any, *args: Any) -> Any:
+    db = sqlite3.connect(folder / "contest.db")
+    db.row_factory = sqlite3.Row
+    try:
+        return fn(db, *args)
+    finally:
+        db.close()
+
+
+def moves_kept(db: sqlite3.Connection, key: str) -> int:
+    return int(db.execute("SELECT COUNT(*) FROM table_moves WHERE key = ?", (key,)).fetchone()[0])
+
+
+def live_keys(db: sqlite3.Connection) -> list[str]:
+    return [str(r[0]) for r in db.execute("SELECT key FROM live_tables")]
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user + system) process ``pid`` spent itself, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tables_workers(server: Server) -> list[int]:
+    return [p for p in server.workers() if b"\x00tables\x00" in Path(f"/proc/{p}/cmdline").read_bytes()]
+
+
+def restart(server: Server) -> None:
+    """``kill -9`` the server; once its workers are gone, start it again as users do."""
+    workers = server.workers()
+    server.kill9()
+    wait_for(lambda: not any(Path(f"/proc/{p}").exists() for p in workers), "the workers to see the server is gone")
+    server.start()
+
+
+def public_prefix(events: list[dict[str, Any]], log: list[dict[str, Any]]) -> bool:
+    """Whether ``events`` (what a seat's page was sent) are the public view of ``log``'s first events."""
+    public = [json.dumps(e, sort_keys=True) for e in game_seen_by(log, PUBLIC)]
+    seen = [json.dumps(e, sort_keys=True) for e in events]
+    return bool(seen) and public[: len(seen)] == seen
+
+
+@pytest.fixture(scope="module")
+def contest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    tmp = tmp_path_factory.mktemp("tables-restart")
+    folder = tmp / "cup"
+    token_of(arena("contest", "init", str(folder), "--name", "Restart Cup").stdout.splitlines()[-1])
+    ann = token_of(arena("contest", "invite", str(folder), "ann").stdout)
+    server = Server(folder, "--ladder-workers", "0")
+    server.start()
+    try:
+        for name, path in (
+            ("annbot", bot_file(tmp, "annbot", "random")),
+            ("dicebot", BOTS / "dice.js"),
+            ("heavybot", BOTS / "heavy_search.js"),
+        ):
+            if path.suffix == ".js":
+                path = Path(shutil.copy(path, tmp / f"{name}.js"))
+            done = arena("submit", str(path), "--server", server.url, "--token", ann)
+            assert done.returncode == 0 and "active on the ladder" in done.stdout, done.stdout + done.stderr
+        links = {}
+        for name in ("zed", "yan", "wu", "kim"):
+            out = arena("contest", "guest", str(folder), "--name", name, "--url", server.url)
+            assert out.returncode == 0, out.stderr
+            links[name] = out.stdout.strip().rsplit(" ", 1)[1]
+        yield {"server": server, "folder": folder, "links": links}
+    finally:
+        server.stop()
+
+
+def test_the_servers_process_does_none_of_a_tables_referee_work(contest: dict[str, Any]) -> None:
+    """The attack: a program's ``simulate`` requests are answered by the referee, which ran in a thread
+    of the server's process, so one author's tables burned the server's CPU (13.8 s in 20 s). Now the
+    tables worker plays them: measured from /proc, the server's own CPU while a table of two heavy
+    searchers plays is a small part of the worker's (a ratio with a wide margin, never a speed)."""
+    server, folder = contest["server"], contest["folder"]
+    wu = Person(server, contest["links"]["wu"])
+    status, _, made = wu.call("POST", "/api/tables", {"people": 1, "bots": ["heavybot", "heavybot"], "limit": 60})
+    assert status == 201, made
+    ws = wu.socket(made["id"])
+    first = state_of(ws, lambda s: s.get("phase") in ("busy", "move"))  # the game has started
+    workers = tables_workers(server)
+    assert server.proc is not None
+    before = cpu_seconds(server.proc.pid), sum(cpu_seconds(p) for p in workers)
+    end, sent = play(ws, random.Random(27))
+    after = cpu_seconds(server.proc.pid), sum(cpu_seconds(p) for p in workers)
+    ws.close()
+    served, worked = after[0] - before[0], after[1] - before[1]
+    assert first and end["result"] and sent > 0
+    assert served + worked >= 0.5, (served, worked)  # the searchers made the referee work, somewhere
+    assert served <= 0.25 * worked, f"the server's process spent {served:.2f} s, the tables worker {worked:.2f} s"
+    log = read_db(folder, tablestore.game, made["id"])[1]
+    assert sum(1 for e in log if e["event"] == "fault") == 0  # the searches stayed within their limits
+
+
+def test_a_table_resumes_where_it_was_after_a_kill_9_of_the_server(contest: dict[str, Any]) -> None:
+    server, folder = contest["server"], contest["folder"]
+    zed = Person(server, contest["links"]["zed"])
+    status, _, made = zed.call("POST", "/api/tables", {"people": 1, "bots": ["annbot", "annbot"], "limit": 125})
+    assert status == 201, made
+    key, rng = made["id"], random.Random(30)
+    ws = zed.socket(key)
+    before, sent = play(ws, rng, actions=6)  # asked again after six actions: then the server dies
+    assert before["phase"] == "move" and sent == 6, (sent, before["messages"], before.get("result"))
+    assert read_db(folder, moves_kept, key) == 6  # each action kept before the referee acted on it
+    ws.close()
+    restart(server)
+    ws = zed.socket(key)  # the same session, the same seat
+    after = state_of(ws, lambda s: s.get("phase") == "move" and not s.get("resuming"))
+    for field in ("events", "hand", "puttable", "can_draw", "can_finish"):
+        assert after[field] == before[field], field  # the very position it was in
+    end, _ = play(ws, rng, state=after)
+    ws.close()
+    assert end["result"] and end["record"] == f"/tables/{key}/game"
+    assert read_db(folder, tablestore.outcome, key) == tablestore.FINISHED
+    seats, log = read_db(folder, tablestore.game, key)
+    assert public_prefix(before["events"], log)  # the record is the game played before and after
+    assert [s["name"] for s in seats][1:] == [seats[1]["name"], f"{seats[1]['name']} (2)"]  # one name a seat
+    assert [p["name"] for p in log[0]["players"]] == [s["name"] for s in seats]
+    assert key not in read_db(folder, live_keys)
+
+
+def test_a_game_that_does_not_replay_the_same_is_recorded_as_abandoned(contest: dict[str, Any]) -> None:
+    """A bot that is not deterministic (node's own Math.random) makes another game when replayed: the
+    seat is told, and the game is recorded as abandoned with what was played before the restart."""
+    server, folder = contest["server"], contest["folder"]
+    yan = Person(server, contest["links"]["yan"])
+    status, _, made = yan.call("POST", "/api/tables", {"people": 1, "bots": ["dicebot"], "limit": 125})
+    assert status == 201, made
+    key, rng = made["id"], random.Random(31)
+    ws = yan.socket(key)
+    before, _ = play(ws, rng, actions=4)
+    ws.close()
+    restart(server)
+    ws = yan.socket(key)
+    told = state_of(ws, closed)
+    ws.close()
+    assert told["abandoned"] and told["result"] is None and told["record"] == f"/tables/{key}/game"
+    assert any("recorded as abandoned" in m for m in told["messages"])
+    assert read_db(folder, tablestore.outcome, key) == tablestore.ABANDONED
+    _, log = read_db(folder, tablestore.game, key)
+    kept = game_seen_by(log, PUBLIC)
+    assert kept and [json.dumps(e, sort_keys=True) for e in kept] == [
+        json.dumps(e, sort_keys=True) for e in before["events"][: len(kept)]
+    ]  # what was played, up to the last action kept
+    assert not any(e["event"] == "end" for e in log)
+    status, _, page = yan.call("GET", "/tables")
+    assert status == 200 and "abandoned" in page and f"/tables/{key}/game" in page
+    status, _, viewer = yan.call("GET", f"/tables/{key}/game")
+    assert status == 200 and "Restart Cup" in viewer  # the contest's name heads the viewer
+
+
+def test_a_table_nobody_comes_back_to_ends_and_is_recorded(tmp_path: Path) -> None:
+    """Two people sit down and go (a first move is kept: their first timeout), the server is killed,
+    and neither comes back: the resumed game times their moves out (--table-move-seconds), retires
+    them, and the fallback ends it; it is recorded, not dropped."""
+    folder = tmp_path / "cup"
+    token_of(arena("contest", "init", str(folder), "--name", "Empty Cup").stdout.splitlines()[-1])
+    server = Server(folder, "--ladder-workers", "0", "--table-move-seconds", "2")
+    server.start()
+    try:
+        links = {}
+        for name in ("ada", "bo"):
+            out = arena("contest", "guest", str(folder), "--name", name, "--url", server.url)
+            links[name] = out.stdout.strip().rsplit(" ", 1)[1]
+        ada, bo = Person(server, links["ada"]), Person(server, links["bo"])
+        status, _, made = ada.call("POST", "/api/tables", {"people": 2, "bots": [], "limit": 10})
+        assert status == 201, made
+        key = made["id"]
+        assert bo.call("POST", f"/api/tables/{key}/join", {})[0] == 200
+        socks = [ada.socket(key), bo.socket(key)]
+        wait_for(lambda: read_db(folder, moves_kept, key) >= 1, "a first move", 60)
+        for ws in socks:
+            ws.close()
+        restart(server)
+        wait_for(lambda: read_db(folder, tablestore.outcome, key) is not None, "the table to end", 120)
+    finally:
+        server.stop()
+    assert read_db(folder, tablestore.outcome, key) == tablestore.FINISHED
+    _, log = read_db(folder, tablestore.game, key)
+    retired = {e["seat"] for e in log if e["event"] == "fault" and e["kind"] == "retired"}
+    assert retired == {0, 1} and any(e["event"] == "end" for e in log)
+    assert read_db(folder, live_keys) == []
