@@ -153,8 +153,10 @@ class WebHumanPlayer(HumanPlayer):
                     state["hint"] = f"You may add cards of rank {put[-1].rank.upper()} (R4.3) or finish."
                 elif turn.first and not put[1:]:
                     state["hint"] = "You start the round: the opening card counts as your put (R3.3)."
-                else:
+                elif state["can_draw"]:
                     state["hint"] = "Your move: click a card to put it, or draw from the stock."
+                else:
+                    state["hint"] = "Your move: click a card to put it, or finish the move."
         return state
 
     def ask_suit(self, jack: Card) -> str:

@@ -11,13 +11,15 @@ import os
 import random
 import shutil
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.server import Server, arena, bot_file, token_of, wait_for
-from support.tables import Person, closed, play, state_of
+from support.tables import Person, a_move, closed, play, state_of
 
 from arena.game.visibility import PUBLIC, game_seen_by
 from arena.server.store import table_games as tablestore
@@ -92,7 +94,7 @@ def contest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             done = arena("submit", str(path), "--server", server.url, "--token", ann)
             assert done.returncode == 0 and "active on the ladder" in done.stdout, done.stdout + done.stderr
         links = {}
-        for name in ("zed", "yan", "wu", "kim"):
+        for name in ("zed", "yan", "wu", "kim", "lee"):
             out = arena("contest", "guest", str(folder), "--name", name, "--url", server.url)
             assert out.returncode == 0, out.stderr
             links[name] = out.stdout.strip().rsplit(" ", 1)[1]
@@ -214,3 +216,204 @@ def test_a_table_nobody_comes_back_to_ends_and_is_recorded(tmp_path: Path) -> No
     retired = {e["seat"] for e in log if e["event"] == "fault" and e["kind"] == "retired"}
     assert retired == {0, 1} and any(e["event"] == "end" for e in log)
     assert read_db(folder, live_keys) == []
+
+
+#: Where the screenshots go (for a person to look at); the test's temporary folder by default.
+SHOTS = os.environ.get("ARENA_SHOTS")
+SETTLED = (
+    "() => ['move', 'closed'].includes(document.body.dataset.phase) && "
+    "!document.querySelector('#table').dataset.animating"
+)
+#: One click of the seat, drawing whenever it may (a hand that grows), else putting or finishing.
+GROW = """() => {
+  const suits = document.getElementById('suits');
+  if (!suits.hidden) { suits.querySelectorAll('.suit')[1].click(); return 'suit'; }
+  const draw = document.getElementById('draw'), finish = document.getElementById('finish');
+  if (!draw.disabled) { draw.click(); return 'draw'; }
+  if (!finish.disabled) { finish.click(); return 'finish'; }
+  const playable = document.querySelector('.seat.you .hand .card.playable');
+  if (playable) { playable.click(); return suits.hidden ? 'put' : 'jack'; }
+  return 'wait';
+}"""
+#: One click of the seat, putting whenever it may (a game that moves on).
+STEP = """() => {
+  const suits = document.getElementById('suits');
+  if (!suits.hidden) { suits.querySelectorAll('.suit')[1].click(); return 'suit'; }
+  const playable = document.querySelector('.seat.you .hand .card.playable');
+  if (playable) { playable.click(); return suits.hidden ? 'put' : 'jack'; }
+  const finish = document.getElementById('finish'), draw = document.getElementById('draw');
+  if (!finish.disabled) { finish.click(); return 'finish'; }
+  if (!draw.disabled) { draw.click(); return 'draw'; }
+  return 'wait';
+}"""
+#: What the person cannot see of their own hand: each card whose rank is under another card (the page
+#: is asked what is on top at the rank), and each playable card that another card touches within its
+#: outline (a card's box less than 1 px from it: no line of the outline shows there).
+HIDDEN = """() => {
+  const problems = [];
+  const mine = Array.from(document.querySelectorAll('.seat.you .hand .card'));
+  const boxes = mine.map((c) => c.getBoundingClientRect());
+  mine.forEach((c, i) => {
+    const r = c.querySelector('.rank').getBoundingClientRect();
+    const on = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+    if (!on || on.closest('.card') !== c) problems.push('rank of ' + c.dataset.card);
+    if (!c.classList.contains('playable')) return;
+    const b = boxes[i];
+    boxes.forEach((o, j) => {
+      if (j !== i && o.left < b.right + 1 && o.right > b.left - 1 && o.top < b.bottom + 1 && o.bottom > b.top - 1)
+        problems.push('outline of ' + c.dataset.card);
+    });
+  });
+  return problems;
+}"""
+
+
+def click_until(page: Any, script: str, done: Any, bound: int = 400) -> None:
+    """Click as ``script`` says, waiting for the table's answer each time, until ``done(page)``."""
+    for _ in range(bound):
+        page.wait_for_function(SETTLED, timeout=60_000)
+        if page.get_attribute("body", "data-phase") != "move" or done(page):
+            return
+        version = page.get_attribute("body", "data-version")
+        if page.evaluate(script) not in ("wait", "jack"):
+            page.wait_for_function(f"() => document.body.dataset.version !== '{version}'", timeout=60_000)
+
+
+class Partner(threading.Thread):
+    """The other person at the table, scripted over its websocket: it draws whenever it may (so the
+    round goes on) until ``grow`` is cleared, then puts whenever it may; it comes back by itself
+    after the server restarts."""
+
+    def __init__(self, person: Person, key: str) -> None:
+        super().__init__(daemon=True)
+        self.person, self.key = person, key
+        self.grow, self.stop = threading.Event(), threading.Event()
+        self.grow.set()
+        self.rng = random.Random(5)
+
+    def answer(self, st: dict[str, Any]) -> dict[str, Any]:
+        if self.grow.is_set() and st["can_draw"]:
+            return {"action": "draw"}
+        if self.grow.is_set() and st["can_finish"]:
+            return {"action": "finish"}
+        return a_move(st, self.rng)
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                ws = self.person.socket(self.key)
+            except Exception:  # noqa: BLE001 - the server is restarting: try again
+                self.stop.wait(0.5)
+                continue
+            try:
+                while not self.stop.is_set():
+                    try:
+                        st = json.loads(ws.recv(timeout=0.5))
+                    except TimeoutError:
+                        continue
+                    if st.get("phase") == "closed":
+                        return
+                    if st.get("phase") == "move" and not st.get("resuming"):
+                        time.sleep(0.1)  # a person's pace: under the server's 60 messages in 10 s
+                        ws.send(json.dumps(self.answer(st)))
+            except Exception:  # noqa: BLE001 - the connection dropped: come back
+                self.stop.wait(0.5)
+            finally:
+                ws.close()
+
+
+def test_a_seat_in_chromium_through_a_kill_9_of_the_server(
+    browser: Any, contest: dict[str, Any], tmp_path: Path
+) -> None:
+    """In Chromium, as a person plays: the Leave dialog says what happens; a hand of 8 cards shows
+    every rank and playable outline (1280x800 and 390x844); a kill -9 of the server leaves nothing to
+    click and says so; after the restart the same seat and hand come back and the game plays to its
+    end; the game-over page links back to the tables; /tables names the guest and lists the game
+    with its date and result. Screenshots at each step (ARENA_SHOTS=DIR keeps them)."""
+    server: Server = contest["server"]
+    shots = Path(SHOTS) if SHOTS else tmp_path
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(contest["links"]["kim"])
+    page.wait_for_url("**/tables")
+    assert page.text_content("#guest") == "guest-kim" and page.locator("header a[href='/login']").count() == 0
+    page.fill("#people", "2")
+    page.select_option("select[aria-label='bot 1']", "")  # kim and one more person (who draws: the round goes on)
+    page.fill("#limit", "30")
+    page.click("#open-table")
+    page.wait_for_url(lambda url: "/tables/" in url)
+    table_url = page.url
+    key = table_url.rsplit("/", 1)[1]
+    lee = Person(server, contest["links"]["lee"])
+    assert lee.call("POST", f"/api/tables/{key}/join", {})[0] == 200
+    partner = Partner(lee, key)
+    partner.start()
+    try:
+        page.goto(table_url + "?speed=100")
+        page.wait_for_function(SETTLED, timeout=60_000)
+        said: list[str] = []
+        page.once("dialog", lambda d: (said.append(d.message), d.dismiss()))
+        page.click("#leave")
+        assert said and "fallback plays your seat" in said[0] and "stops" not in said[0]
+
+        click_until(page, GROW, lambda p: p.locator(".seat.you .hand .card").count() >= 8)
+        assert page.locator(".seat.you .hand .card").count() >= 8, (
+            page.text_content("#status"),
+            page.text_content("#messages"),
+        )
+        assert page.get_attribute("body", "data-phase") == "move"
+        page.screenshot(path=str(shots / "table-hand-1280.png"))
+        assert (hidden := page.evaluate(HIDDEN)) == [], f"at 1280x800: {hidden}"
+        phone = browser.new_context(viewport={"width": 390, "height": 844})
+        phone.add_cookies(page.context.cookies())
+        small = phone.new_page()
+        small.goto(table_url + "?speed=100")
+        small.wait_for_function(SETTLED, timeout=60_000)
+        assert (hidden := small.evaluate(HIDDEN)) == [], f"at 390x844: {hidden}"
+        small.screenshot(path=str(shots / "table-hand-390.png"), full_page=True)
+        phone.close()
+        page.goto(table_url + "?speed=100")  # the newest page holds the seat
+        page.wait_for_function(SETTLED, timeout=60_000)
+        hand = page.locator(".seat.you .hand .card").all_text_contents()
+
+        workers = server.workers()
+        server.kill9()  # the page sees its connection drop: nothing to click, and it says so
+        page.wait_for_function("() => document.body.dataset.offline === '1'", timeout=60_000)
+        assert page.is_disabled("#draw") and page.is_disabled("#finish")
+        assert page.locator(".card.playable, .card.clickable").count() == 0
+        assert "connection lost" in (page.text_content("#status") or "")
+        page.screenshot(path=str(shots / "table-restart-1280.png"))
+        wait_for(lambda: not any(Path(f"/proc/{p}").exists() for p in workers), "the workers to see the server is gone")
+        server.start()
+        page.wait_for_function(
+            "() => document.body.dataset.offline !== '1' && document.body.dataset.phase === 'move'", timeout=120_000
+        )
+        page.wait_for_function(SETTLED, timeout=60_000)
+        assert page.locator(".seat.you .hand .card").all_text_contents() == hand  # the same seat, the same hand
+        assert page.text_content("#status") == "your move"
+        page.screenshot(path=str(shots / "table-resumed-1280.png"))
+
+        partner.grow.clear()  # now both put: the game goes to its end
+        click_until(page, STEP, lambda p: False)
+        page.wait_for_function("() => document.body.dataset.phase === 'closed'", timeout=120_000)
+        page.wait_for_function(SETTLED, timeout=60_000)
+    finally:
+        partner.stop.set()
+        partner.join(timeout=30)
+    assert "game over: you placed" in (page.text_content("#status") or "")
+    assert page.get_attribute("#back", "href") == "/tables" and page.is_visible("#record")
+    assert page.is_hidden("#leave") and page.is_disabled("#draw")
+    page.screenshot(path=str(shots / "table-over-1280.png"))
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=str(shots / "table-over-390.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.click("#back")
+    page.wait_for_url("**/tables")
+    row = page.locator(f"tr[data-game='{key}']")
+    assert row.count() == 1 and "UTC" in row.text_content() and "1. " in row.text_content()
+    page.screenshot(path=str(shots / "tables-1280.png"), full_page=True)
+    page.close()
+    # the connections refused while the server was down are the only errors the page met
+    assert [e for e in errors if "ERR_CONNECTION_REFUSED" not in e] == []

@@ -60,10 +60,13 @@
     if (st.phase === "closed" && !st.result)
       return { moving, jack, done: true, status: "the match was stopped; you may close this page",
         hint: "The match was stopped before this game ended: it has no result." };
-    if (st.phase === "over" || st.phase === "closed")
+    if (st.phase === "over" || st.phase === "closed") {
+      const places = st.result && st.result.places;
+      const placed = places && ARENA_SOCKET ? "game over: you placed " + places[st.seat] + " of " + places.length : null;
       return { moving, jack, done: true,
-        status: st.phase === "over" ? "game over" : "the match is over; you may close this page",
+        status: st.phase === "over" ? "game over" : placed || "the match is over; you may close this page",
         hint: "Game over: the result is on the table." };
+    }
     if (st.left)
       return { moving: false, jack: false, done: false, status: "you left the table",
         hint: "You left: the fallback plays your seat to the end of the game; the others play on." };
@@ -82,6 +85,7 @@
     $("leave").hidden = d.done || !!(st && st.left) || !!seen.gone;
     $("hint").textContent = st ? d.hint : "";
     if (st) $("status").textContent = d.status;
+    document.body.dataset.offline = seen.offline ? "1" : "";
   }
 
   function clickCard(card) {
@@ -150,7 +154,6 @@
   // Draw the page again for what changed besides the state (the connection, the table's fate).
   function refresh() {
     if (!seen.state) { setControls(null); $("status").textContent = seen.gone ? seen.gone.status : "connection lost; reconnecting\u2026"; return; }
-    document.body.dataset.offline = seen.offline ? "1" : "";
     if (seen.gone) document.body.dataset.phase = "gone";
     animate();
   }
@@ -230,5 +233,7 @@
     };
   });
   $("suit-cancel").onclick = () => { pendingJack = null; setControls(seen.state); };
+  // a phone turned, a window resized: the hands are fitted to their seats again
+  window.addEventListener("resize", () => { if (seen.state && seen.state.events.length) draw(seen.shown); });
   if (ARENA_SOCKET) follow(); else poll();
 })();

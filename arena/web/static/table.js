@@ -272,7 +272,6 @@ function renderTable(root, events, state, opts) {
     const name = el("span", "name", p.name || "seat " + s);
     name.title = p.bot || "";
     head.appendChild(name);
-    head.appendChild(el("span", "seatno", "#" + s));
     const score = el("span", "score", String(state.scores[s]));
     score.dataset.seat = String(s);
     score.dataset.score = String(state.scores[s]);
@@ -298,6 +297,7 @@ function renderTable(root, events, state, opts) {
     }
     panel.appendChild(cards);
     const meta = el("div", "seat-meta");
+    meta.appendChild(el("span", "seatno", "seat " + s));  // below the name, which it never cuts; not "#s": a name has its own "#"
     meta.appendChild(el("span", "cards-count", count + (count === 1 ? " card" : " cards")));
     if (state.skips[s]) meta.appendChild(el("span", "badge skip", "loses " + state.skips[s] + (state.skips[s] === 1 ? " turn" : " turns")));
     if (state.faults[s].length) {
@@ -316,19 +316,34 @@ function renderTable(root, events, state, opts) {
   }
   if (state.roundResult || state.end) felt.appendChild(resultBox(header, state));
   root.querySelectorAll(".hand").forEach(layoutHand);
+  makeRoom(root);
 }
 
-/** Overlap a hand's cards to fit its width, every card showing a strip of at least
- * 14px to click; a hand that cannot fit so goes on in a second row. */
+/** The table keeps room below it for its own seat's panel when that seat's hand took more rows than
+ * the felt holds (the panel would run over what follows the table). */
+function makeRoom(root) {
+  root.style.marginBottom = "";
+  const you = root.querySelector(".seat.you");
+  if (!you || getComputedStyle(you).position !== "absolute") return;
+  const over = you.getBoundingClientRect().bottom - root.getBoundingClientRect().bottom;
+  if (over > 0) root.style.marginBottom = Math.ceil(over + 8) + "px";
+}
+
+/** Fit a hand's cards to its width. Another seat's face-up cards overlap, each showing a strip of at
+ * least 14px; the seat's own hand (.seat.you: the cards a person plays) never overlaps, so every rank
+ * and every playable outline shows: a hand wider than its seat goes on in more rows. */
 function layoutHand(hand) {
   const cards = Array.from(hand.querySelectorAll(".card:not(.small)"));
   if (cards.length < 2) return;
-  const width = hand.clientWidth - 1;
+  const style = getComputedStyle(hand);
+  const width = hand.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 1;
   const cw = cards[0].offsetWidth;
-  if (!width || !cw) return;
-  const perRow = Math.max(1, Math.min(cards.length, Math.floor((width - cw) / 14) + 1));
+  if (width <= 0 || !cw) return;
+  const own = !!hand.closest(".seat.you");
+  const strip = own ? cw + 2 : 14;
+  const perRow = Math.max(1, Math.min(cards.length, Math.floor((width - cw) / strip) + 1));
   const inRow = Math.min(cards.length, perRow);
-  const step = Math.min(cw + 4, (width - cw) / Math.max(1, inRow - 1));
+  const step = Math.min(cw + (own ? 2 : 4), (width - cw) / Math.max(1, inRow - 1));
   cards.forEach((c, i) => { c.style.marginLeft = i % perRow === 0 ? "0" : (step - cw - 0.01) + "px"; });
 }
 
