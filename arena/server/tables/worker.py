@@ -39,6 +39,7 @@ from typing import IO, Any
 from ...game.referee import GameOutcome
 from ...game.rules import CONTEST, Rules
 from ...game.seeds import fresh_seed, game_seeds
+from ...game.visibility import game_seen_by
 from ...seats.contract import InProcessFactory, SeatFactory
 from ...seats.seating import Chair, Seating
 from ...trust.text import storable
@@ -250,10 +251,10 @@ class TableRun:
             return
         message = f"This game ended before its end: {why}. It is recorded as abandoned, with what was played."
         self.replaying = False
-        for person in self.people.values():
+        for seat, person in self.people.items():  # the game as it was played, as the seat saw it (R10)
             person.publish(
-                phase="closed", result=None, abandoned=True, messages=[message],
-                record=f"/tables/{self.key}/game" if recorded else None,
+                phase="closed", result=None, abandoned=True, messages=[message], events=game_seen_by(log, seat),
+                hand=None, record=f"/tables/{self.key}/game" if recorded else None,
             )  # fmt: skip
         self.worker.out.line({"t": self.key, "end": {"outcome": tablestore.ABANDONED, "recorded": recorded}})
 
