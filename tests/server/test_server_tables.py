@@ -432,3 +432,38 @@ def test_guest_links_from_the_desk_end_and_grant_only_the_tables(tmp_path: Path)
         with TestClient(org.app) as author:
             login(author, ann)
             assert "You play as <b>ann</b>" in author.get(link.group(1).split("8000", 1)[1]).text
+
+
+def test_a_page_cannot_grow_a_table_without_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attack: every action a person sends when asked is kept (a restarted table replays them),
+    a refused one too, so a page sending refused puts for ever grew the database without end. Past
+    MAX_KEPT actions a table keeps, each of the person's moves times out (three retire the seat):
+    the table keeps a bounded number, and its game ends and is recorded."""
+    import io
+
+    from arena.server.tables import worker as tables_worker
+
+    monkeypatch.setattr(tables_worker, "MAX_KEPT", 12)
+    store.init_contest(tmp_path, "T")
+    sid = stored(tmp_path, "randombot", (ROOT / "bots" / "random.py").read_bytes())
+    hub = Hub(tmp_path, move_seconds=60)  # opens and keeps the table; the worker here plays it
+    table = hub.open(("guest", "g1"), "guest-flood", 1, [BotSeat(sid, "randombot")], 125)
+    worker = tables_worker.TablesWorker(tmp_path, tables_worker.Outbox(io.BytesIO()))
+    worker.scan()
+    run = worker.runs[table.id]
+    person, refused = run.people[0], 0
+    while run.thread.is_alive():
+        with person.cond:
+            state = dict(person.state)
+        if state.get("phase") == "move" and person.actions.empty():
+            foreign = next(c for c in ("6s", "6c", "6h", "6d", "7s", "7c") if c not in state["hand"])
+            refused += person.offer({"action": "put", "card": foreign}) is None
+        time.sleep(0.005)
+    db = store.open_db(tmp_path)
+    try:
+        _, log = tablestore.game(db, table.id) or ([], [])
+    finally:
+        db.close()
+    assert refused > 12 and run.added <= 12 + 3, (refused, run.added, log[-1:])
+    faults = [(e["seat"], e["kind"], e["detail"]) for e in log if e["event"] == "fault"]
+    assert faults[:3] == [(0, "timeout", "more actions than a table keeps")] * 3 and faults[3][:2] == (0, "retired")

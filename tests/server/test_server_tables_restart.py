@@ -94,7 +94,7 @@ def contest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             done = arena("submit", str(path), "--server", server.url, "--token", ann)
             assert done.returncode == 0 and "active on the ladder" in done.stdout, done.stdout + done.stderr
         links = {}
-        for name in ("zed", "yan", "wu", "kim", "lee"):
+        for name in ("zed", "yan", "wu", "kim", "lee", "ada"):
             out = arena("contest", "guest", str(folder), "--name", name, "--url", server.url)
             assert out.returncode == 0, out.stderr
             links[name] = out.stdout.strip().rsplit(" ", 1)[1]
@@ -155,6 +155,27 @@ def test_a_table_resumes_where_it_was_after_a_kill_9_of_the_server(contest: dict
     assert [s["name"] for s in seats][1:] == [seats[1]["name"], f"{seats[1]['name']} (2)"]  # one name a seat
     assert [p["name"] for p in log[0]["players"]] == [s["name"] for s in seats]
     assert key not in read_db(folder, live_keys)
+
+
+def test_a_table_resumes_when_its_worker_dies_under_a_running_server(contest: dict[str, Any]) -> None:
+    """``kill -9`` of the tables worker alone: the seat's open socket is told the game is resuming,
+    the supervisor starts another worker, and the same seat is asked the same question again."""
+    server, folder = contest["server"], contest["folder"]
+    ada = Person(server, contest["links"]["ada"])
+    status, _, made = ada.call("POST", "/api/tables", {"people": 1, "bots": ["annbot"], "limit": 125})
+    assert status == 201, made
+    key, rng = made["id"], random.Random(32)
+    ws = ada.socket(key)
+    before, _ = play(ws, rng, actions=3)
+    (worker,) = tables_workers(server)
+    os.kill(worker, 9)
+    state_of(ws, lambda s: bool(s.get("resuming")))  # said on the same socket, at once
+    after = state_of(ws, lambda s: s.get("phase") == "move" and not s.get("resuming"))
+    assert (after["events"], after["hand"]) == (before["events"], before["hand"])
+    assert tables_workers(server) not in ([], [worker])
+    end, _ = play(ws, rng, state=after)
+    ws.close()
+    assert end["result"] and read_db(folder, tablestore.outcome, key) == tablestore.FINISHED
 
 
 def test_a_game_that_does_not_replay_the_same_is_recorded_as_abandoned(contest: dict[str, Any]) -> None:

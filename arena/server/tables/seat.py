@@ -34,7 +34,7 @@ CLOSED, TAKEN, DIVERGED = "closed", "taken", "diverged"
 
 
 class MoveTimeout(Exception):
-    """A person took longer than the move limit."""
+    """A person took longer than the move limit (or, with a detail, may not move for another reason)."""
 
 
 class TableStopped(HumanLeft):
@@ -54,6 +54,7 @@ class Moves(Protocol):
 
     def recorded(self, seat: int) -> dict[str, Any] | None: ...
     def keep(self, seat: int, action: dict[str, Any]) -> None: ...
+    def full(self) -> bool: ...
 
 
 class PersonSeat(SeatState):
@@ -107,7 +108,7 @@ class PersonSeat(SeatState):
         recorded = self.table.recorded(self.seat)
         if recorded is not None:  # a resumed game: what the person did, at once
             if recorded.get("action") == "timeout":
-                raise MoveTimeout
+                raise MoveTimeout(str(recorded.get("detail", "")))
             return recorded
         while True:
             if self.closed:
@@ -123,6 +124,10 @@ class PersonSeat(SeatState):
                     action = self.actions.get(timeout=min(0.25, wait))
                 except queue.Empty:
                     continue
+                if self.table.full():  # past the actions a table keeps: this move times out
+                    detail = "more actions than a table keeps"
+                    self.table.keep(self.seat, {"action": "timeout", "detail": detail})
+                    raise MoveTimeout(detail)
             self.table.keep(self.seat, action)  # before the referee acts on it
             return action
 
@@ -143,10 +148,11 @@ class TablePerson(WebHumanPlayer):
         shared.deadline = time.monotonic() + self.move_seconds
         try:
             super().move(turn)
-        except MoveTimeout:
-            self.lines.append(f"No move in {self.move_seconds:g} s: the fallback moved for you (a timeout fault).")
+        except MoveTimeout as exc:
+            why = str(exc) or f"no move in {self.move_seconds:g} s"
+            self.lines.append(f"{why[:1].upper()}{why[1:]}: the fallback moved for you (a timeout fault).")
             shared.publish(phase="busy", puttable=[], can_draw=False, can_finish=False, messages=list(self.lines))
-            raise BotFault(FaultKind.TIMEOUT, f"no move in {self.move_seconds:g} s") from None
+            raise BotFault(FaultKind.TIMEOUT, why) from None
         except TableStopped:
             raise
         except HumanLeft:

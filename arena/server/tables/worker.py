@@ -50,6 +50,9 @@ from .seat import DIVERGED, TAKEN, PersonSeat, TablePerson, TableStopped
 #: Times a started table is taken by a worker (its first start included) before it is abandoned
 #: rather than replayed again (a table whose replay kills its worker must not do so for ever).
 MAX_TAKES = 6
+#: People's actions a table keeps at most (refusals included: a game needs a few hundred). Past it,
+#: a person's every move times out: three retire the seat, so no page can grow a table without end.
+MAX_KEPT = 3000
 #: Longest line the worker reads from the server.
 MAX_LINE = 64 * 1024
 
@@ -97,6 +100,7 @@ class TableRun:
         self.replaying = bool(self.moves)
         self.log: list[dict[str, Any]] = []
         self.kept = 0  # events of the log kept with the actions so far
+        self.added = 0  # actions this worker kept
         self.db: sqlite3.Connection | None = None
         seats = self.spec.get("seats")
         self.seat_specs: list[dict[str, Any]] = [s for s in seats or [] if isinstance(s, dict)]
@@ -121,11 +125,15 @@ class TableRun:
             self._caught_up(seat)
         return action
 
+    def full(self) -> bool:
+        return len(self.moves) + self.added >= MAX_KEPT
+
     def keep(self, seat: int, action: dict[str, Any]) -> None:
         assert self.db is not None
         if not tablestore.keep_move(self.db, self.key, self.worker.token, seat, action, self.log[self.kept :]):
             raise TableStopped(TAKEN)
         self.kept = len(self.log)
+        self.added += 1
 
     def _caught_up(self, acting: int) -> None:
         """The replay has handed back every kept action (the last one to ``acting``): from now on the
