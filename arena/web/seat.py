@@ -166,7 +166,7 @@ class WebHumanPlayer(HumanPlayer):
             suit, self.suit = self.suit, None
             return suit
         while True:
-            answer = self.read("suit")
+            answer = self.read("suit")  # a suit letter, "" (keep the jack's own), or "?" (not a suit)
             if answer in SUITS:
                 return answer
             if not answer:
@@ -183,6 +183,8 @@ class WebHumanPlayer(HumanPlayer):
         kind = action["action"]
         if kind == "leave":
             raise HumanLeft("left the game (from the browser)")
+        if prompt_kind == "suit" and kind != "put":  # no suit (a draw is no "d" for diamonds): asked again
+            return "?"
         if kind == "draw":
             return "d"
         if kind == "finish":

@@ -154,6 +154,7 @@ def test_a_table_resumes_where_it_was_after_a_kill_9_of_the_server(contest: dict
     assert public_prefix(before["events"], log)  # the record is the game played before and after
     assert [s["name"] for s in seats][1:] == [seats[1]["name"], f"{seats[1]['name']} (2)"]  # one name a seat
     assert [p["name"] for p in log[0]["players"]] == [s["name"] for s in seats]
+    assert [p["name"] for p in before["events"][0]["players"]] == [s["name"] for s in seats]  # as the page says
     assert key not in read_db(folder, live_keys)
 
 

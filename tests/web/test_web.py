@@ -270,3 +270,33 @@ def test_a_web_move_that_ends_by_itself_shows_the_hand_at_once(scripted_game):
     assert turn.finished and shared.actions.empty()
     assert shared.state["hand"] == ["7s", "9c"]
     assert shared.state["events"][-1]["event"] == "put"  # the opening card, its events with it
+
+
+def test_a_jack_put_from_the_page_asks_its_suit_with_the_pages_buttons_only(scripted_game):
+    # The terminal's numbered suit menu ("J♣ orders a suit (R6.4): 1) ♠ spades ...") was said as
+    # the page's message when the page sent a jack without its suit; the page asks with its buttons.
+    from arena.botapi.turn import Turn
+    from arena.game.referee import EngineTable, GameInfo
+    from arena.game.rules import CONTEST
+    from arena.web.seat import WebHumanPlayer
+
+    game = scripted_game(["jc 9s", "kd qd"], stock="qs qc", opening="9h", first_move=False)
+    shared = SeatState()
+    asked: list[str] = []
+    publish = shared.publish
+
+    def keep(**changes):
+        if changes.get("phase") == "move":
+            asked.append(changes.get("prompt", ""))
+        publish(**changes)
+
+    shared.publish = keep
+    player = WebHumanPlayer(0, shared)
+    player.start_game(GameInfo(0, ("human", "greedy"), CONTEST, "1"))
+    shared.send({"action": "put", "card": "jc", "suit": None})  # a jack with no suit: its suit is asked
+    shared.send({"action": "draw"})  # no suit: asked again
+    shared.send({"action": "put", "card": "jc", "suit": "d"})  # a suit button
+    turn = Turn(game.move, EngineTable(game, 0, ("human", "greedy")))
+    player.move(turn)
+    assert asked[:3] == ["choice", "suit", "suit"] and turn.suit == "d"
+    assert not [m for m in player.lines if "orders a suit" in m or "1)" in m], player.lines
