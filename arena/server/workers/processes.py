@@ -47,11 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     opts = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     signal.signal(signal.SIGTERM, _stop)
-    try:  # background work yields the CPU to the site's answers (docs/server.md, "Load")
-        os.nice(NICE)
-    except OSError:
-        pass
-    try:
+    try:  # from here on SIGTERM is a Stop, wherever it lands (it landed in os.nice: a traceback)
+        try:  # background work yields the CPU to the site's answers (docs/server.md, "Load")
+            os.nice(NICE)
+        except OSError:
+            pass
         parent = opts.parent or os.getppid()
         if opts.kind == "final":
             return run_final(opts.folder, opts.round, opts.backend, opts.workers, opts.ray_address)
