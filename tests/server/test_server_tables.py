@@ -337,7 +337,7 @@ def test_a_guest_plays_a_network_table_to_the_end_by_clicking(
     page.goto(link)
     page.wait_for_url("**/tables")
     assert "guest-kim" in page.text_content("#open")
-    page.fill("#limit", "10")
+    page.fill("#limit", "40")  # a game of a few rounds: at 10 a house bot could end it before the fourth click
     if SHOTS:  # for a person to look at (ARENA_SHOTS=DIR); they cost CPU
         page.screenshot(path=str(shots / "tables-1280.png"), full_page=True)
     page.click("#open-table")
