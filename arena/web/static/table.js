@@ -297,7 +297,7 @@ function renderTable(root, events, state, opts) {
     }
     panel.appendChild(cards);
     const meta = el("div", "seat-meta");
-    meta.appendChild(el("span", "seatno", "seat " + s));  // below the name, which it never cuts; not "#s": a name has its own "#"
+    meta.appendChild(el("span", "seatno", "seat " + s));  // below the name, which it never cuts ("#s" beside it read as part of "bot#v5")
     meta.appendChild(el("span", "cards-count", count + (count === 1 ? " card" : " cards")));
     if (state.skips[s]) meta.appendChild(el("span", "badge skip", "loses " + state.skips[s] + (state.skips[s] === 1 ? " turn" : " turns")));
     if (state.faults[s].length) {
