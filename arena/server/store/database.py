@@ -36,6 +36,8 @@ from .migrate import LATEST, STEPS, upgrade
 
 #: The database file inside a contest folder.
 DB_NAME = "contest.db"
+#: Bytes the WAL file keeps once a checkpoint emptied it (SQLite keeps its largest size otherwise).
+WAL_LIMIT = 2**20
 #: The schema :data:`SCHEMA` makes; :mod:`.migrate` upgrades it (and any older database) to its latest.
 SCHEMA_VERSION = "1"
 
@@ -101,6 +103,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     db.execute("PRAGMA busy_timeout = 30000")
     db.execute("PRAGMA foreign_keys = ON")
     db.execute("PRAGMA synchronous = NORMAL")  # WAL: a killed process loses no committed row
+    db.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT}")  # the WAL left on disk after a checkpoint
     return db
 
 
@@ -126,6 +129,7 @@ def init_contest(folder: str | os.PathLike[str], name: str) -> str:
     try:
         db = _connect(path)
         with db:
+            db.execute("PRAGMA auto_vacuum = INCREMENTAL")  # before any table: retention can give pages back
             db.execute("PRAGMA journal_mode = WAL")
             db.executescript("BEGIN;" + SCHEMA + "COMMIT;")
             values = {

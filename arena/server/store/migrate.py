@@ -27,6 +27,11 @@ Tables people play (issue 27 item 4, issue 30 item 4): ``live_tables``, each ope
 and secret seed, and ``table_moves``, each person's action at it with the game's events up to it
 (what the tables worker needs to resume the game after a restart); ``table_games``, made on
 first use before, is made here, with how each game ended (``outcome``: finished or abandoned).
+Issue 30, items 1 and 3: ``game_order``, the order in which the ladder's games were stored (a
+trigger numbers each new game; the games of an older database are numbered in their insertion
+order), from which the ratings are recomputed exactly (:func:`arena.server.ladder.retention.recompute`)
+whatever retention did to the games' rows; and ``events``, the server's log lines of what happened
+(:mod:`arena.server.store.events`), which the desk's health reads.
 """
 
 from __future__ import annotations
@@ -93,6 +98,12 @@ _TO_3 = (
     "CREATE TABLE table_moves ("
     " key TEXT NOT NULL REFERENCES live_tables(key) ON DELETE CASCADE, n INTEGER NOT NULL,"
     " seat INTEGER NOT NULL, action TEXT NOT NULL, events BLOB NOT NULL, PRIMARY KEY (key, n))",
+    "CREATE TABLE game_order (seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE)",
+    "INSERT INTO game_order (key) SELECT key FROM games ORDER BY rowid",
+    # A game reduced to its result is written again under its key: it keeps its number (OR IGNORE).
+    "CREATE TRIGGER game_order_insert AFTER INSERT ON games BEGIN "
+    "INSERT OR IGNORE INTO game_order (key) VALUES (NEW.key); END",
+    "CREATE TABLE events (id INTEGER PRIMARY KEY, at REAL NOT NULL, level TEXT NOT NULL, text TEXT NOT NULL)",
 )
 
 
@@ -137,7 +148,13 @@ def upgrade(db: sqlite3.Connection) -> None:
 
 #: Indexes the server's reads need as a ladder's games pile up (the leaderboard counts a round's
 #: games: 0.12 s at 50 000 games without, 0.015 s with), made when the server starts.
-INDEXES = ("CREATE INDEX IF NOT EXISTS games_block ON games (block)",)
+INDEXES = (
+    "CREATE INDEX IF NOT EXISTS games_block ON games (block)",
+    # The games kept whole (retention reduces the others to their results): few, found at once.
+    "CREATE INDEX IF NOT EXISTS games_whole ON games (key) WHERE length(log) > 0",
+    "CREATE INDEX IF NOT EXISTS games_finished ON games (finished)",
+    "CREATE INDEX IF NOT EXISTS events_at ON events (at)",
+)
 
 
 def add_indexes(db: sqlite3.Connection) -> None:
