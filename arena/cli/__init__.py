@@ -52,7 +52,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     (
         "contest",
         "the organiser's commands for `arena serve`'s contest folder "
-        "(init, house, invite, guest, final, round, disable, enable)",
+        "(init, house, invite, guest, final, round, disable, enable, pause, resume)",
     ),
     ("serve", "run a contest's site, API and ladder"),
 )

@@ -7,7 +7,10 @@
   ``arena tournament``, the final's defaults: :mod:`.contestfinal`);
 * ``round DIR --field K [--no-final]``: round two opens with the best K of round one as its field
   and rules of its own;
-* ``disable|enable DIR AUTHOR``: an author's token stops (or starts again) signing in.
+* ``disable|enable DIR AUTHOR``: an author's token stops (or starts again) signing in, their
+  sessions and sockets end;
+* ``pause|resume DIR``: the ladder starts no new game (or plays again), even while ``arena serve``
+  runs.
 
 Each token is printed once; the database keeps only its hash."""
 
@@ -41,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
             return guest(args)
         if args.action in ("disable", "enable"):
             return disable(args)
+        if args.action in ("pause", "resume"):
+            return pause(args)
         if not NAME_PATTERN.fullmatch(args.author):
             raise UsageError(
                 f"author name {args.author[:60]!r}: use letters, digits, - or _, from a letter, at most 40"
@@ -141,6 +146,24 @@ def disable(args: argparse.Namespace) -> int:
     return 0
 
 
+def pause(args: argparse.Namespace) -> int:
+    """Pause or resume the ladder. :raises store.ContestError: no contest."""
+    from ..server.ladder.pace import set_paused
+    from ..server.store import database as store
+
+    db = store.open_db(args.dir)
+    try:
+        changed = set_paused(db, args.action == "pause")
+    finally:
+        db.close()
+    if args.action == "pause":
+        what = "paused: no new ladder game starts (a block playing ends first)" if changed else "paused already"
+    else:
+        what = "resumed: the ladder plays again" if changed else "playing already (not paused)"
+    print(escape(f"{args.dir}: ladder {what}"))
+    return 0
+
+
 def guest(args: argparse.Namespace) -> int:
     """``arena contest guest DIR [--name N] [--hours H] [--url BASE]``: a signed guest link."""
     import secrets
@@ -164,7 +187,7 @@ def guest(args: argparse.Namespace) -> int:
 
 
 #: Every action, as ``arena contest --help`` and ``arena --help`` name them.
-ACTIONS = "init, house, invite, guest, final, round, disable, enable"
+ACTIONS = "init, house, invite, guest, final, round, disable, enable, pause, resume"
 
 
 def register(sub: Any) -> None:
@@ -173,7 +196,8 @@ def register(sub: Any) -> None:
         help=f"the organiser's commands for `arena serve`'s contest folder ({ACTIONS})",
         description="The organiser's commands: init (create a contest folder and its house bots), house (change "
         "the house bots), invite (an author's token), guest (a link for the tables), final (play and publish a "
-        "round's final), round (open round two), disable and enable (an author's token).",
+        "round's final), round (open round two), disable and enable (an author's token), pause and resume (the "
+        "ladder).",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     init = actions.add_parser(
@@ -225,4 +249,10 @@ def register(sub: Any) -> None:
         dis = actions.add_parser(action, help=what)
         dis.add_argument("dir", metavar="DIR")
         dis.add_argument("author", metavar="AUTHOR")
+    for action, what in (
+        ("pause", "pause the ladder: no new game starts until resumed (also while arena serve runs)"),
+        ("resume", "let a paused ladder play again"),
+    ):
+        act = actions.add_parser(action, help=what)
+        act.add_argument("dir", metavar="DIR")
     p.set_defaults(func=run)

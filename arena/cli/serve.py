@@ -33,6 +33,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--table-move-seconds takes 1 to 3600")
     if not 1 <= args.port <= 65535:
         raise UsageError("--port takes 1 to 65535")
+    if not 0 <= args.pace <= 1_000_000:
+        raise UsageError("--pace takes 0 (no pace) to 1000000 games per bot an hour")
+    if not 1 <= args.ladder_cpu <= 100:
+        raise UsageError("--ladder-cpu takes 1 to 100 (percent of the time a ladder worker may be busy)")
+    if not 1 <= args.keep_games <= 1_000_000:
+        raise UsageError("--keep-games takes 1 to 1000000")
+    budget = disk_budget(args.disk_budget)
     check_ray_backend(args.backend, args.ray_address)  # the ladder's worker would only say so in its log
     tls = tls_options(args)
     settings = ServerSettings(
@@ -51,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
         ray_address=args.ray_address,
         secure_cookies=bool(tls) or args.forwarded_allow_ips is not None,
+        pace=args.pace,
+        ladder_cpu=args.ladder_cpu / 100,
+        keep_games=args.keep_games,
+        disk_budget=budget,
     )
     try:
         app = create_app(settings)
@@ -84,6 +95,24 @@ def run(args: argparse.Namespace) -> int:
     if not server.started:
         raise UsageError(f"the server on {escape(args.host, 200)}:{args.port} did not start (its log says why)")
     return 0
+
+
+#: The smallest ``--disk-budget``: the database's reserve for its WAL and blocks in play, and room.
+MIN_BUDGET = 3_000_000
+
+
+def disk_budget(text: str | None) -> int | None:
+    """``--disk-budget``'s bytes (None: no budget). :raises UsageError: not a size, or too small."""
+    from ..server.ladder.retention import parse_size
+
+    if text is None:
+        return None
+    size = parse_size(text)
+    if size is None:
+        raise UsageError(f"--disk-budget {escape(text, 40)}: not a size (say 500M, 20G or 1.5GiB)")
+    if size < MIN_BUDGET:
+        raise UsageError(f"--disk-budget {escape(text, 40)}: at least 3M (the ladder keeps 1.75 MiB free to write in)")
+    return size
 
 
 def listening(host: str, port: int) -> list[socket.socket]:
@@ -176,6 +205,33 @@ def register(sub: Any) -> None:
         default=2,
         metavar="N",
         help="processes running bot programs' builds, once per uploaded version (default 2; one author's at a time)",
+    )
+    p.add_argument(
+        "--pace",
+        type=float,
+        default=120.0,
+        metavar="N",
+        help="the most ladder games each bot plays an hour, on average; fewer as ratings settle "
+        "(default 120; 0: no pace)",
+    )
+    p.add_argument(
+        "--ladder-cpu",
+        type=float,
+        default=100.0,
+        metavar="PERCENT",
+        help="the share of the time each ladder worker may be busy (default 100)",
+    )
+    p.add_argument(
+        "--keep-games",
+        type=int,
+        default=100,
+        metavar="N",
+        help="each version's latest N ladder games kept whole; older ones keep only their results (default 100)",
+    )
+    p.add_argument(
+        "--disk-budget",
+        metavar="SIZE",
+        help="the most the contest folder may hold (500M, 20G, 1.5GiB); the ladder stops short of it",
     )
     p.add_argument(
         "--check-games",

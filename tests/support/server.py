@@ -73,7 +73,9 @@ class Server:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            [*ARENA, "serve", str(self.folder), "--port", str(self.port), "--check-games", "1", *self.extra],
+            # No pace unless the test sets one (a later --pace wins): tests wait for games, never for the clock.
+            [*ARENA, "serve", str(self.folder), "--port", str(self.port), "--check-games", "1", "--pace", "0"]
+            + list(self.extra),
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -30,6 +31,7 @@ from ..ladder.board import Board
 from ..routes import api, authors, desk, errors, pages
 from ..routes import tables as tablepages
 from ..store import database as store
+from ..store import events
 from ..store.migrate import add_indexes
 from ..tables.hub import Hub
 from ..workers.supervisor import Supervisor
@@ -101,6 +103,8 @@ def create_app(settings: ServerSettings) -> Starlette:
     try:
         secret, name = store.setting(db, "session_key"), store.setting(db, "name")
         add_indexes(db)
+        if settings.disk_budget is not None and settings.workers:
+            give_back(db, settings.folder)
     finally:
         db.close()
 
@@ -117,6 +121,10 @@ def create_app(settings: ServerSettings) -> Starlette:
                 settings.ray_address,
                 settings.build_workers,
                 tables=app.state.tables.attach,
+                pace=settings.pace,
+                ladder_cpu=settings.ladder_cpu,
+                keep_games=settings.keep_games,
+                disk_budget=settings.disk_budget,
             )
             supervisor.start()
         app.state.supervisor = supervisor
@@ -180,6 +188,26 @@ def stop_finals(procs: list[Any], grace: float = 30.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def give_back(db: sqlite3.Connection, folder: Path) -> None:
+    """With a disk budget: a database made without incremental vacuum is converted once, so that
+    retention can give pages back to the disk (:func:`arena.server.ladder.retention.convert`)."""
+    import time
+
+    from ..ladder.retention import convert, database_bytes, human
+
+    before, began = sum(database_bytes(folder).values()), time.monotonic()
+    try:
+        if convert(db):
+            after = sum(database_bytes(folder).values())
+            events.say(
+                db,
+                f"contest.db converted to incremental vacuum, once ({human(before)} -> {human(after)} "
+                f"in {time.monotonic() - began:.1f} s)",
+            )
+    except sqlite3.Error as exc:
+        events.say(db, f"contest.db could not be converted to incremental vacuum ({exc}): it cannot shrink", "warning")
 
 
 class SecurityHeaders:

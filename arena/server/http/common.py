@@ -70,6 +70,13 @@ class ServerSettings:
     registrations_per_address: int = 5
     #: Start the background workers with the app (tests of the routes alone set False).
     workers: bool = True
+    #: The ladder's pace: games per bot an hour at most (0: none), the share of the time each ladder
+    #: worker may be busy, each version's latest games kept whole, and the contest folder's disk
+    #: budget in bytes (None: none): docs/server.md, "Running for a week".
+    pace: float = 120.0
+    ladder_cpu: float = 1.0
+    keep_games: int = 100
+    disk_budget: int | None = None
 
 
 #: A q-value of an Accept header (RFC 9110: 0 to 1, three decimals at most); anything else counts as 0.

@@ -1,8 +1,8 @@
 """The ladder: a matchmaker that chooses tables, and a player of duplicate blocks.
 
-The matchmaker (as Halite's seeded matchmaking does) picks a *focus* version, weighted
-towards the new (few games) and the uncertain (high sigma), then seats beside it the
-versions nearest to it in rating, with some noise, at a table of 2 to 6. A table plays a
+The matchmaker picks a *focus* version, weighted by what its games would teach (uncertain and
+close ratings: :func:`.pace.pick`) and towards the new, then seats beside it versions drawn by
+what a game with it would teach, at a table of 2 to 6. A table plays a
 *duplicate block*: one deal per seat rotation, so each version plays every seat's cards.
 Each finished game is stored (with each seat's own output, for its author) and rated in one
 transaction under its key ``b{block}-r{rotation}`` (:func:`arena.server.store.database.record_game`);
@@ -11,6 +11,7 @@ table as its author numbers it (``annbot v2``: :func:`arena.server.store.version
 
 A block belongs to the round that was current when it was made, and plays under that round's
 rules; from round two on, its table is a gauntlet (:func:`arena.server.contest.rounds.pick_gauntlet`).
+A worker's :class:`.pace.Gate` says when a block may start (paused, the disk budget, the pace).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from ..contest.building import NotReady, playable
 from ..contest.uploads import stored_bot
 from ..store import builds, versions
 from ..store import database as store
+from . import pace
 
 MIN_TABLE, MAX_TABLE = 2, 6
 
@@ -49,20 +51,12 @@ class Entrant:
 
 
 def pick_table(entrants: Sequence[Entrant], rng: random.Random, largest: int = MAX_TABLE) -> list[int]:
-    """The submissions of the next table: a focus weighted to the new and uncertain, and its nearest
-    rivals. The focus is an author's bot: house bots meet authors' bots, never only each other."""
-    authors = [e for e in entrants if not e.house]
-    if len(entrants) < MIN_TABLE or not authors:
+    """The submissions of the next table: a focus and its rivals, chosen by what their games would
+    teach. The focus is an author's bot: house bots meet authors' bots, never only each other."""
+    if len(entrants) < MIN_TABLE or all(e.house for e in entrants):
         return []
-    weights = [e.sigma * (1.0 + 4.0 / (1 + e.games)) for e in authors]
-    focus = rng.choices(authors, weights=weights)[0]
     size = rng.randint(MIN_TABLE, min(largest, MAX_TABLE, len(entrants)))
-    spread = max(focus.sigma, 1.0)
-    others = sorted(
-        (e for e in entrants if e.submission != focus.submission),
-        key=lambda e: abs(e.mu - focus.mu) + abs(rng.gauss(0.0, spread)),
-    )
-    table = [focus.submission] + [e.submission for e in others[: size - 1]]
+    table = [e.submission for e in pace.pick(entrants, rng, size, lambda e: not e.house)]
     rng.shuffle(table)
     return table
 
@@ -145,16 +139,27 @@ class LadderPlayer:
     """The ladder of one worker process: chooses tables, plays their blocks here (or hands them
     to Ray: :mod:`.ray_tasks`) and stores each game as it ends."""
 
-    def __init__(self, db: sqlite3.Connection, limits: Any = None, keep: int = 12, keep_streams: int = 24) -> None:
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        limits: Any = None,
+        keep: int = 12,
+        keep_streams: int = 24,
+        gate: pace.Gate | None = None,
+    ) -> None:
         self.db = db
         self.seed = int(store.setting(db, "seed") or 0)
         self.runner = BlockPlayer(limits, keep, keep_streams)
         #: Versions' built files, read from the build cache (None: a version with no build).
         self.built: dict[int, tuple[tuple[str, bytes], ...] | None] = {}
+        self.gate = gate  # None: no pause, pace or budget (a test's ladder)
 
     def next_block(self, rng: random.Random) -> Block | None:
         """Choose a table and open its block, in the current round (round two: the gauntlet); None
-        when nothing can play, or the next round opened meanwhile."""
+        when nothing can play, or the next round opened meanwhile, or the gate is shut (paused,
+        the disk budget reached, or not yet time: the pace)."""
+        if self.gate is not None and not self.gate.open():
+            return None
         try:
             current, found = rounds.entrants(self.db)
         except store.ContestError:  # a damaged round in the database: nothing to play (the pages say why)
@@ -179,6 +184,8 @@ class LadderPlayer:
         block = store.new_block(self.db, table, current.number) if table else 0
         if not block:
             return None
+        if self.gate is not None:
+            self.gate.started([e for e in entrants if e.submission in table], len(entrants))
         labels = {sid: versions.player(str(rows[sid]["bot"]), rows[sid]["version"]) for sid in table}
         seeds = game_seeds(self.seed, LADDER, (block,), (block,))
         registered = frozenset(sid for sid in table if rows[sid]["house"] == "registered")
@@ -213,7 +220,11 @@ class LadderPlayer:
         block = self.next_block(rng)
         if block is None:
             return 0
-        return sum(self.store(game) for game in self.runner.play(block))
+        try:
+            return sum(self.store(game) for game in self.runner.play(block))
+        finally:
+            if self.gate is not None:
+                self.gate.ended()
 
     def close(self) -> None:
         self.runner.close()

@@ -95,13 +95,18 @@ async def live_leaderboard(ws: WebSocket) -> None:
     state, settings, client = ws.app.state, ws.app.state.settings, client_of(ws)
     mine = state.live_by.get(client, 0)
     if state.live >= settings.max_live or mine >= settings.max_live_per_address:  # bounded, and per address
-        await ws.close(code=1013)
+        try:
+            await ws.close(code=1013)
+        except (WebSocketDisconnect, RuntimeError, OSError):  # it went away first
+            pass
         return
     state.live += 1
     state.live_by[client] = mine + 1
     try:
         await ws.accept()
         await follow(ws)
+    except (WebSocketDisconnect, RuntimeError, OSError):  # the client went away: nothing to report
+        pass
     finally:
         state.live -= 1
         state.live_by[client] -= 1
@@ -278,7 +283,12 @@ async def game_page(request: Request) -> HTMLResponse:
         asked = whole_number(request.query_params.get("seat", ""), 0, 5, given="text")
         found = await db_call(request, game_data, request.path_params["key"], me, asked)
         if found is None:
-            raise HTTPException(404, f"there is no game {str(request.path_params['key'])[:80]!r}")
+            from ..ladder.retention import result
+
+            kept = await db_call(request, result, str(request.path_params["key"]))
+            if kept is None:
+                raise HTTPException(404, f"there is no game {str(request.path_params['key'])[:80]!r}")
+            return page(request, "server_result.html.j2", result=kept)  # reduced to its result (ruling 152)
         game, seat, mine = found
         title = f"Game {game['id']}" + (f": {', '.join(mine)}" if mine else "")
         back = ("/mine", "My bots") if mine else ("/", "Leaderboard")

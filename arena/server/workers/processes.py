@@ -19,6 +19,10 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..ladder.pace import Pace
 
 #: Seconds a worker with nothing to do waits before it looks again.
 IDLE_SECONDS = 0.3
@@ -44,6 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="with --backend ray: blocks (games) in flight")
     parser.add_argument("--ray-address", default=None, help="with --backend ray: the cluster to join")
     parser.add_argument("--round", type=int, default=1, help="final: the round whose final is run")
+    parser.add_argument("--pace", type=float, default=0.0, help="games per bot an hour at most (0: no pace)")
+    parser.add_argument("--share", type=float, default=1.0, help="this worker's share of the pace")
+    parser.add_argument("--cpu", type=float, default=1.0, help="the share of the time the worker may be busy")
+    parser.add_argument("--keep-games", type=int, default=0, help="each version's latest games kept whole")
+    parser.add_argument("--disk-budget", type=int, default=0, help="bytes the contest folder may hold (0: none)")
     opts = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     signal.signal(signal.SIGTERM, _stop)
@@ -55,6 +64,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parent = opts.parent or os.getppid()
         if opts.kind == "final":
             return run_final(opts.folder, opts.round, opts.backend, opts.workers, opts.ray_address)
+        if opts.kind == "ladder":
+            from ..ladder.pace import Pace
+
+            pace = Pace(opts.pace, opts.cpu, opts.share)
+            keep, budget = opts.keep_games, opts.disk_budget
+            return ladder(opts.folder, parent, pace, keep, budget, opts.backend, opts.workers, opts.ray_address)
         return work(opts.kind, opts.folder, parent, opts.check_games, opts.backend, opts.workers, opts.ray_address)
     except Stop:  # asked to stop (even while starting up): nothing half-written, nothing to say
         return 0
@@ -119,6 +134,38 @@ def run_final(folder: str, number: int, backend: str, workers: int, ray_address:
         db.close()
 
 
+def ladder(
+    folder: str,
+    parent: int,
+    pace: Pace,
+    keep: int = 0,
+    budget: int = 0,
+    backend: str = "local",
+    workers: int = 1,
+    ray_address: str | None = None,
+) -> int:
+    """The ladder worker: its gate (:class:`..ladder.pace.Gate`: pause, ``pace``, each version's
+    latest ``keep`` games kept whole, the disk ``budget`` in bytes, 0: none), then :func:`run_ladder`.
+    Its programs' builds come from the build queue's cache, never made here."""
+    from ...sandbox.programs.buildcache import forbid_builds
+    from ..ladder.pace import Gate, Pacer
+    from ..ladder.retention import KEEP_GAMES, Retention
+    from ..store import database as store
+
+    try:
+        db = store.open_db(folder)
+    except store.ContestError as exc:
+        sys.stderr.write(f"arena worker: {exc}\n")
+        return 2
+    try:
+        gate = Gate(db, Pacer(pace), Retention(db, folder, keep or KEEP_GAMES, budget or None))
+        with forbid_builds("a contest's builds run in its build queue"):
+            run_ladder(db, parent, backend, workers, ray_address, gate)
+    finally:
+        db.close()
+    return 0
+
+
 def alive(parent: int) -> bool:
     return os.getppid() == parent
 
@@ -154,12 +201,17 @@ def run_tables(folder: str, parent: int) -> None:
 
 
 def run_ladder(
-    db: object, parent: int, backend: str = "local", workers: int = 1, ray_address: str | None = None
+    db: object,
+    parent: int,
+    backend: str = "local",
+    workers: int = 1,
+    ray_address: str | None = None,
+    gate: object = None,
 ) -> None:
     from ..ladder.matchmaker import LadderPlayer
 
     rng = random.Random(random.SystemRandom().randrange(2**63))
-    player = LadderPlayer(db)  # type: ignore[arg-type]
+    player = LadderPlayer(db, gate=gate)  # type: ignore[arg-type]
     try:
         if backend == "ray":  # the blocks played as Ray tasks, `workers` at a time
             from ...tournament.backends.local import HarnessError

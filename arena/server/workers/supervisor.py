@@ -3,15 +3,17 @@
 A dead check worker's claimed upload goes back into the queue before its successor
 starts (:func:`arena.server.store.database.requeue`), so no upload waits forever for a check that
 died; a dead build worker's claimed build too (:func:`arena.server.store.builds.requeue`).
-starts (:func:`arena.server.store.database.requeue`), so no upload waits forever for a check that died.
 The tables worker (when ``tables`` is given: the server's :class:`~arena.server.tables.hub.Hub`
 attaches each one started) talks with the server over its stdin and stdout; its successor resumes
 the tables it played (:mod:`arena.server.tables.worker`).
+Each start and restart is one line in the log (:mod:`arena.server.store.events`); the desk's health
+reads which workers are alive, since when, and how often each was restarted.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -20,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store import builds
+from ..store import builds, events
 from ..store import database as store
 
 #: Seconds between looks at the workers, and the wait before starting a crashed one again.
@@ -43,8 +45,17 @@ class Supervisor:
     builders: int = 2
     #: Given: a tables worker is started (and started again), each one handed to it.
     tables: Callable[[subprocess.Popen[bytes]], None] | None = None
+    #: The ladder's pace (games per bot an hour, 0: none), busy share, games kept whole (0: the
+    #: default) and disk budget in bytes (None: none): :mod:`arena.server.ladder.pace`, ``.retention``.
+    pace: float = 0.0
+    ladder_cpu: float = 1.0
+    keep_games: int = 0
+    disk_budget: int | None = None
     procs: dict[tuple[str, int], subprocess.Popen[bytes]] = field(default_factory=dict)
     restarts: int = 0
+    #: Per worker slot: when its process started (time.time()), and how many times it was restarted.
+    started: dict[tuple[str, int], float] = field(default_factory=dict)
+    restarted: dict[tuple[str, int], int] = field(default_factory=dict)
     _stopping: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -64,12 +75,23 @@ class Supervisor:
             cmd += ["--backend", "ray", "--workers", str(self.ladder)]
             if self.ray_address:
                 cmd += ["--ray-address", self.ray_address]
+        if kind == "ladder":  # each local worker keeps its share of the pace; Ray's one process all of it
+            share = 1.0 if self.backend == "ray" else 1.0 / max(1, self.ladder)
+            cmd += ["--pace", repr(self.pace), "--share", repr(share), "--cpu", repr(self.ladder_cpu)]
+            cmd += ["--keep-games", str(self.keep_games), "--disk-budget", str(self.disk_budget or 0)]
         if kind == "tables":
             proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=False)
             if self.tables is not None:
                 self.tables(proc)
             return proc
         return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=False)
+
+    def _start(self, slot: tuple[str, int]) -> None:
+        self.procs[slot] = proc = self._spawn(slot[0])
+        self.started[slot] = time.time()
+        self.restarted.setdefault(slot, 0)
+        if not self.restarted[slot]:
+            events.say_in(self.folder, f"{slot[0]} worker started (pid {proc.pid})")
 
     def start(self) -> None:
         db = store.open_db(self.folder)
@@ -82,13 +104,13 @@ class Supervisor:
         finally:
             db.close()
         for i in range(self.checkers):
-            self.procs[("check", i)] = self._spawn("check")
+            self._start(("check", i))
         for i in range(self.builders):
-            self.procs[("build", i)] = self._spawn("build")
+            self._start(("build", i))
         for i in range(min(self.ladder, 1) if self.backend == "ray" else self.ladder):
-            self.procs[("ladder", i)] = self._spawn("ladder")
+            self._start(("ladder", i))
         if self.tables is not None:
-            self.procs[("tables", 0)] = self._spawn("tables")
+            self._start(("tables", 0))
         self._thread = threading.Thread(target=self._watch, name="arena-supervisor", daemon=True)
         self._thread.start()
 
@@ -106,7 +128,14 @@ class Supervisor:
                 time.sleep(RESTART_SECONDS)
                 if not self._stopping.is_set():
                     self.restarts += 1
-                    self.procs[slot] = self._spawn(slot[0])
+                    self.restarted[slot] = self.restarted.get(slot, 0) + 1
+                    self._start(slot)
+                    events.say_in(
+                        self.folder,
+                        f"{slot[0]} worker (pid {proc.pid}) {ended(proc.returncode)}; started again as pid "
+                        f"{self.procs[slot].pid} (restart {self.restarted[slot]})",
+                        "error",
+                    )
 
     def stop(self, grace: float = 5.0) -> None:
         """SIGTERM every worker, then SIGKILL what is still running after ``grace`` seconds."""
@@ -123,3 +152,14 @@ class Supervisor:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def ended(code: int | None) -> str:
+    """How a worker's process ended, in words."""
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed ({name})"
+    return f"exited with code {code}"
