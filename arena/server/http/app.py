@@ -28,7 +28,7 @@ from starlette.routing import Route, WebSocketRoute
 
 from ..contest.final import ROUNDS, home
 from ..ladder.board import Board
-from ..routes import api, authors, desk, errors, pages
+from ..routes import api, authors, console, desk, errors, pages
 from ..routes import tables as tablepages
 from ..store import database as store
 from ..store import events
@@ -88,6 +88,7 @@ def routes(settings: ServerSettings) -> list[Any]:
         Route("/desk/freeze", desk.freeze_form, methods=["POST"]),
         Route("/desk/final", desk.final_form, methods=["POST"]),
         Route("/desk/house", desk.house_form, methods=["POST"]),
+        *console.routes(),
         *tablepages.routes(),
         Route("/desk/{id}", desk.review_page),
         Route("/desk/{id}/review", desk.review_form, methods=["POST"]),

@@ -1,4 +1,5 @@
-"""The organiser's desk: the review queue (marked by round), one submission's files highlighted by
+"""The organiser's desk: the console (:mod:`.console`: the ladder, the server's health, the authors), the
+review queue (marked by round), one submission's files highlighted by
 their language, its diff against the author's previous version and its check report, approve (a
 clean check only) / reject with a comment the author sees, freezing submissions, the house bots,
 and each round's final (its settings, line-up, progress; resumed after a stop). Every route needs
@@ -134,8 +135,12 @@ async def files_html(request: Request, sid: int, data: dict[str, Any]) -> Markup
 
 
 async def desk_page(request: Request) -> HTMLResponse:
+    from .console import console_data, shown
+
     signed_in(request, "organiser")
-    return page(request, "server_desk.html.j2", desk=await db_call(request, queue, request.app.state.settings.folder))
+    console = shown(await console_data(request))
+    folder = request.app.state.settings.folder
+    return page(request, "server_desk.html.j2", desk=await db_call(request, queue, folder), console=console)
 
 
 async def review_page(request: Request) -> HTMLResponse:
