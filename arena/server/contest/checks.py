@@ -6,13 +6,14 @@ upload (:mod:`.review`: highlighted, diffed), made once and stored."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from typing import Any
 
 from ...authoring.check import CheckSettings, failure_line, run_check
 from ...errors import BotLoadError, UsageError
 from ...trust.botsource import BotSource
 from ...trust.text import escape
-from ..store import builds
+from ..store import builds, events
 from ..store import database as store
 from ..store.outputs import save_check_games
 from .building import NotReady, playable
@@ -72,12 +73,20 @@ def run_queue(db: sqlite3.Connection, settings: CheckSettings, worker: int) -> b
         return True
     except BotLoadError:
         src = None  # not a bot: check_one says why
+    began = time.monotonic()
     report, error, games = check_one(row, replace(settings, rules=rules), src)
     with store.writing(db):  # before the report: a page that shows it can link them
         save_check_games(db, int(row["id"]), [{**g, "log": store.pack(g["log"])} for g in games])
     store.finish_check(db, int(row["id"]), report, error)
+    events.say(db, verdict_line(db, row, error, time.monotonic() - began))
     prepare_view(db, int(row["id"]))  # after the check: its author is not kept waiting for the desk's view
     return True
+
+
+def verdict_line(db: sqlite3.Connection, row: sqlite3.Row, error: str | None, seconds: float) -> str:
+    """The log's line for a check: whose upload, and its verdict."""
+    who = f"{row['bot']} v{row['version']} (submission {row['id']}, by {store.author_name(db, int(row['author']))})"
+    return f"check of {who}: {'failed' if error else 'clean'} in {seconds:.1f} s{': ' + error if error else ''}"
 
 
 def prepare_view(db: sqlite3.Connection, submission: int) -> None:

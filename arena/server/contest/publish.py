@@ -23,6 +23,7 @@ from typing import Any
 
 from ...authoring.submissions import write_atomic
 from ..store import database as store
+from ..store import events
 from . import final
 from .final import FinalSettings
 from .lineup import Entry, entrants
@@ -168,6 +169,10 @@ def run(
                 row = store.submission(db, e.submission)
                 write_entrant(where / "bots", e, store.source_bytes(row["source"] if row else b""))
         final.update_state(db, number, entrants=[e.label for e in chosen], house=[e.label for e in chosen if e.house])
+        names = ", ".join(e.label for e in chosen)
+        events.say(
+            db, f"final of round {number} started: {len(chosen)} entrants ({names[:300]}); {settings.described()}"
+        )
         contest = store.setting(db, "name")
         steps = [
             tournament_argv(folder, number, chosen, settings, rnd.variant, rnd.settings, rnd.sizes, backend, not show),
@@ -190,6 +195,7 @@ def run(
                 return False
             if code != 0:
                 final.update_state(db, number, state="failed", detail=f"arena {command} failed: {line[:300]}")
+                events.say(db, f"final of round {number} failed: arena {command} failed: {line[:300]}", "error")
                 return False
     except BaseException as exc:
         if not isinstance(exc, (store.ContestError, OSError)):  # stopped (SIGTERM, Ctrl-C): resumable
@@ -197,8 +203,10 @@ def run(
             raise
         detail = f"{where}: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
         final.update_state(db, number, state="failed", detail=detail[:400])
+        events.say(db, f"final of round {number} failed: {detail[:300]}", "error")
         return False
     final.update_state(db, number, state="published", detail="", published=time.time())
+    events.say(db, f"final of round {number} published at /final/{number}/: {len(chosen)} entrants")
     return True
 
 
@@ -237,6 +245,5 @@ def start(folder: Path, number: int, settings: Any = None) -> subprocess.Popen[b
         [sys.executable, "-m", "arena.server.workers.processes", "final", str(folder), "--round", str(number)]
         + ["--parent", str(os.getpid()), *options],
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,  # its stderr is the server's: its lines (started, published) are the log's
     )

@@ -330,11 +330,22 @@ async def guest_form(request: Request) -> HTMLResponse:
 # -- a person's seat over a websocket ----------------------------------------------------------------
 
 
+#: What writing to a socket whose client went away raises (Starlette raises WebSocketDisconnect from
+#: a send once the client is gone, RuntimeError once the socket is closed): the client left, nothing
+#: to report (before, each closed table page logged a 50-line WebSocketDisconnect traceback).
+GONE = (WebSocketDisconnect, RuntimeError, OSError)
+
+
 async def deny(ws: WebSocket, status: int, message: str) -> None:
     try:
         await ws.send_denial_response(JSONResponse({"error": message}, status_code=status))
     except RuntimeError:  # a server without the denial extension: a plain refusal
-        await ws.close(code=1008)
+        try:
+            await ws.close(code=1008)
+        except GONE:
+            pass
+    except (WebSocketDisconnect, OSError):  # the client went away first
+        pass
 
 
 async def table_socket(ws: WebSocket) -> None:
@@ -353,7 +364,10 @@ async def table_socket(ws: WebSocket) -> None:
     seat = table.seat_of(me[0])
     if seat is None:
         return await deny(ws, 403, "you have no seat at this table: join it first")
-    await ws.accept()
+    try:
+        await ws.accept()
+    except GONE:  # the client left before its socket opened
+        return None
     seat.connection += 1  # a newer page of the same person takes the seat over: the older ones stop now
     for _, older, _ in list(seat.watchers.values()):
         older.set()
@@ -377,7 +391,7 @@ async def table_socket(ws: WebSocket) -> None:
         code = SIGNED_OUT if ended.is_set() else 4001 if seat.connection != mine else 1000
         try:
             await ws.close(code=code)
-        except (RuntimeError, OSError, WebSocketDisconnect):  # the page went first: nothing to say
+        except GONE:
             pass
     return None
 
@@ -406,7 +420,7 @@ async def reader(
                 errors.append(escape(str(exc), 300) or "not an action")
                 del errors[:-5]
                 changed.set()
-    except (RuntimeError, OSError, WebSocketDisconnect):
+    except GONE:
         return
 
 
@@ -422,7 +436,7 @@ async def writer(ws: WebSocket, seat: PersonSlot, mine: int, errors: list[str], 
                 await ws.send_text(json.dumps({"error": errors.pop(0)}))
             await changed.wait()
             changed.clear()
-    except (RuntimeError, OSError, WebSocketDisconnect):
+    except GONE:
         return
 
 
