@@ -188,3 +188,27 @@ def test_the_console_in_chromium(browser: Any, tmp_path: Path) -> None:
 def games(folder: Path) -> int:
     with sqlite3.connect(f"file:{folder / 'contest.db'}?mode=ro", uri=True) as db:
         return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+
+class Broken:
+    """A leaderboard that fails as a bug would."""
+
+    def get(self) -> None:
+        raise RuntimeError("secret detail")
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_internal_error_counts_among_the_last_hours_errors(tmp_path: Path) -> None:
+    folder = tmp_path / "cup"
+    organiser = store.init_contest(folder, "Console Cup")
+    with TestClient(create_app(ServerSettings(folder, workers=False)), raise_server_exceptions=False) as client:
+        sign_in(client, organiser)
+        assert re.search(r'id="errors" class="good">0 in the last hour', client.get("/desk").text)
+        board, client.app.state.board = client.app.state.board, Broken()
+        assert client.get("/").status_code == 500
+        client.app.state.board = board
+        page = client.get("/desk").text
+    assert re.search(r'id="errors" class="bad">1 in the last hour', page)
+    assert "internal error answering GET /: RuntimeError" in page and "secret detail" not in page

@@ -103,6 +103,9 @@ def test_the_log_says_what_happened_in_one_line_each(tmp_path: Path) -> None:
         os.kill(killed, signal.SIGKILL)
         wait_for(lambda: any("started again" in e for e in events(folder)), "the ladder worker to be restarted")
         desk = Session(server, organiser)
+        shown = desk.get("/desk")[1]  # the console counts the restart, and the error
+        assert re.search(r'<tr data-kind="ladder">(?:(?!</tr>).)*<td class="n bad">1</td></tr>', shown, re.S), shown
+        assert re.search(r'id="errors" class="bad">1 in the last hour', shown)
         assert desk.post("/desk/ladder", {"paused": "1"})[0] == 200
         wait_for(lambda: any("ladder: paused" in e for e in events(folder)), "the ladder to say it paused")
         assert arena("contest", "resume", str(folder)).returncode == 0

@@ -12,11 +12,11 @@ are unique, so a block stored once is never counted twice).
 from __future__ import annotations
 
 import random
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
+from ..store import events
 from .matchmaker import Block, BlockPlayer, Game, LadderPlayer
 
 _RUNNER: list[BlockPlayer] = []
@@ -70,7 +70,7 @@ def run(
                     games = ray.get(ref)
                 except ray.exceptions.RayError as exc:  # the block is lost, the ladder goes on
                     last = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
-                    sys.stderr.write(f"arena worker: Ray task of block {block.id} failed: {last[:300]}\n")
+                    events.say(ladder.db, f"ladder: the Ray task of block {block.id} failed: {last[:300]}", "error")
                     continue
                 for game in games:
                     ladder.store(game)

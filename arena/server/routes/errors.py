@@ -56,7 +56,17 @@ async def http_error(request: Request, exc: Exception) -> Response:
 
 
 async def internal_error(request: Request, exc: Exception) -> Response:
-    """An unexpected error: a 500 saying so, nothing of the error (Starlette logs it)."""
+    """An unexpected error: a 500 saying so, nothing of the error (Starlette logs it), counted among
+    the last hour's errors on the organiser's console (:mod:`..store.events`)."""
+    from starlette.concurrency import run_in_threadpool
+
+    from ..store import events
+
+    what = f"internal error answering {request.method} {request.url.path[:200]}: {type(exc).__name__}"
+    try:
+        await run_in_threadpool(events.say_in, request.app.state.settings.folder, what, "error")
+    except Exception:  # noqa: BLE001 - the 500 goes out whatever the log could do
+        pass
     if not wants_html(request):
         return JSONResponse({"error": INTERNAL}, status_code=500, headers=HEADERS)
     return error_page(request, 500, INTERNAL, dict(HEADERS))
