@@ -34,12 +34,12 @@ def people(db: sqlite3.Connection) -> list[dict[str, Any]]:
     ).fetchall()
     return [
         {
-            "name": str(r["name"]),
-            "disabled": r["disabled"] is not None,
-            "uploads": int(r["uploads"]),
-            "bots": int(r["bots"]),
+            "name": str(row["name"]),
+            "disabled": row["disabled"] is not None,
+            "uploads": int(row["uploads"]),
+            "bots": int(row["bots"]),
         }
-        for r in rows
+        for row in rows
     ]
 
 
