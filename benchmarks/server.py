@@ -141,7 +141,7 @@ class Contest:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
-            [*ARENA, "serve", str(folder), "--port", str(self.port), "--check-games", "1"]
+            [*ARENA, "serve", str(folder), "--port", str(self.port), "--check-games", "1", "--pace", "0"]
             + ["--ladder-workers", str(ladder_workers), "--uploads-per-minute", "1000"]
             # every client here comes from 127.0.0.1; a contest's come from many addresses
             + ["--live-per-address", "1000", "--uploads-per-address", "1000"],
