@@ -106,6 +106,24 @@ def test_retention_keeps_each_versions_latest_games_whole_and_every_result(playe
     db.close()
 
 
+def test_a_reduced_games_own_output_goes_with_its_record(played: Path, tmp_path: Path) -> None:
+    # a seat's own output (its author's, ruling 145) was kept for every game retention reduced: the
+    # disk held every old game's prints, and an author's page showed output for a game with no record
+    folder = tmp_path / "cup"
+    folder.mkdir()
+    (folder / "contest.db").write_bytes((played / "contest.db").read_bytes())
+    db = store.open_db(folder)
+    keys = [k for (k,) in db.execute("SELECT key FROM game_order ORDER BY seq")]
+    with store.writing(db):
+        db.executemany("INSERT INTO outputs VALUES (?, 0, ?)", [(k, b"debug line") for k in keys])
+    reduced = retention.Retention(db, folder, keep=50).prune()
+    whole = {k for (k,) in db.execute("SELECT key FROM games WHERE length(log) > 0")}
+    with_output = {k for (k,) in db.execute("SELECT game FROM outputs")}
+    assert reduced > 1000 and with_output == whole  # kept with each whole record, gone with each reduced one
+    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    db.close()
+
+
 def seats_of(db: sqlite3.Connection, key: str) -> set[int]:
     return {int(s) for (s,) in db.execute("SELECT submission FROM seats WHERE game = ?", (key,))}
 

@@ -135,7 +135,8 @@ def shrink(db: sqlite3.Connection) -> None:
 def reduce_games(db: sqlite3.Connection, keys: list[str]) -> int:
     """Reduce the games ``keys`` to their results, in one transaction; how many were whole. Each row
     is deleted and written again with :data:`EMPTIED` (an emptied row in place would keep its pages);
-    its seats rows and its number in ``game_order`` stay as they are."""
+    its seats rows and its number in ``game_order`` stay as they are; the seats' own output (kept
+    with the record, :mod:`arena.server.store.outputs`) goes with the record."""
     if not keys:
         return 0
     marks = ",".join("?" * len(keys))
@@ -145,7 +146,10 @@ def reduce_games(db: sqlite3.Connection, keys: list[str]) -> int:
         if not rows:
             return 0
         columns = list(rows[0].keys())
-        db.execute(f"DELETE FROM games WHERE key IN ({','.join('?' * len(rows))})", [r["key"] for r in rows])
+        whole = [r["key"] for r in rows]
+        # a seat's own output goes with its record (ruling 145): its author's game page keeps the result
+        db.execute(f"DELETE FROM outputs WHERE game IN ({','.join('?' * len(rows))})", whole)
+        db.execute(f"DELETE FROM games WHERE key IN ({','.join('?' * len(rows))})", whole)
         db.executemany(
             f"INSERT INTO games ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
             [[EMPTIED.get(c, r[c]) for c in columns] for r in rows],
