@@ -129,7 +129,8 @@ def announced(db: Any, data: dict[str, Any]) -> str:
         text = f"champion: {line['champion']}{house_bot}, separated from the next at {level}"
     else:
         how = "share first place" if line["shared"] else f"are not separated at {level}"
-        text = f"no champion is named: {', '.join(line['open'])} {how}"
+        tied = sorted(line["open"]) if line["shared"] else line["open"]  # a shared place has no order
+        text = f"no champion is named: {', '.join(tied)} {how}"
     if house:
         ranks = authors_ranks(doc["overall"]["standings"], house)
         text += "; authors' ranks: " + ", ".join(f"{r}. {bot}" for bot, r in ranks.items())

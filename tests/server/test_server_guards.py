@@ -271,6 +271,8 @@ def test_disabling_an_author_ends_their_token_sessions_and_sockets(served: dict[
     assert server.get("/api/submissions/1", ben)[0] == 401
     again = arena("contest", "disable", folder, "nobody")
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "no author named" in again.stderr
+    held = arena("contest", "enable", folder, "(house)")  # the house bots' row: no author to enable
+    assert held.returncode == 2 and held.stderr.count("\n") == 1 and "holds the house bots" in held.stderr
     assert arena("contest", "enable", folder, "BEN").returncode == 0  # names compare ignoring case
     wait_for(lambda: server.get("/api/submissions/1", ben)[0] == 404, "ben's token to work again")
     assert browser.get("/upload").status_code == 401  # the session voided stays void

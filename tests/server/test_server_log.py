@@ -52,10 +52,11 @@ class Session:
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
 
-    def post(self, path: str, fields: dict[str, str], page: str = "/desk") -> tuple[int, str]:
+    def post(self, path: str, fields: dict[str, str] | list[tuple[str, str]], page: str = "/desk") -> tuple[int, str]:
         found = re.search(r'name="csrf" value="([^"]+)"', self.get(page)[1])
         assert found, page
-        body = urllib.parse.urlencode({**fields, "csrf": found.group(1)}).encode()
+        pairs = list(fields.items()) if isinstance(fields, dict) else list(fields)
+        body = urllib.parse.urlencode([*pairs, ("csrf", found.group(1))]).encode()
         request = urllib.request.Request(self.server.url + path, data=body, headers={"Accept": "text/html"})
         try:
             with self.open(request, timeout=30) as r:
@@ -87,7 +88,9 @@ def ladder_worker(server: Server) -> int:
 @pytest.mark.timeout(900)
 def test_the_log_says_what_happened_in_one_line_each(tmp_path: Path) -> None:
     folder = tmp_path / "cup"
-    organiser = token_of(arena("contest", "init", str(folder), "--name", "Log Cup").stdout.splitlines()[-1])
+    organiser = token_of(
+        arena("contest", "init", str(folder), "--name", "Log Cup", "--house", "none").stdout.splitlines()[-1]
+    )
     ann, bob = (token_of(arena("contest", "invite", str(folder), n).stdout) for n in ("ann", "bob"))
     broken = tmp_path / "broken.py"
     broken.write_text('class Bot:\n    name = "broken"\n    def play(self, state:\n')
@@ -113,8 +116,9 @@ def test_the_log_says_what_happened_in_one_line_each(tmp_path: Path) -> None:
         for sid in (1, 2):
             assert desk.post(f"/desk/{sid}/review", {"verdict": "approved", "comment": ""})[0] == 200
         desk.post("/desk/freeze", {"frozen": "1"})
-        assert desk.post("/desk/final", {})[0] == 200
-        wait_for(lambda: any(e.startswith("final published") for e in events(folder)), "the final to be published")
+        form = [("round", "1"), ("mode", "fixed"), ("games", "2"), ("players", "2"), ("house", "1")]
+        assert desk.post("/desk/final", [*form, ("entrant", "annbot"), ("entrant", "bobbot")])[0] == 200
+        wait_for(lambda: any(e.startswith("final of round 1 published") for e in events(folder)), "the final")
         done = arena("contest", "round", str(folder), "--field", "2")
         assert done.returncode == 0, done.stderr
         wait_for(
@@ -133,8 +137,8 @@ def test_the_log_says_what_happened_in_one_line_each(tmp_path: Path) -> None:
         rf"error: ladder worker \(pid {killed}\) was killed \(SIGKILL\); started again as pid \d+ \(restart 1\)",
         r"ladder: paused by the organiser: no new game until it is resumed",
         r"ladder: resumed",
-        r"final started: 2 versions \(annbot, bobbot\), 2 deals a table",
-        r"final published at /final/: 2 versions \(annbot, bobbot\)",
+        r"final of round 1 started: 2 entrants \(annbot, bobbot\); tables of 2; 2 deals a table",
+        r"final of round 1 published at /final/1/: 2 entrants",
         r"ladder: round 2 is open: new versions play its field under its rules",
     ):
         assert any(re.fullmatch(r".* arena: " + expected, line) for line in said), (expected, said)

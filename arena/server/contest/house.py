@@ -28,9 +28,8 @@ from pathlib import Path
 from ...authoring.check import NAME_PATTERN
 from ...errors import BotLoadError
 from ..store import database as store
+from ..store.authors import HOUSE_AUTHOR as HOUSE_AUTHOR
 
-#: The author row house bots belong to: a name no invitation can take (not a NAME_PATTERN), no token.
-HOUSE_AUTHOR = "(house)"
 #: ``bots.house`` of a house bot taken off the ladder starts with this (its kind follows).
 OFF = "off:"
 #: The house bots a contest starts with: the 2012 demo AI's play (a random puttable card, else a

@@ -29,8 +29,9 @@ AUTHORS = 500
 def people(db: sqlite3.Connection) -> list[dict[str, Any]]:
     rows = db.execute(
         "SELECT a.id, a.name, a.disabled, (SELECT COUNT(*) FROM submissions s WHERE s.author = a.id) AS uploads, "
-        "(SELECT COUNT(*) FROM bots b WHERE b.author = a.id) AS bots FROM authors a ORDER BY a.id DESC LIMIT ?",
-        (AUTHORS,),
+        "(SELECT COUNT(*) FROM bots b WHERE b.author = a.id) AS bots FROM authors a WHERE a.name != ? "
+        "ORDER BY a.id DESC LIMIT ?",
+        (authors.HOUSE_AUTHOR, AUTHORS),
     ).fetchall()
     return [
         {

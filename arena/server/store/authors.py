@@ -23,6 +23,11 @@ def signed_out_key(who: tuple[str, object]) -> str:
     return f"signed_out:{who[0]}:{who[1]}"
 
 
+#: The author row house bots belong to (:mod:`arena.server.contest.house`): a name no invitation can
+#: take (not a NAME_PATTERN), no token, never disabled nor enabled, not listed among the authors.
+HOUSE_AUTHOR = "(house)"
+
+
 def author_id(db: sqlite3.Connection, name: str) -> int:
     """The id of the author ``name`` (compared ignoring case, as names are unique that way).
 
@@ -36,7 +41,9 @@ def author_id(db: sqlite3.Connection, name: str) -> int:
 def set_disabled(db: sqlite3.Connection, name: str, disabled: bool) -> bool:
     """Disable (or enable) the author ``name``; returns whether anything changed.
 
-    :raises store.ContestError: no such author."""
+    :raises store.ContestError: no such author (the house bots' row is none)."""
+    if name == HOUSE_AUTHOR:
+        raise store.ContestError(f"{HOUSE_AUTHOR} holds the house bots, not an author: see arena contest house")
     author = author_id(db, name)
     now = time.time()
     with store.writing(db):
