@@ -520,8 +520,8 @@ NAMED_MODULE = re.compile(r"(?<![\w./-])arena(?:\.[A-Za-z_]\w*)+")
 RELATIVE_MOD = re.compile(r":(?:mod|func|class|data|meth|attr):`~?(\.+[\w.]*)`")
 #: Names that are examples of a user's own files, not the repository's.
 USERS_FILES = {"bots/mybot.py", "examples/mybot.py", "bots/counter.py", "bots/annbot.py"}
-#: Dotted names that stand for any: ``arena.cli.NAME``; the layers test's own probe module.
-PLACEHOLDERS = {"arena.cli.NAME", "arena.cli.CMD", "arena._probe_for_test"}
+#: Dotted names that stand for any: ``arena.cli.NAME``; the layers test's own probe modules.
+PLACEHOLDERS = {"arena.cli.NAME", "arena.cli.CMD", "arena._probe_for_test", "arena.game._probe_for_test"}
 
 
 def texts_to_check() -> Iterator[tuple[Path, str]]:

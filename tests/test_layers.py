@@ -452,3 +452,153 @@ def test_the_server_does_not_import_the_tournaments_game_runner() -> None:
     assert users == []
     assert "arena.seats.seating" in GRAPH["arena.server.ladder.matchmaker"]
     assert "arena.seats.seating" in GRAPH["arena.server.tables.worker"]
+
+
+# -- the layers: docs/ARCHITECTURE.md's table is the rule ------------------------------------
+#
+# The table under ``LAYERS_HEADING`` (folder | owns | may import) is the one statement of what a
+# folder may import: read here, so the doc and the rule enforced cannot drift apart. A row names a
+# package of arena/ (``sandbox/jail/``) or a module at its root (``api.py``); a module belongs to
+# the row of its nearest package (a package with sub-packages of its own rows, ``sandbox/``, holds
+# the modules directly in it). Exact both ways: a module may import only what its row lists, and a
+# row lists nothing its modules do not import (a stale permission reads as a dependency).
+
+DOC = ARENA.parent / "docs" / "ARCHITECTURE.md"
+LAYERS_HEADING = "## The folders and what they may import"
+TICKED = re.compile(r"`([^`]+)`")
+
+
+def layer_table(text: str) -> dict[str, set[str]]:
+    """The rows of the doc's layer table: each row's name -> the rows it may import.
+
+    :raises ValueError: no such section, or a row that is not ``| `name` | owns | `a`, `b` |``.
+    """
+    start = text.index(LAYERS_HEADING + "\n") + len(LAYERS_HEADING) + 1
+    stop = re.compile(r"^#{1,2} ", re.M).search(text, start)
+    rows: dict[str, set[str]] = {}
+    for line in text[start : stop.start() if stop else len(text)].splitlines():
+        line = line.strip()
+        if not line.startswith("|") or set(line) <= set("|-: "):
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells == ["folder", "owns", "may import"]:
+            continue
+        names = TICKED.findall(cells[0])
+        if len(cells) != 3 or len(names) != 1 or names[0] in rows:
+            raise ValueError(f"{DOC.name}: not a row of the layer table: {line}")
+        rows[names[0]] = set(TICKED.findall(cells[2]))
+    if not rows:
+        raise ValueError(f"{DOC.name}: no layer table under {LAYERS_HEADING!r}")
+    return rows
+
+
+def layer_names(root: Path = ARENA) -> set[str]:
+    """What the table must name: every package of arena/ (``sandbox/jail/``) and every module at its root."""
+    packages = {f"{p.parent.relative_to(root).as_posix()}/" for p in root.rglob("__init__.py") if p.parent != root}
+    return packages | {p.name for p in root.glob("*.py")}
+
+
+def layer_of(name: str, rows: dict[str, set[str]], modules: dict[str, Path] = MODULES) -> str | None:
+    """The row that module ``name`` belongs to: a root module's own, else its nearest package's."""
+    path = modules[name].relative_to(ARENA)
+    if len(path.parts) == 1:
+        return path.name if path.name in rows else None
+    for folder in path.parents:
+        if f"{folder.as_posix()}/" in rows:
+            return f"{folder.as_posix()}/"
+    return None
+
+
+def table_problems(rows: dict[str, set[str]], names: set[str]) -> list[str]:
+    """What is wrong with the table itself: a package or root module without a row, a row that
+    names nothing there, a permission that names no row or the row itself."""
+    problems = [f"{n}: no row in {DOC.name}" for n in sorted(names - set(rows))]
+    problems += [f"{n}: a row for nothing in arena/" for n in sorted(set(rows) - names)]
+    for row, allowed in sorted(rows.items()):
+        problems += [f"{row}: may import {a}, which is no row" for a in sorted(allowed - set(rows))]
+        problems += [f"{row}: lists itself" for a in allowed if a == row]
+    return problems
+
+
+def layer_violations(
+    graph: dict[str, dict[str, int]], rows: dict[str, set[str]], modules: dict[str, Path] = MODULES
+) -> list[str]:
+    """Every import the table forbids, as ``module:line imports target (row -> row)``."""
+    bad = []
+    for name, imports in sorted(graph.items()):
+        here = layer_of(name, rows, modules)
+        for target, line in sorted(imports.items()):
+            there = layer_of(target, rows, modules)
+            if here is None or there is None or (there != here and there not in rows[here]):
+                bad.append(f"{name}:{line} imports {target} ({here} -> {there})")
+    return bad
+
+
+def layers_used(graph: dict[str, dict[str, int]], rows: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The rows each row's modules do import."""
+    used: dict[str, set[str]] = {row: set() for row in rows}
+    for name, imports in graph.items():
+        here = layer_of(name, rows)
+        for target in imports:
+            there = layer_of(target, rows)
+            if here is not None and there is not None and there != here:
+                used[here].add(there)
+    return used
+
+
+LAYERS = layer_table(DOC.read_text(encoding="utf-8"))
+
+
+def test_the_layer_table_names_every_package_and_nothing_else() -> None:
+    assert table_problems(LAYERS, layer_names()) == []
+
+
+def test_every_import_is_one_the_layer_table_allows() -> None:
+    # Module-level, function-level and type-only imports alike (GRAPH): a new dependency between
+    # folders is a decision written in docs/ARCHITECTURE.md first.
+    assert layer_violations(GRAPH, LAYERS) == []
+
+
+def test_the_layer_table_allows_nothing_that_is_not_imported() -> None:
+    used = layers_used(GRAPH, LAYERS)
+    stale = {row: sorted(allowed - used[row]) for row, allowed in LAYERS.items() if allowed - used[row]}
+    assert stale == {}, f"permissions in {DOC.name} that no import uses (drop them): {stale}"
+
+
+def test_a_forbidden_import_is_refused(tmp_path: Path) -> None:
+    # The attack on the rule: the game reaching up into the server, written in a module's source.
+    probe = ARENA / "game" / "_probe_for_test.py"
+    source = tmp_path / "probe.py"
+    source.write_text("def f():\n    from ..server.http.app import create_app\n")
+    found = imports_of("arena.game._probe_for_test", source)
+    assert found == {"arena.server.http.app": 2}
+    modules = {**MODULES, "arena.game._probe_for_test": probe}  # where it would sit: in game/
+    bad = layer_violations({**GRAPH, "arena.game._probe_for_test": found}, LAYERS, modules)
+    assert bad == ["arena.game._probe_for_test:2 imports arena.server.http.app (game/ -> server/http/)"]
+    # ... and a permission taken out of the doc's text refuses the imports that used it.
+    text = DOC.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `records/` |"))
+    assert "`trust/`" in row
+    narrower = layer_table(text.replace(row, row.replace("`trust/`", "")))
+    assert narrower["records/"] == LAYERS["records/"] - {"trust/"}
+    bad = layer_violations(GRAPH, narrower)
+    assert bad and all(b.startswith("arena.records.") and "(records/ -> trust/)" in b for b in bad), bad
+
+
+def test_a_folder_missing_from_the_table_is_refused() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `web/` |"))
+    without = layer_table(text.replace(row + "\n", ""))
+    assert "web/" not in without
+    assert "web/: no row in ARCHITECTURE.md" in table_problems(without, layer_names())
+    bad = layer_violations(GRAPH, without)
+    assert any(b.startswith("arena.web.") and "(None -> " in b for b in bad), bad
+    assert any("imports arena.web." in b and "-> None)" in b for b in bad), bad
+    # A new package with no row of its own, and a row whose cells are not the table's, are refused too.
+    assert table_problems(LAYERS, layer_names() | {"newfolder/"}) == ["newfolder/: no row in ARCHITECTURE.md"]
+    try:
+        layer_table(text.replace(row, "| `web/` | the web |"))
+    except ValueError as exc:
+        assert "not a row of the layer table" in str(exc)
+    else:
+        raise AssertionError("a row of two cells was read")
