@@ -251,17 +251,3 @@ def stored_seating(text: Any) -> list[int]:
     if not isinstance(data, list) or not all(whole_number(s, given="json") is not None for s in data):
         return []
     return data
-
-
-def stored_faults(text: Any) -> list[tuple[int, str, str, int]]:
-    """A game row's faults as (seat, kind, detail, round); entries of another shape are left out."""
-    try:
-        data = json.loads(text)
-    except (TypeError, ValueError, RecursionError):
-        return []
-    shape = (int, str, str, int)
-    return [
-        (f[0], f[1], f[2], f[3])
-        for f in (data if isinstance(data, list) else [])
-        if isinstance(f, list) and len(f) == 4 and all(isinstance(v, t) for v, t in zip(f, shape, strict=True))
-    ]

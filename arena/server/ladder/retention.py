@@ -32,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..http.common import stored_faults
 from ..store import database as store
+from ..store.basics import stored_faults
 from ..store.migrate import add_indexes
 from .rating import START_MU, START_SIGMA, rate
 

@@ -30,9 +30,9 @@ from ...game.events import FaultKind
 from ...game.visibility import seat_data
 from ...trust.numbers import whole_number
 from ...web.render import real
-from ..http.common import stored_faults
 from ..store import builds, outputs, versions
 from ..store import database as store
+from ..store.basics import stored_faults
 
 #: Games a page of a bot's games lists.
 PAGE = 50

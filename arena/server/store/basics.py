@@ -1,7 +1,9 @@
-"""What the contest database's modules share: one write transaction, an upload's stored bytes."""
+"""What the contest database's modules share: one write transaction, an upload's stored bytes, a game
+row's faults read back."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,3 +27,17 @@ def source_bytes(value: Any) -> bytes:
     if isinstance(value, bytes):
         return value
     return b"" if value is None else str(value).encode("utf-8", "surrogatepass")
+
+
+def stored_faults(text: Any) -> list[tuple[int, str, str, int]]:
+    """A game row's faults as (seat, kind, detail, round); entries of another shape are left out."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return []
+    shape = (int, str, str, int)
+    return [
+        (f[0], f[1], f[2], f[3])
+        for f in (data if isinstance(data, list) else [])
+        if isinstance(f, list) and len(f) == 4 and all(isinstance(v, t) for v, t in zip(f, shape, strict=True))
+    ]
