@@ -12,7 +12,7 @@ A :class:`World` wraps a game of the engine itself (a :class:`~arena.game.engine
 dealt from the sample, its deals and reshuffles from the world's own generator):
 the referee's rules, not a copy. Bot code sees only its public methods, which
 return plain data, cards and new worlds; its state is in ``_`` slots that bot code
-cannot name (docs/SECURITY.md, "The forward model"). Built-in playout policies
+cannot name (docs/security/forward-model.md, "The forward model"). Built-in playout policies
 (:mod:`arena.botapi.rollout`) run as trusted code; a bot's own policy gets a ``turn`` over
 the world, the same class as the referee's.
 """

@@ -43,7 +43,7 @@ _EFFECT_RANKS = frozenset(("7", "8", "a"))
 #: printed output (sandboxed bots' ``print``): each seat gets ``1/n`` of each. With every
 #: seat at both caps a record grows by at most 12 KiB (plus two marker lines a seat), under
 #: the median record of 2 to 6 reference bots (17.7 to 22.5 KB), so at most about twice a
-#: normal game's size (docs/SECURITY.md, "Bounded records").
+#: normal game's size (docs/security/forward-model.md, "Bounded records").
 TABLE_SAY_BYTES = 8192
 TABLE_OUTPUT_BYTES = 4096
 _SAY_MARK = "[say cap reached]"

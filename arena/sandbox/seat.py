@@ -74,7 +74,7 @@ class OwnOutput:
     trace is at the end), from the start of a line where one falls in their first quarter; or the
     first ones (a Python bot's prints: its sandbox keeps the first 4096 characters a game, as its
     record does). :meth:`text` then says how many bytes were not kept. Shown to the bot's author
-    and the organiser only (R10's rule for printed output: docs/SECURITY.md, "A bot's own output")."""
+    and the organiser only (R10's rule for printed output: docs/security/server.md, "A bot's own output")."""
 
     __slots__ = ("limit", "last", "parts", "size", "dropped", "note")
 
@@ -347,7 +347,7 @@ class ProcessStream(DealCheck, Generic[P]):
 
     ``stream(bot_key, seat, deal=key)`` is a seat for the next game. The caller promises that
     no two games of a stream share a deal or any other hidden information (an escaped bot
-    remembers what its process saw; docs/SECURITY.md, "Streams"); given, the ``deal`` keys are
+    remembers what its process saw; docs/security/jail.md, "Streams"); given, the ``deal`` keys are
     checked (a repeat raises ``ValueError``). Per-game limits and faults stay per game (the seat
     bills the game only the CPU the process used since it began). The process is replaced, for
     the rest of the stream, when it died or was killed (a fatal fault), when it left anything

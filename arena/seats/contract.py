@@ -6,7 +6,7 @@ person) or a :class:`~arena.game.referee.RemoteSeat` (played in another process:
 file, a program), its bot seeded from the game's bot key (:func:`arena.game.seeds.game_seeds`)
 and the seat. Its :meth:`~SeatFactory.stream` is a :class:`Stream`: a factory for a sequence of
 games, one at a time, that never plays one deal twice (a sandboxed bot's stream keeps one
-process for all of them: docs/SECURITY.md, "Streams"). :meth:`~SeatFactory.close` releases
+process for all of them: docs/security/jail.md, "Streams"). :meth:`~SeatFactory.close` releases
 what the factory holds (processes, staged files). Every factory has all three: one in the
 referee's process gets the trivial ones of :class:`InProcessFactory`.
 

@@ -2,7 +2,7 @@
 other authors and the organiser, with hostile uploads and as a hostile websocket client. One
 server started as users start it (`arena contest init`, `invite`, `arena serve`) for the module;
 its log must hold no unexpected error at the end (every bad request a JSON 4xx, never a 500).
-Each attack is listed in docs/SECURITY.md ("Attacked")."""
+Each attack is listed in docs/security/attacks.md ("The contest server, attacked")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The newer routes get the old routes' guards (issue 27, item 5): per-address caps on tables and
 registrations, the failed sign-in counter on every secret a client presents, one parser for every
 integer of a request, and sign-out and disable ending that person's open sockets. Each test is an
-attack that escaped an outside red team; docs/SECURITY.md "The newer routes get the old routes'
+attack that escaped an outside red team; docs/security/server.md "The newer routes get the old routes'
 guards" lists them."""
 
 from __future__ import annotations

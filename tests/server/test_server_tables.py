@@ -285,7 +285,7 @@ class Bot:
 def test_a_tables_deal_seed_tells_nothing_of_its_bots_seeds(tmp_path: Path) -> None:
     """The attack: a table used one random number as both the game's deal seed (in its record)
     and the bots' key, so whoever holds the record computed each bot's ``random``. Both now come
-    from a fresh secret seed in their own domains (docs/SECURITY.md "Seeds"), a new one a game."""
+    from a fresh secret seed in their own domains (docs/security/forward-model.md "Seeds"), a new one a game."""
     from arena.game.seeds import derive_seed
 
     store.init_contest(tmp_path, "T")

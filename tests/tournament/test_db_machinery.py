@@ -1,5 +1,5 @@
 """A hostile tournament database must not hang, exhaust memory or be written through hidden
-machinery (issue 17 follow-up; docs/SECURITY.md, "Databases are untrusted input").
+machinery (issue 17 follow-up; docs/security/files.md, "Databases are untrusted input").
 
 The red team's attacks, each made small: a schema whose columns compute (generated columns
 installed through ``writable_schema``), a trigger on ``games`` that rewrites what a resume

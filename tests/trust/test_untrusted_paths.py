@@ -290,7 +290,7 @@ def test_submit_writes_through_no_link_planted_at_its_temporary_name(
 
 def test_report_never_opens_a_manifest_beside_a_stored_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # The database names each bot file's path, but a path from the database is never opened
-    # (docs/SECURITY.md, "Databases are untrusted input"): a FIFO where the manifest would be
+    # (docs/security/files.md, "Databases are untrusted input"): a FIFO where the manifest would be
     # neither blocks the report nor stops it.
     entries = tmp_path / "entries"
     entries.mkdir()

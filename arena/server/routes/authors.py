@@ -5,7 +5,7 @@ Pages: ``/mine`` (my bots), ``/games/{key}/output`` (a game's own output of the 
 seat). API: ``/api/mine``, ``/api/bots/{name}/games`` (public, paged and filtered),
 ``/api/games/{key}/output``. A bot's output goes to its author and the organiser only: any other
 author, a guest and the public get a 404 for it, as for something that is not there (R10's rule
-for printed output; docs/SECURITY.md "A bot's own output").
+for printed output; docs/security/server.md "A bot's own output").
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ can replay them.
 
 Who may read them is the routes' business (:mod:`arena.server.routes.authors`): a seat's output
 goes to the author of the bot in that seat and to the organiser, never to anyone else (R10's
-rule for printed output, docs/SECURITY.md "A bot's own output"). What is read back is bounded
+rule for printed output, docs/security/server.md "A bot's own output"). What is read back is bounded
 whatever the database holds (it is untrusted input: an edited file, a damaged row).
 """
 

@@ -5,7 +5,7 @@ A database handed to the organiser is hostile, and not only its rows (those :mod
 checks): its schema can make SQLite compute (generated columns, triggers, views, CHECK
 constraints, expression indexes), the files beside it can block SQLite in ``open()`` for ever
 (a FIFO named ``DB-wal``), and a crafted b-tree can make a read's work grow without bound.
-So, for every connection this arena makes, reader or writer (docs/SECURITY.md, "Databases
+So, for every connection this arena makes, reader or writer (docs/security/files.md, "Databases
 are untrusted input"):
 
 1. **Paths.** The database must be a regular file (``lstat``: not a symbolic link, FIFO,

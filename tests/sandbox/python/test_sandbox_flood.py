@@ -1,4 +1,4 @@
-"""Every message from a bot is bounded and billed (docs/SECURITY.md, "Bot messages are bounded and billed").
+"""Every message from a bot is bounded and billed (docs/security/jail.md, "Bot messages are bounded and billed").
 
 The flooding bots of tests/sandbox/python/hostile/escaped/ (noop_flood, big_reply, say_flood_raw, split_actions,
 print_past_limit, long_say, padded_request, deep_json, huge_int) play in test_hostile.py at the
