@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ..server.http.app import create_app
-    from ..server.http.common import ServerSettings
+    from ..server.http.settings import ServerSettings
     from ..server.http.transport import limits
     from ..server.store import database as store
 

@@ -16,7 +16,7 @@ from support.server import arena
 
 from arena.server.contest.checks import prepare_view
 from arena.server.http.app import create_app
-from arena.server.http.common import ServerSettings
+from arena.server.http.settings import ServerSettings
 from arena.server.ladder.matchmaker import LadderPlayer
 from arena.server.store import database as store
 

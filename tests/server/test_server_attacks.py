@@ -23,7 +23,7 @@ from support.server import ROOT, Server, arena, wait_for
 
 from arena.server.contest.checks import prepare_view
 from arena.server.http.app import create_app
-from arena.server.http.common import ServerSettings
+from arena.server.http.settings import ServerSettings
 from arena.server.store import database as store
 
 with warnings.catch_warnings():

@@ -20,7 +20,7 @@ from support.server import ROOT
 from arena.authoring.check import CheckSettings
 from arena.server.contest.checks import run_queue
 from arena.server.http.app import create_app
-from arena.server.http.common import ServerSettings
+from arena.server.http.settings import ServerSettings
 from arena.server.ladder.matchmaker import LadderPlayer
 from arena.server.routes.tables import guest_link
 from arena.server.store import database as store

@@ -169,7 +169,7 @@ def test_the_final_runs_on_the_servers_backend() -> None:
 
 def test_a_ray_address_reaches_the_ladder_and_the_final(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from arena.server.contest import publish
-    from arena.server.http.common import ServerSettings
+    from arena.server.http.settings import ServerSettings
     from arena.server.ladder import ray_tasks as rayladder
     from arena.server.workers import processes as worker
     from arena.server.workers.supervisor import Supervisor

@@ -22,7 +22,7 @@ from support.browser import DESKTOP, PHONE
 from support.server import ROOT, Server, arena, token_of, wait_for
 
 from arena.server.http.app import create_app
-from arena.server.http.common import ServerSettings
+from arena.server.http.settings import ServerSettings
 from arena.server.routes import desk
 from arena.server.store import database as store
 from arena.trust.botfolder import bundle

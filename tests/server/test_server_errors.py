@@ -16,7 +16,7 @@ import pytest
 from starlette.routing import Mount, Route, WebSocketRoute
 
 from arena.server.http.app import create_app
-from arena.server.http.common import ServerSettings
+from arena.server.http.settings import ServerSettings
 from arena.server.routes.tables import guest_link
 from arena.server.store import database as store
 

@@ -21,7 +21,7 @@ from support.server import BOUND, ROOT
 
 from arena.server.contest import final, house
 from arena.server.http.app import create_app
-from arena.server.http.common import ServerSettings
+from arena.server.http.settings import ServerSettings
 from arena.server.store import database as store
 
 with warnings.catch_warnings():

@@ -17,7 +17,7 @@ from support.server import ROOT, arena
 
 from arena.server.contest import final, lineup, rounds
 from arena.server.http.app import create_app
-from arena.server.http.common import ServerSettings
+from arena.server.http.settings import ServerSettings
 from arena.server.store import database as store
 
 with warnings.catch_warnings():

@@ -21,7 +21,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from arena.server.http.app import create_app
-from arena.server.http.common import ServerSettings
+from arena.server.http.settings import ServerSettings
 from arena.server.store import database as store
 
 with warnings.catch_warnings():

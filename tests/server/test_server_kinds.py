@@ -18,7 +18,7 @@ from arena.server.contest.publish import write_entrant
 from arena.server.contest.review import files_of
 from arena.server.contest.uploads import as_stored
 from arena.server.http.app import create_app
-from arena.server.http.common import ServerSettings
+from arena.server.http.settings import ServerSettings
 from arena.server.store import database as store
 from arena.trust.botfolder import BUNDLE_MAGIC, bundle
 from arena.trust.botsource import read_bot_file

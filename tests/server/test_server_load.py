@@ -122,7 +122,7 @@ def test_public_pages_are_shared_but_never_a_signed_in_view(tmp_path: Path) -> N
     import warnings
 
     from arena.server.http.app import create_app
-    from arena.server.http.common import ServerSettings
+    from arena.server.http.settings import ServerSettings
     from arena.server.ladder.board import FRESH_SECONDS
 
     with warnings.catch_warnings():

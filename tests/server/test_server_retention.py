@@ -20,7 +20,7 @@ import pytest
 from support.server import Server, arena, bot_file, token_of, wait_for
 
 from arena.server.http.app import create_app
-from arena.server.http.common import ServerSettings
+from arena.server.http.settings import ServerSettings
 from arena.server.ladder import retention
 from arena.server.ladder.matchmaker import LadderPlayer
 from arena.server.store import database as store

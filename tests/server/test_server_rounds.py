@@ -20,7 +20,7 @@ from support.server import ROOT, arena
 from arena.game.rules import Rules
 from arena.server.contest import final, lineup, rounds
 from arena.server.http.app import create_app
-from arena.server.http.common import ServerSettings
+from arena.server.http.settings import ServerSettings
 from arena.server.ladder.matchmaker import Entrant, LadderPlayer
 from arena.server.store import database as store
 from arena.server.store import migrate

@@ -393,7 +393,7 @@ def test_guest_links_from_the_desk_end_and_grant_only_the_tables(tmp_path: Path)
     import warnings
 
     from arena.server.http.app import create_app
-    from arena.server.http.common import ServerSettings
+    from arena.server.http.settings import ServerSettings
     from arena.server.routes.tables import guest_link
 
     with warnings.catch_warnings():

@@ -233,7 +233,7 @@ def tournament_backend(backend: str, workers: int, ray_address: str | None = Non
 
 def start(folder: Path, number: int, settings: Any = None) -> subprocess.Popen[bytes]:
     """Start the desk's final in its own process (``python -m arena.server.workers.processes final DIR
-    --round N``, on the server's backend: :class:`..http.common.ServerSettings`'s ``backend``,
+    --round N``, on the server's backend: :class:`..http.settings.ServerSettings`'s ``backend``,
     ``ladder_workers``, ``ray_address``). The server stops it when it stops (SIGTERM: the final is
     then interrupted, and resumes when run again)."""
     backend = getattr(settings, "backend", "local")

@@ -36,7 +36,8 @@ from ..store.migrate import add_indexes
 from ..tables.hub import Hub
 from ..workers.supervisor import Supervisor
 from .auth import Failures, SignOut
-from .common import HEADERS, ServerSettings
+from .request import HEADERS
+from .settings import ServerSettings
 from .sockets import PersonSockets
 
 

@@ -17,19 +17,12 @@ from starlette.responses import JSONResponse
 from ...trust.numbers import whole_number
 from ..contest import rounds
 from ..http.auth import bearer, client_of, token_owner
-from ..http.common import (
-    FORM_OVERHEAD,
-    SMALL_BODY,
-    ServerSettings,
-    bot_name,
-    db_call,
-    json_object,
-    read_body,
-    submission_view,
-)
+from ..http.request import FORM_OVERHEAD, SMALL_BODY, db_call, json_object, read_body
+from ..http.settings import ServerSettings
 from ..store import database as store
 from ..store import versions
 from ..store.outputs import check_games_kept
+from .views import bot_name, submission_view
 
 
 async def token_who(request: Request) -> tuple[str, int]:

@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 
 from ...web.view import render_viewer, viewer_game
 from ..http.auth import bearer
-from ..http.common import db_call
+from ..http.request import db_call
 from ..store import outputs
 from . import dashboard
 from .api import path_int, token_who, visible_submission

@@ -15,7 +15,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ...authoring.check import NAME_PATTERN
-from ..http.common import db_call
+from ..http.request import db_call
 from ..ladder.pace import set_paused
 from ..store import authors, events
 from ..store import database as store

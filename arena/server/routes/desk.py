@@ -28,12 +28,13 @@ from ..contest import final, lineup, publish
 from ..contest import review as views
 from ..contest.final import FinalSettings
 from ..http.auth import check_csrf
-from ..http.common import SMALL_BODY, db_call, read_body, report_parts, submission_view
+from ..http.request import SMALL_BODY, db_call, read_body
 from ..store import builds, reviews
 from ..store import database as store
 from ..store.outputs import check_games_kept
 from .api import path_int
 from .pages import form_fields, page, signed_in
+from .views import report_parts, submission_view
 
 #: Longest review comment kept.
 COMMENT_CHARS = 2000

@@ -1,6 +1,6 @@
 """What a refusal or an error says to whoever asked (issue 30, item 4).
 
-A person's browser (a request that accepts HTML: :func:`arena.server.http.common.wants_html`) gets a page in
+A person's browser (a request that accepts HTML: :func:`arena.server.http.request.wants_html`) gets a page in
 the site's layout, with the refusal's status: what went wrong, what to do next (sign in, go back,
 wait, the page that exists), each as a link. ``/api/`` routes and scripts get ``{"error": ...}``
 as before. An unexpected error is a 500 that says so and shows nothing of it (the server's log
@@ -25,7 +25,7 @@ from ...trust.numbers import whole_number
 from ...trust.text import escape
 from ...web.render import render
 from ..http.auth import session_who
-from ..http.common import HEADERS, wants_html  # the 500 handler answers outside the app's middleware
+from ..http.request import HEADERS, wants_html  # the 500 handler answers outside the app's middleware
 
 #: What a 500 says (to a script and on the page): nothing of the error itself.
 INTERNAL = "internal error (a bug in arena; the server's log has the details)"

@@ -25,12 +25,13 @@ from ...trust.numbers import whole_number
 from ...web.render import render
 from ...web.view import render_viewer, viewer_game
 from ..http.auth import check_csrf, client_of, csrf_token, session_guest, session_who, token_owner
-from ..http.common import SMALL_BODY, db_call, read_body, report_parts, stored_seating, wants_html
+from ..http.request import SMALL_BODY, db_call, read_body, wants_html
 from ..store import builds, versions
 from ..store import database as store
 from ..store.authors import signed_out_key
 from . import dashboard
 from .api import accept_upload, board_of, choose_active, path_int, register, upload_bytes, visible_submission
+from .views import report_parts, stored_seating
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:

@@ -37,7 +37,7 @@ from ...web.view import render_viewer, viewer_game
 from ..contest import rounds
 from ..contest.building import NotReady, playable
 from ..http.auth import bearer, check_csrf, client_of, session_guest, session_who, signed, token_owner
-from ..http.common import SMALL_BODY, db_call, read_body
+from ..http.request import SMALL_BODY, db_call, read_body
 from ..http.sockets import SIGNED_OUT
 from ..store import database as store
 from ..store import table_games as tablestore

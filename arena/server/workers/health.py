@@ -93,7 +93,7 @@ def disk(db: sqlite3.Connection, folder: Path, budget: int | None) -> dict[str, 
 
 def health(db: sqlite3.Connection, folder: Path, settings: Any, supervisor: Supervisor | None) -> dict[str, Any]:
     """The console's view of the server, now (``settings``: the server's
-    :class:`arena.server.http.common.ServerSettings`)."""
+    :class:`arena.server.http.settings.ServerSettings`)."""
     now = time.time()
     hour = now - HOUR
     queued = {str(k): int(n) for k, n in db.execute("SELECT status, COUNT(*) FROM submissions GROUP BY status")}
