@@ -32,7 +32,7 @@ from typing import Any
 from tabulate import tabulate
 
 ROOT = Path(__file__).resolve().parent.parent
-KIT = ROOT / "arena" / "kits" / "cpp"
+KIT = ROOT / "arena" / "authoring" / "kits" / "cpp"
 
 #: Run in a fresh interpreter with the measured tree first on sys.path: argv = tree, what, reps, stage.
 PROBE = r"""

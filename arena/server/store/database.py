@@ -1,4 +1,10 @@
-"""The contest database: one SQLite file (WAL) in the contest folder, behind this module only.
+"""The contest database: one SQLite file (WAL) in the contest folder, opened only through this
+module (:func:`open_db`), its schema made and upgraded only by this package (:mod:`.migrate`).
+
+This module holds the queries the server's parts share (authors, submissions, games, ratings); the
+other modules of :mod:`arena.server.store` hold their own tables'; a feature's own reads (the
+contest's rounds and finals, the ladder's pace and retention, the pages) sit beside it and write
+only through :func:`writing`.
 
 Every write is one short ``BEGIN IMMEDIATE`` transaction, so a process killed at any
 instant (the server, a check worker, a ladder worker; ``kill -9``) leaves the rows of
