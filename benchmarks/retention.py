@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from arena.server.ladder import pace, retention  # noqa: E402
-from arena.server.ladder.matchmaker import Entrant, LadderPlayer, pick_table  # noqa: E402
+from arena.server.ladder.matchmaker import LadderEntrant, LadderPlayer, pick_table  # noqa: E402
 from arena.server.ladder.rating import START_MU, START_SIGMA, rate  # noqa: E402
 from arena.server.store import database as store  # noqa: E402
 
@@ -127,7 +127,7 @@ def week(bots: int, per_hour: float, days: int, seed: int) -> tuple[list[int], l
     pacer = pace.Pacer(pace.Pace(per_hour), lambda: clock[0])
     per_day, per_hour_first = [0] * days, [0] * 6
     while clock[0] < days * 86400:
-        entrants = [Entrant(i, f"b{i}", mu, sigma, g) for i, (mu, sigma, g) in enumerate(ratings)]
+        entrants = [LadderEntrant(i, f"b{i}", mu, sigma, g) for i, (mu, sigma, g) in enumerate(ratings)]
         table = pick_table(entrants, rng)
         seated = [entrants[i] for i in table]
         pacer.started(len(table), bots, pace.table_information(seated))

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 AHEAD = 4
 
 
-class Table:
-    """Plays game ``g`` of a match in this process (entrants: :class:`arena.playing.match.Entrant`),
+class MatchTable:
+    """Plays game ``g`` of a match in this process (entrants: :class:`arena.playing.match.MatchEntrant`),
     each entrant through its streams; a bot's load error is the match's (no stand-ins)."""
 
     def __init__(
@@ -62,10 +62,10 @@ class Table:
         self.seating.close()
 
 
-_table: list[Table] = []
+_table: list[MatchTable] = []
 
 
-def _start_worker(make: Callable[[], Table]) -> None:
+def _start_worker(make: Callable[[], MatchTable]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the match's process handles Ctrl-C
     _table.append(make())
 
@@ -79,14 +79,14 @@ class GameSource:
     """Game after game of a match, in game order: ``(g, order, outcome)``.
 
     ``workers`` > 1: played by that many forked processes (each makes its own
-    :class:`Table` with ``make``), at most :data:`AHEAD` games each ahead of the match.
+    :class:`MatchTable` with ``make``), at most :data:`AHEAD` games each ahead of the match.
     """
 
-    def __init__(self, games: int, make: Callable[[], Table], workers: int = 1) -> None:
+    def __init__(self, games: int, make: Callable[[], MatchTable], workers: int = 1) -> None:
         self.games = games
         self.make = make
         self.workers = workers
-        self.table: Table | None = None
+        self.table: MatchTable | None = None
         self.pool: ProcessPoolExecutor | None = None  # with workers: made on the first game
 
     def __iter__(self) -> Iterator[tuple[int, list[int], GameOutcome]]:

@@ -21,7 +21,7 @@ from ..seats.contract import SeatFactory
 from ..seats.factories import make_factory
 from ..seats.loader import resolve_bot
 from ..trust.botsource import BotSource
-from .games import GameSource, Table
+from .games import GameSource, MatchTable
 from .interrupts import interrupts_deferred
 
 
@@ -54,7 +54,7 @@ class Tally:
 
 
 @dataclass
-class Entrant:
+class MatchEntrant:
     spec: str
     label: str
     factory: SeatFactory
@@ -109,7 +109,7 @@ def _unsuffixed(name: str) -> str:
 
 def build_entrants(
     specs: Sequence[str], *, trusted: bool = False, human: SeatFactory | None = None, limits: Any = None
-) -> list[Entrant]:
+) -> list[MatchEntrant]:
     """Resolve bot specs into entrants; ``human`` seats the person at the terminal
     (or through the ``human`` factory given, such as the browser seat's); ``limits``: the
     sandbox's :class:`~arena.sandbox.Limits` for bot files (default ones when None)."""
@@ -123,10 +123,10 @@ def build_entrants(
         if src is None:
             from .human import human_factory
 
-            entrants.append(Entrant(spec, label, human or human_factory(), kind="human"))
+            entrants.append(MatchEntrant(spec, label, human or human_factory(), kind="human"))
         else:
             entrants.append(
-                Entrant(
+                MatchEntrant(
                     spec,
                     label,
                     make_factory(src, trusted=trusted or src.origin == "registry", limits=limits),
@@ -267,9 +267,9 @@ def run_match(settings: MatchSettings, hooks: MatchHooks = MatchHooks()) -> Matc
     seeds, master = hooks.seeds or game_seeds, seed
     workers = settings.workers if all(e.kind != "human" for e in entrants) else 1
 
-    def table() -> Table:  # a worker process makes its own entrants (and sandbox templates)
+    def table() -> MatchTable:  # a worker process makes its own entrants (and sandbox templates)
         here = entrants if workers <= 1 else build_entrants(settings.bots, trusted=trusted, limits=settings.limits)
-        return Table(here, rules, master, seeds)
+        return MatchTable(here, rules, master, seeds)
 
     source = GameSource(games, table, workers)
     try:

@@ -16,7 +16,7 @@ from support.server import Server, arena, bot_file, token_of, wait_for
 
 from arena.game.rules import Rules
 from arena.server.contest import house, rounds
-from arena.server.ladder.matchmaker import Entrant, LadderPlayer, pick_table
+from arena.server.ladder.matchmaker import LadderEntrant, LadderPlayer, pick_table
 from arena.server.store import database as store
 
 #: The issue's minute: an upload's check and first games take seconds; this bounds the wait.
@@ -88,9 +88,9 @@ def test_one_authors_upload_plays_the_house_bots_at_once(tmp_path: Path) -> None
 
 def test_the_focus_of_a_table_is_an_authors_bot() -> None:
     rng = random.Random(3)
-    mixed = [Entrant(1, "random", 25.0, 8.3, 0, True), Entrant(2, "heuristic", 25.0, 8.3, 0, True)]
+    mixed = [LadderEntrant(1, "random", 25.0, 8.3, 0, True), LadderEntrant(2, "heuristic", 25.0, 8.3, 0, True)]
     assert pick_table(mixed, rng) == []  # house bots alone: no table
-    mixed.append(Entrant(3, "annbot", 25.0, 1.0, 500))  # settled, yet the only possible focus
+    mixed.append(LadderEntrant(3, "annbot", 25.0, 1.0, 500))  # settled, yet the only possible focus
     tables = [pick_table(mixed, rng) for _ in range(200)]
     assert all(3 in t for t in tables) and {len(t) for t in tables} == {2, 3}
 

@@ -17,7 +17,7 @@ import pytest
 from support.server import Server, arena, bot_file, token_of, wait_for
 
 from arena.server.ladder import pace
-from arena.server.ladder.matchmaker import Entrant, LadderPlayer, pick_table
+from arena.server.ladder.matchmaker import LadderEntrant, LadderPlayer, pick_table
 from arena.server.ladder.rating import START_MU, START_SIGMA
 from arena.server.store import database as store
 
@@ -50,13 +50,13 @@ def test_the_matchmaker_spends_games_where_ratings_are_uncertain_or_close() -> N
     # Six settled versions close together, and one far below them all, uncertain but surely last:
     # its games would teach nothing. The old matchmaker drew the focus by sigma, so it made the
     # outlier the focus of a third of the tables; now it is left alone.
-    close = [Entrant(i, "s", 25.0 + 0.4 * i, 1.0, 300) for i in range(6)]
-    outlier = Entrant(9, "x", -10.0, 3.0, 300)
+    close = [LadderEntrant(i, "s", 25.0 + 0.4 * i, 1.0, 300) for i in range(6)]
+    outlier = LadderEntrant(9, "x", -10.0, 3.0, 300)
     rng = random.Random(5)
     tables = [pick_table([*close, outlier], rng, largest=2) for _ in range(3000)]
     assert sum(9 in t for t in tables) < 0.02 * len(tables)
     # Two new versions join: they play far more than the settled ones.
-    new = [Entrant(30, "n", START_MU, START_SIGMA, 0), Entrant(31, "n", START_MU, START_SIGMA, 2)]
+    new = [LadderEntrant(30, "n", START_MU, START_SIGMA, 0), LadderEntrant(31, "n", START_MU, START_SIGMA, 2)]
     seen: Counter[int] = Counter()
     for _ in range(3000):
         seen.update(pick_table([*close, outlier, *new], rng, largest=2))

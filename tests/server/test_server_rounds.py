@@ -21,7 +21,7 @@ from arena.game.rules import Rules
 from arena.server.contest import final, lineup, rounds
 from arena.server.http.app import create_app
 from arena.server.http.settings import ServerSettings
-from arena.server.ladder.matchmaker import Entrant, LadderPlayer
+from arena.server.ladder.matchmaker import LadderEntrant, LadderPlayer
 from arena.server.store import database as store
 from arena.server.store import migrate
 
@@ -76,8 +76,8 @@ def copy_of(folder: Path, to: Path) -> Path:
 
 def test_the_gauntlet_matchmaker_seats_one_new_bot_against_the_field() -> None:
     rng = random.Random(21)
-    new = [Entrant(10, "n1", 25.0, 8.3, 0), Entrant(11, "n2", 25.0, 2.0, 40)]
-    field = [Entrant(i, f"f{i}", 20.0 + i, 3.0, 30) for i in range(1, 5)]
+    new = [LadderEntrant(10, "n1", 25.0, 8.3, 0), LadderEntrant(11, "n2", 25.0, 2.0, 40)]
+    field = [LadderEntrant(i, f"f{i}", 20.0 + i, 3.0, 30) for i in range(1, 5)]
     seen: dict[int, int] = {}
     sizes = set()
     for _ in range(300):

@@ -41,7 +41,7 @@ MIN_TABLE, MAX_TABLE = 2, 6
 
 
 @dataclass(frozen=True)
-class Entrant:
+class LadderEntrant:
     submission: int
     bot: str
     mu: float
@@ -50,7 +50,7 @@ class Entrant:
     house: bool = False  # the organiser's own AI (:mod:`..contest.house`)
 
 
-def pick_table(entrants: Sequence[Entrant], rng: random.Random, largest: int = MAX_TABLE) -> list[int]:
+def pick_table(entrants: Sequence[LadderEntrant], rng: random.Random, largest: int = MAX_TABLE) -> list[int]:
     """The submissions of the next table: a focus and its rivals, chosen by what their games would
     teach. The focus is an author's bot: house bots meet authors' bots, never only each other."""
     if len(entrants) < MIN_TABLE or all(e.house for e in entrants):
@@ -80,7 +80,7 @@ class Block:
 
 
 @dataclass(frozen=True)
-class Game:
+class LadderGame:
     """One finished game of a block, as :func:`arena.server.store.database.record_game` stores it."""
 
     key: str
@@ -116,7 +116,7 @@ class BlockPlayer:
         src = replace(stored_bot(bot, source), built=self.block.built.get(sid))  # built by the queue, never here
         return make_factory(src, trusted=False, limits=self.limits)  # uploaded code: always sandboxed
 
-    def play(self, block: Block) -> Iterator[Game]:
+    def play(self, block: Block) -> Iterator[LadderGame]:
         """The block's games, one per seat rotation, each as it ends."""
         self.block = block
         n = len(block.table)
@@ -129,7 +129,7 @@ class BlockPlayer:
             faults = [(f.seat, f.kind.value, storable(f.detail), f.round) for f in outcome.faults]
             result = outcome.result
             places, scores = list(result.places), list(result.scores)
-            yield Game(key, block.id, rotation, seating, places, scores, faults, outcome.log, outcome.outputs)
+            yield LadderGame(key, block.id, rotation, seating, places, scores, faults, outcome.log, outcome.outputs)
 
     def close(self) -> None:
         self.seating.close()
@@ -168,7 +168,8 @@ class LadderPlayer:
         builds.wake(self.db, waiting)  # ... and one let go of is built again
         rows = {int(r["id"]): r for r in found if int(r["id"]) not in waiting}
         entrants = [
-            Entrant(sid, r["bot"], r["mu"], r["sigma"], r["games"], r["house"] is not None) for sid, r in rows.items()
+            LadderEntrant(sid, r["bot"], r["mu"], r["sigma"], r["games"], r["house"] is not None)
+            for sid, r in rows.items()
         ]
         if current.number == 1:
             table = pick_table(entrants, rng)
@@ -208,7 +209,7 @@ class LadderPlayer:
                 out[sid] = found
         return out
 
-    def store(self, game: Game) -> bool:
+    def store(self, game: LadderGame) -> bool:
         """Store and rate one game (False: its key is stored already)."""
         g = game
         return store.record_game(

@@ -52,7 +52,7 @@ STATE = "ladder_state"
 
 
 class Rated(Protocol):
-    """What the matchmaker knows of a version (:class:`.matchmaker.Entrant`)."""
+    """What the matchmaker knows of a version (:class:`.matchmaker.LadderEntrant`)."""
 
     @property
     def submission(self) -> int: ...

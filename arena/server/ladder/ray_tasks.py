@@ -17,12 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..store import events
-from .matchmaker import Block, BlockPlayer, Game, LadderPlayer
+from .matchmaker import Block, BlockPlayer, LadderGame, LadderPlayer
 
 _RUNNER: list[BlockPlayer] = []
 
 
-def play_block(block: Block) -> list[Game]:
+def play_block(block: Block) -> list[LadderGame]:
     """A Ray task: the block's games, played by this process's kept :class:`BlockPlayer`."""
     from ...sandbox.programs.buildcache import forbid_builds
 

@@ -41,7 +41,17 @@ from ..http.request import SMALL_BODY, db_call, read_body
 from ..http.sockets import SIGNED_OUT
 from ..store import database as store
 from ..store import table_games as tablestore
-from ..tables.hub import MAX_MESSAGE, MAX_MESSAGES, RATE_WINDOW, BotSeat, Hub, Person, PersonSlot, Table, TableError
+from ..tables.hub import (
+    MAX_MESSAGE,
+    MAX_MESSAGES,
+    RATE_WINDOW,
+    BotSeat,
+    Hub,
+    NetworkTable,
+    Person,
+    PersonSlot,
+    TableError,
+)
 from .pages import page, signed_in
 
 T = TypeVar("T")
@@ -108,8 +118,8 @@ async def hub_call(conn: HTTPConnection, fn: Any, *args: Any) -> Any:
         raise HTTPException(exc.status, str(exc)) from None
 
 
-async def table_of(conn: HTTPConnection) -> Table:
-    table: Table = await hub_call(conn, hub_of(conn).get, conn.path_params["id"])
+async def table_of(conn: HTTPConnection) -> NetworkTable:
+    table: NetworkTable = await hub_call(conn, hub_of(conn).get, conn.path_params["id"])
     return table
 
 
@@ -148,7 +158,9 @@ async def open_table(
     except TableError as exc:
         raise HTTPException(exc.status, str(exc)) from None
     hub = hub_of(conn)
-    table: Table = await hub_call(conn, hub.open, person[0], person[1], people, seats, limit, rules, client_of(conn))
+    table: NetworkTable = await hub_call(
+        conn, hub.open, person[0], person[1], people, seats, limit, rules, client_of(conn)
+    )
     return table.id
 
 
@@ -397,7 +409,7 @@ async def table_socket(ws: WebSocket) -> None:
 
 
 async def reader(
-    ws: WebSocket, hub: Hub, table: Table, seat: PersonSlot, errors: list[str], changed: asyncio.Event
+    ws: WebSocket, hub: Hub, table: NetworkTable, seat: PersonSlot, errors: list[str], changed: asyncio.Event
 ) -> None:
     recent: deque[float] = deque()
     try:

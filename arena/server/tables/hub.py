@@ -161,7 +161,7 @@ class BotSeat:
 
 
 @dataclass
-class Table:
+class NetworkTable:
     id: str
     owner: Person
     limit: int
@@ -222,7 +222,7 @@ class Table:
         }  # fmt: skip
 
     @classmethod
-    def from_spec(cls, key: str, spec: dict[str, Any], state: str, created: float) -> Table:
+    def from_spec(cls, key: str, spec: dict[str, Any], state: str, created: float) -> NetworkTable:
         """A table the database kept (the server restarted). :raises (KeyError, TypeError, ValueError): a bad row."""
         seats: list[PersonSlot | BotSeat] = []
         names = []
@@ -255,7 +255,7 @@ class Hub:
         self.move_seconds = move_seconds
         self.max_tables = max_tables
         self.per_address = per_address
-        self.tables: dict[str, Table] = {}
+        self.tables: dict[str, NetworkTable] = {}
         self.lock = threading.Lock()
         self.link: IO[bytes] | None = None  # the tables worker's stdin
         self.link_lock = threading.Lock()
@@ -272,7 +272,7 @@ class Hub:
         with self.lock:
             for key, spec, state, created in kept:
                 try:
-                    table = Table.from_spec(key, spec, state, created)
+                    table = NetworkTable.from_spec(key, spec, state, created)
                 except (KeyError, TypeError, ValueError, IndexError):
                     continue
                 self.tables.setdefault(key, table)
@@ -337,7 +337,7 @@ class Hub:
         elif body:
             slot.show(str(header.get("phase")), body.decode("utf-8", "replace"))
 
-    def act(self, table: Table, slot: PersonSlot, action: Any) -> None:
+    def act(self, table: NetworkTable, slot: PersonSlot, action: Any) -> None:
         """Pass a person's action to the worker. :raises BadAction: not an action, or not now."""
         checked = check_action(action)  # its shape first, then whether it may come now
         if checked["action"] != "leave" and (slot.phase != "move" or table.state != "playing"):
@@ -368,7 +368,7 @@ class Hub:
         except Exception:  # noqa: BLE001 - a table closed unplayed is forgotten at the next start otherwise
             pass
 
-    def _keep(self, table: Table) -> None:
+    def _keep(self, table: NetworkTable) -> None:
         """Write the table's seating and state to the database. :raises TableError: 503, it cannot."""
         try:
             db = store.open_db(self.folder)
@@ -382,7 +382,7 @@ class Hub:
     def _busy(self, person: Person) -> int:
         return sum(1 for t in self.tables.values() if t.state in ("waiting", "playing") and t.seat_of(person))
 
-    def _check_caps(self, person: Person, address: str, table: Table | None = None) -> None:
+    def _check_caps(self, person: Person, address: str, table: NetworkTable | None = None) -> None:
         """:raises TableError: 429, ``person`` or ``address`` at their open tables already (joining a
         table the address sits at already takes no new place of the address)."""
         if self._busy(person) >= TABLES_PER_PERSON:
@@ -393,7 +393,7 @@ class Hub:
         if held >= self.per_address:
             raise TableError(429, f"this address sits at {self.per_address} open tables already; finish one first")
 
-    def get(self, key: str) -> Table:
+    def get(self, key: str) -> NetworkTable:
         with self.lock:
             self._tidy()
             table = self.tables.get(key)
@@ -415,7 +415,7 @@ class Hub:
         limit: int,
         rules: Rules = CONTEST,
         address: str = "?",
-    ) -> Table:
+    ) -> NetworkTable:
         """A new table with ``owner`` (asking from the client ``address``) at seat 0.
 
         :raises TableError: a limit, or a bad seating."""
@@ -431,7 +431,7 @@ class Hub:
             seats: list[PersonSlot | BotSeat] = [PersonSlot(owner, name)]
             seats += [PersonSlot(None, "") for _ in range(people - 1)]
             seats += bots
-            table = Table(secrets.token_urlsafe(9), owner, limit, seats, rules=rules, addresses={address})
+            table = NetworkTable(secrets.token_urlsafe(9), owner, limit, seats, rules=rules, addresses={address})
             table.move_seconds = self.move_seconds
             self._name(table)
             self._keep(table)
@@ -439,7 +439,7 @@ class Hub:
         self._maybe_start(table)
         return table
 
-    def join(self, key: str, person: Person, name: str, address: str = "?") -> Table:
+    def join(self, key: str, person: Person, name: str, address: str = "?") -> NetworkTable:
         """Take a free person's seat (asking from the client ``address``).
 
         :raises TableError: no such table, full, started, a limit."""
@@ -463,7 +463,7 @@ class Hub:
         return table
 
     @staticmethod
-    def _name(table: Table) -> None:
+    def _name(table: NetworkTable) -> None:
         """One name a seat (:func:`seat_names`) over the seats taken; a person's seat shows it too."""
         taken = [s for s in table.seats if not isinstance(s, PersonSlot) or s.person is not None]
         names = seat_names([s.label if isinstance(s, BotSeat) else s.name for s in taken])
@@ -473,13 +473,13 @@ class Hub:
             if s.person is not None:
                 s.name = unique[id(s)]
 
-    def _waiting(self, table: Table) -> None:
+    def _waiting(self, table: NetworkTable) -> None:
         waiting = f"Waiting for people: {len(table.people()) - table.free()} of {len(table.people())} here."
         for s in table.people():
             if s.person is not None:
                 s.show_state(phase="waiting", messages=[waiting])
 
-    def _maybe_start(self, table: Table) -> None:
+    def _maybe_start(self, table: NetworkTable) -> None:
         with self.lock:
             if table.state != "waiting" or table.free():
                 self._waiting(table)
