@@ -198,7 +198,13 @@ def register(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--ladder-workers", type=int, default=1, metavar="N", help="ladder processes (default 1)")
-    p.add_argument("--check-workers", type=int, default=1, metavar="N", help="check processes (default 1)")
+    p.add_argument(
+        "--check-workers",
+        type=int,
+        default=2,
+        metavar="N",
+        help="check processes (default 2; one author's upload at a time each: a slow check holds one)",
+    )
     p.add_argument(
         "--build-workers",
         type=int,

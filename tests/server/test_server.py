@@ -185,10 +185,10 @@ def test_kill_9_of_a_worker_and_of_the_server_loses_no_game(contest: dict[str, o
     assert isinstance(server, Server) and isinstance(folder, Path)
     wait_for(lambda: integrity(folder)[0] >= 2, "some games")
     workers = server.workers()
-    assert len(workers) == 5
-    for pid in workers:  # the check worker, the two build workers, the ladder and the tables worker, mid-work
+    assert len(workers) == 6
+    for pid in workers:  # two check workers, two build workers, the ladder and the tables worker, mid-work
         os.kill(pid, 9)
-    wait_for(lambda: len(server.workers()) == 5 and not set(server.workers()) & set(workers), "new workers")
+    wait_for(lambda: len(server.workers()) == 6 and not set(server.workers()) & set(workers), "new workers")
     before = integrity(folder)[0]
     wait_for(lambda: integrity(folder)[0] > before, "the ladder to go on after a worker died")
     orphans = server.workers()

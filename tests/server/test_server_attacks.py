@@ -589,10 +589,38 @@ def test_one_author_flooding_the_check_queue_does_not_hold_back_the_others(tmp_p
     flood = [store.add_submission(db, ann, f"ann{i}", b"x = 1\n") for i in range(5)]
     others = [store.add_submission(db, ben, "ben0", b"x = 1\n"), store.add_submission(db, cat, "cat0", b"x = 1\n")]
     order = []
+    while (row := store.claim_check(db, 1)) is not None:  # workers claim while the others check
+        order.append(int(row["id"]))
+    assert order == [flood[0], *others]  # one check of ann's at a time: the others' come next
+    for sid in order:
+        store.finish_check(db, sid, {"clean": True}, None)
     while (row := store.claim_check(db, 1)) is not None:
         order.append(int(row["id"]))
+        store.finish_check(db, int(row["id"]), {"clean": True}, None)
     db.close()
-    assert order[:3] == [flood[0], *others] and order[3:] == flood[1:]
+    assert order[3:] == flood[1:]
+
+
+def test_one_authors_slow_check_holds_one_check_worker_never_another_authors_check(tmp_path: Path) -> None:
+    # a bot within its limits (0.6 s a move, 30 s a game) made a clean check that held the only
+    # check worker 160 s: another author's 0.3 s check waited 156.7 s behind it (an independent
+    # attack); now an author has one check running at a time, and the server runs two workers
+    store.init_contest(tmp_path / "c", "Slow")
+    db = store.open_db(tmp_path / "c")
+    ann, ben = (int(store.invite(db, who).split(".")[0][1:]) for who in ("ann", "ben"))
+    slow = [store.add_submission(db, ann, f"slow{i}", b"x = 1\n") for i in range(3)]
+    quick = store.add_submission(db, ben, "quick", b"x = 1\n")
+    first = store.claim_check(db, 1)  # worker 1 takes ann's slow check, and is held by it
+    assert first is not None and int(first["id"]) == slow[0]
+    second = store.claim_check(db, 2)  # worker 2: never ann's next, ben's
+    assert second is not None and int(second["id"]) == quick
+    store.finish_check(db, quick, {"clean": True}, None)
+    assert store.claim_check(db, 2) is None  # ann's others wait for ann's running check
+    store.finish_check(db, slow[0], {"clean": True}, None)
+    third = store.claim_check(db, 2)
+    assert third is not None and int(third["id"]) == slow[1]
+    db.close()
+    assert ServerSettings(tmp_path).check_workers == 2
 
 
 def test_a_bots_page_reads_its_latest_games_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -38,6 +38,7 @@ from typing import Any
 
 from ...errors import BotLoadError
 from ..failures import describe_exit
+from ..jail import memgroup
 from ..jail.uids import UidLease
 from .process import _BOOT, _ROOT, lease_uid, read_frame, report_channel
 
@@ -151,6 +152,29 @@ def _run(
         raise
     finally:
         os.close(report_w)
+    group = memgroup.make(limits.memory_bytes)  # the whole build's memory, its folder's pages too
+    if group is not None:
+        try:  # before the launcher reads the files (below), so before it starts the build
+            group.add(proc.pid)
+        except OSError:
+            group.close()
+            group = None
+    ran_out = False
+    try:
+        code, output, result = _supervise(proc, report, files, limits)
+    finally:
+        if group is not None:
+            ran_out = group.ran_out()
+            group.close()
+    if ran_out and code != 0:  # reclaimed in time, a build may still succeed
+        output += f"\nthe build ran out of memory ({_size(limits.memory_bytes)} for all its processes)".encode()
+    return code, output, result
+
+
+def _supervise(
+    proc: subprocess.Popen[bytes], report: Any, files: dict[str, bytes], limits: BuildLimits
+) -> tuple[int | None, bytes, dict[str, Any]]:
+    """Hand the launcher its files, then follow the build to its result (see :func:`_run`)."""
     pidfd: int | None = None
     deadline = time.monotonic() + limits.seconds
     try:

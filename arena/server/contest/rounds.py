@@ -190,6 +190,9 @@ def leaderboard(db: sqlite3.Connection, number: int | None = None) -> dict[str, 
 
 
 class Rated(Protocol):
+    """What a matchmaker knows of a version (:class:`arena.server.ladder.matchmaker.LadderEntrant`):
+    the gauntlet's (:func:`pick_gauntlet`) and the ladder's pace (:func:`arena.server.ladder.pace.pick`)."""
+
     @property
     def submission(self) -> int: ...
     @property

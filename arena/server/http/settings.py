@@ -19,7 +19,7 @@ class ServerSettings:
     #: Uploads one client address may make a minute, whoever signs them (many authors behind one address).
     uploads_per_address: int = 60
     open_registration: bool = False
-    check_workers: int = 1
+    check_workers: int = 2
     #: Processes running bot programs' builds (one build each; one author's at a time).
     build_workers: int = 2
     ladder_workers: int = 1

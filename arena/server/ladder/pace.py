@@ -32,8 +32,9 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
+from ..contest.rounds import Rated
 from ..store import database as store
 from ..store import events
 from .rating import START_MU, START_SIGMA
@@ -49,19 +50,6 @@ SETTLED_SHARE = 0.1
 PAUSED = "ladder_paused"
 #: The contest setting where the ladder says what it is doing (JSON), for the desk.
 STATE = "ladder_state"
-
-
-class Rated(Protocol):
-    """What the matchmaker knows of a version (:class:`.matchmaker.LadderEntrant`)."""
-
-    @property
-    def submission(self) -> int: ...
-    @property
-    def mu(self) -> float: ...
-    @property
-    def sigma(self) -> float: ...
-    @property
-    def games(self) -> int: ...
 
 
 def pair_information(a: Rated, b: Rated) -> float:

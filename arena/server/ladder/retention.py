@@ -24,7 +24,6 @@ again when there is room.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import time
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import database as store
-from ..store.basics import stored_faults
+from ..store.basics import stored_faults, stored_ints
 from ..store.migrate import add_indexes
 from .rating import START_MU, START_SIGMA, rate
 
@@ -264,7 +263,7 @@ def result(db: sqlite3.Connection, key: str) -> dict[str, Any] | None:
     game = row.fetchone()
     if game is None:
         return None
-    scores = _ints(game["scores"])
+    scores = stored_ints(game["scores"])
     seats = []
     for r in db.execute(
         "SELECT x.seat, x.place, s.bot, s.version FROM seats x LEFT JOIN submissions s ON s.id = x.submission "
@@ -283,14 +282,6 @@ def result(db: sqlite3.Connection, key: str) -> dict[str, Any] | None:
         )
     faults = [{"seat": f[0], "kind": f[1], "round": f[3]} for f in stored_faults(game["faults"])]
     return {"key": str(game["key"]), "seats": seats, "faults": faults, "finished": game["finished"]}
-
-
-def _ints(text: Any) -> list[int]:
-    try:
-        data = json.loads(text)
-    except (TypeError, ValueError, RecursionError):
-        return []
-    return [v for v in data if type(v) is int] if isinstance(data, list) else []
 
 
 def counts(db: sqlite3.Connection) -> dict[str, int]:

@@ -32,7 +32,7 @@ from ...trust.numbers import whole_number
 from ...web.render import real
 from ..store import builds, outputs, versions
 from ..store import database as store
-from ..store.basics import stored_faults
+from ..store.basics import stored_faults, stored_ints
 
 #: Games a page of a bot's games lists.
 PAGE = 50
@@ -64,15 +64,6 @@ def when(value: Any) -> str:
     if seconds is None or not 0 <= seconds < 253402300800:
         return ""
     return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(seconds))
-
-
-def _ints(text: Any) -> list[int]:
-    """A stored JSON list of integers (places, scores); [] for anything else."""
-    try:
-        data = json.loads(text)
-    except (TypeError, ValueError, RecursionError):
-        return []
-    return [v for v in data if type(v) is int] if isinstance(data, list) else []
 
 
 # -- my bots ------------------------------------------------------------------------------------
@@ -234,7 +225,7 @@ def bot_games(db: sqlite3.Connection, bot: str, reader: Reader, flt: GameFilter)
         g = games.get(key)
         if g is None:
             continue
-        scores = _ints(g["scores"])
+        scores = stored_ints(g["scores"])
         faults = stored_faults(g["faults"])
         shown = []
         for s in seats.get(key, []):
@@ -369,7 +360,7 @@ def game_outputs(db: sqlite3.Connection, key: str, reader: Reader) -> list[dict[
         return []
     texts = outputs.of_game(db, key, {r["seat"] for r in readable})
     events = store.unpack(row["log"])
-    scores = _ints(row["scores"])
+    scores = stored_ints(row["scores"])
     shown = []
     rounds, number = [], None  # the round each event fell in (a fault event does not say)
     for e in events:

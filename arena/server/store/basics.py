@@ -41,3 +41,12 @@ def stored_faults(text: Any) -> list[tuple[int, str, str, int]]:
         for f in (data if isinstance(data, list) else [])
         if isinstance(f, list) and len(f) == 4 and all(isinstance(v, t) for v, t in zip(f, shape, strict=True))
     ]
+
+
+def stored_ints(text: Any) -> list[int]:
+    """A stored JSON list of integers (places, scores); [] for anything else."""
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return []
+    return [v for v in data if type(v) is int] if isinstance(data, list) else []

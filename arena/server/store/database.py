@@ -288,9 +288,12 @@ MAX_ATTEMPTS = 3
 #: The next upload to check: authors take turns (each author's k-th upload waiting, counting the one
 #: being checked, comes after every author's (k-1)-th), oldest first within a turn; an author who
 #: uploads as fast as the limit allows cannot make everyone else's checks wait behind theirs. An
-#: upload whose build is not done waits (:data:`.builds.READY`), holding back no other upload.
+#: upload whose build is not done waits (:data:`.builds.READY`), holding back no other upload. An
+#: author has one check running at a time: a slow check (a bot within its move and game limits can
+#: take minutes) holds one check worker, never another author's check (``--check-workers``, 2).
 FAIR_NEXT = (
-    f"SELECT * FROM submissions s WHERE status = 'queued' AND {builds.READY} ORDER BY (SELECT COUNT(*) "
+    f"SELECT * FROM submissions s WHERE status = 'queued' AND {builds.READY} AND NOT EXISTS (SELECT 1 "
+    "FROM submissions r WHERE r.author = s.author AND r.status = 'checking') ORDER BY (SELECT COUNT(*) "
     "FROM submissions o WHERE o.author = s.author AND o.status IN ('queued', 'checking') AND o.id < s.id), id LIMIT 1"
 )
 

@@ -16,6 +16,7 @@ import argparse
 import os
 import random
 import signal
+import sqlite3
 import sys
 import time
 from collections.abc import Sequence
@@ -64,13 +65,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         parent = opts.parent or os.getppid()
         if opts.kind == "final":
             return run_final(opts.folder, opts.round, opts.backend, opts.workers, opts.ray_address)
-        if opts.kind == "ladder":
-            from ..ladder.pace import Pace
+        from ..ladder.pace import Pace
 
-            pace = Pace(opts.pace, opts.cpu, opts.share)
-            keep, budget = opts.keep_games, opts.disk_budget
-            return ladder(opts.folder, parent, pace, keep, budget, opts.backend, opts.workers, opts.ray_address)
-        return work(opts.kind, opts.folder, parent, opts.check_games, opts.backend, opts.workers, opts.ray_address)
+        pace = Pace(opts.pace, opts.cpu, opts.share)
+        return work(
+            opts.kind,
+            opts.folder,
+            parent,
+            opts.check_games,
+            opts.backend,
+            opts.workers,
+            opts.ray_address,
+            (pace, opts.keep_games, opts.disk_budget),
+        )
     except Stop:  # asked to stop (even while starting up): nothing half-written, nothing to say
         return 0
 
@@ -83,7 +90,12 @@ def work(
     backend: str = "local",
     workers: int = 1,
     ray_address: str | None = None,
+    gate: tuple[Pace, int, int] | None = None,
 ) -> int:
+    """Open the contest and work as ``kind`` until the server is gone; the ladder with its gate
+    (:class:`..ladder.pace.Gate`: pause, the pace, each version's latest games kept whole, the
+    disk budget in bytes, 0: none). Only the build workers build: the others take their programs'
+    builds from the build queue's cache."""
     from ..store import database as store
 
     try:
@@ -103,7 +115,7 @@ def work(
                 elif kind == "tables":
                     run_tables(folder, parent)
                 else:
-                    run_ladder(db, parent, backend, workers, ray_address)
+                    run_ladder(db, parent, backend, workers, ray_address, ladder_gate(db, folder, gate))
     finally:
         db.close()
     return 0
@@ -134,36 +146,15 @@ def run_final(folder: str, number: int, backend: str, workers: int, ray_address:
         db.close()
 
 
-def ladder(
-    folder: str,
-    parent: int,
-    pace: Pace,
-    keep: int = 0,
-    budget: int = 0,
-    backend: str = "local",
-    workers: int = 1,
-    ray_address: str | None = None,
-) -> int:
-    """The ladder worker: its gate (:class:`..ladder.pace.Gate`: pause, ``pace``, each version's
-    latest ``keep`` games kept whole, the disk ``budget`` in bytes, 0: none), then :func:`run_ladder`.
-    Its programs' builds come from the build queue's cache, never made here."""
-    from ...sandbox.programs.buildcache import forbid_builds
+def ladder_gate(db: sqlite3.Connection, folder: str, gate: tuple[Pace, int, int] | None) -> object:
+    """The ladder's gate from its pace, games kept whole (0: the default) and disk budget (0: none)."""
+    if gate is None:
+        return None
     from ..ladder.pace import Gate, Pacer
     from ..ladder.retention import KEEP_GAMES, Retention
-    from ..store import database as store
 
-    try:
-        db = store.open_db(folder)
-    except store.ContestError as exc:
-        sys.stderr.write(f"arena worker: {exc}\n")
-        return 2
-    try:
-        gate = Gate(db, Pacer(pace), Retention(db, folder, keep or KEEP_GAMES, budget or None))
-        with forbid_builds("a contest's builds run in its build queue"):
-            run_ladder(db, parent, backend, workers, ray_address, gate)
-    finally:
-        db.close()
-    return 0
+    pace, keep, budget = gate
+    return Gate(db, Pacer(pace), Retention(db, folder, keep or KEEP_GAMES, budget or None))
 
 
 def alive(parent: int) -> bool:

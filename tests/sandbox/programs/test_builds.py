@@ -262,3 +262,38 @@ def test_a_program_is_pid_1_of_its_namespace_and_signalled_through_its_pidfd() -
     finally:
         os.chmod(stage, 0o700)
         shutil.rmtree(stage)
+
+
+#: Four processes of 150 MiB each, every page touched: each under a 320 MiB per-process limit.
+HOGS = """\
+import os, sys, time
+pids = []
+for _ in range(4):
+    pid = os.fork()
+    if pid == 0:
+        hog = bytearray(150 * 2**20)
+        for i in range(0, len(hog), 4096):
+            hog[i] = 1
+        time.sleep(2)
+        os._exit(0)
+    pids.append(pid)
+sys.exit(max(os.waitpid(p, 0)[1] for p in pids) and 1)
+"""
+
+
+def test_a_builds_processes_share_one_memory_bound() -> None:
+    """RLIMIT_AS bounds one process: five processes of 1.8 GiB held 9 GiB under a 2 GiB limit (an
+    independent attack; 64 of them would take 128 GiB and the host's memory with it). Now the
+    whole build is one memory group of that limit: the build fails in one line, saying so."""
+    from arena.errors import BotLoadError
+    from arena.sandbox.jail import memgroup
+
+    group = memgroup.make(2**20)
+    if group is None:
+        pytest.skip("this host lets no process make a memory group (the build runs with per-process limits)")
+    group.close()
+    limits = BuildLimits(seconds=60, memory_bytes=320 * 2**20)
+    with pytest.raises(BotLoadError, match="ran out of memory"):
+        run_build("python3 hogs.py", {"bot.toml": b"", "hogs.py": HOGS.encode()}, "t", limits)
+    alone = BuildLimits(seconds=60, memory_bytes=1024 * 2**20)  # the same hogs under a bound that holds them
+    run_build("python3 hogs.py", {"bot.toml": b"", "hogs.py": HOGS.encode()}, "t", alone)
