@@ -619,6 +619,12 @@ def test_one_authors_slow_check_holds_one_check_worker_never_another_authors_che
     store.finish_check(db, slow[0], {"clean": True}, None)
     third = store.claim_check(db, 2)
     assert third is not None and int(third["id"]) == slow[1]
+    # a freed worker took the same author's older upload before another's (the older id won the tie):
+    # an author with a backlog of slow checks kept a worker for good (a second independent attack)
+    late = store.add_submission(db, ben, "quick2", b"x = 1\n")
+    store.finish_check(db, slow[1], {"clean": True}, None)
+    fourth = store.claim_check(db, 1)
+    assert fourth is not None and int(fourth["id"]) == late  # ben, served longest ago, before ann's slow[2]
     db.close()
     assert ServerSettings(tmp_path).check_workers == 2
 

@@ -83,6 +83,7 @@ def _make_under(root: str, version: int, limit: int) -> MemoryGroup | None:
             os.mkdir(parent, 0o700)
         if version == 2:  # the parent hands the memory controller to its children
             _write(os.path.join(parent, "cgroup.subtree_control"), "+memory")
+        _sweep(parent)
         path = os.path.join(parent, f"build-{os.getpid()}-{secrets.token_hex(4)}")
         os.mkdir(path, 0o700)
     except OSError:
@@ -101,6 +102,28 @@ def _make_under(root: str, version: int, limit: int) -> MemoryGroup | None:
         group.close()
         return None
     return group
+
+
+def _sweep(parent: str) -> None:
+    """Remove the groups of referees that are gone (killed mid-build: their build died with them, its
+    empty group stayed); a group still in use refuses to go, and stays."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) != 3 or parts[0] != "build" or not parts[1].isascii() or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+            continue  # its referee lives: its build may be running
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.join(parent, name))
 
 
 def _read(path: str) -> str:

@@ -153,6 +153,8 @@ def _run(
     finally:
         os.close(report_w)
     group = memgroup.make(limits.memory_bytes)  # the whole build's memory, its folder's pages too
+    if group is None:
+        _say_no_group()
     if group is not None:
         try:  # before the launcher reads the files (below), so before it starts the build
             group.add(proc.pid)
@@ -169,6 +171,16 @@ def _run(
     if ran_out and code != 0:  # reclaimed in time, a build may still succeed
         output += f"\nthe build ran out of memory ({_size(limits.memory_bytes)} for all its processes)".encode()
     return code, output, result
+
+
+_said: list[bool] = []
+
+
+def _say_no_group() -> None:
+    """Say once a process that builds run with per-process memory limits only (ruling 157)."""
+    if not _said:
+        _said.append(True)
+        sys.stderr.write("arena: warning: no memory group on this host: a build's memory is bounded per process only\n")
 
 
 def _supervise(

@@ -290,11 +290,14 @@ MAX_ATTEMPTS = 3
 #: uploads as fast as the limit allows cannot make everyone else's checks wait behind theirs. An
 #: upload whose build is not done waits (:data:`.builds.READY`), holding back no other upload. An
 #: author has one check running at a time: a slow check (a bot within its move and game limits can
-#: take minutes) holds one check worker, never another author's check (``--check-workers``, 2).
+#: take minutes) holds one check worker, never another author's check (``--check-workers``, 2). Within
+#: a turn, the author served longest ago goes first: a worker freed by an author's check never takes
+#: that author's next upload before another author's waiting one.
 FAIR_NEXT = (
     f"SELECT * FROM submissions s WHERE status = 'queued' AND {builds.READY} AND NOT EXISTS (SELECT 1 "
     "FROM submissions r WHERE r.author = s.author AND r.status = 'checking') ORDER BY (SELECT COUNT(*) "
-    "FROM submissions o WHERE o.author = s.author AND o.status IN ('queued', 'checking') AND o.id < s.id), id LIMIT 1"
+    "FROM submissions o WHERE o.author = s.author AND o.status IN ('queued', 'checking') AND o.id < s.id), "
+    "(SELECT COALESCE(MAX(l.checked), 0) FROM submissions l WHERE l.author = s.author), id LIMIT 1"
 )
 
 

@@ -297,3 +297,29 @@ def test_a_builds_processes_share_one_memory_bound() -> None:
         run_build("python3 hogs.py", {"bot.toml": b"", "hogs.py": HOGS.encode()}, "t", limits)
     alone = BuildLimits(seconds=60, memory_bytes=1024 * 2**20)  # the same hogs under a bound that holds them
     run_build("python3 hogs.py", {"bot.toml": b"", "hogs.py": HOGS.encode()}, "t", alone)
+
+
+def test_a_killed_referees_memory_group_is_swept_by_the_next_build() -> None:
+    """A referee killed mid-build (kill -9) left its build's empty memory group behind for ever (a
+    second independent attack); the next build removes the groups of referees that are gone."""
+    from arena.sandbox.jail import memgroup
+
+    group = memgroup.make(2**20)
+    if group is None:
+        pytest.skip("this host lets no process make a memory group")
+    group.close()
+    parent = os.path.dirname(group.path)
+    dead = 4_000_000  # above the kernel's largest pid: no such process
+    stale = os.path.join(parent, f"build-{dead}-0badc0de")
+    os.mkdir(stale)
+    mine = os.path.join(parent, f"build-{os.getpid()}-00000000")  # a live referee's: kept
+    os.mkdir(mine)
+    try:
+        fresh = memgroup.make(2**20)
+        assert fresh is not None
+        fresh.close()
+        assert not os.path.exists(stale) and os.path.exists(mine)
+    finally:
+        for path in (stale, mine):
+            if os.path.exists(path):
+                os.rmdir(path)
