@@ -22,6 +22,8 @@ import os
 import secrets
 import time
 
+from ...trust.numbers import whole_number
+
 #: Where groups may be made: (the controller's folder, its version).
 ROOTS = (("/sys/fs/cgroup/memory", 1), ("/sys/fs/cgroup", 2))
 #: The folder under a root that holds arena's groups (one per running build).
@@ -113,10 +115,11 @@ def _sweep(parent: str) -> None:
         return
     for name in names:
         parts = name.split("-")
-        if len(parts) != 3 or parts[0] != "build" or not parts[1].isascii() or not parts[1].isdigit():
+        pid = whole_number(parts[1], 1, 2**31, given="text") if len(parts) == 3 and parts[0] == "build" else None
+        if pid is None:
             continue
         try:
-            os.kill(int(parts[1]), 0)
+            os.kill(pid, 0)
             continue  # its referee lives: its build may be running
         except ProcessLookupError:
             pass
