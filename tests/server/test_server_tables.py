@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from support.browser import seat_step
 from support.server import ROOT, Server, arena, bot_file, token_of, wait_for
 from support.tables import Person, a_move, error_of, state_of
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -306,16 +307,7 @@ def test_a_tables_deal_seed_tells_nothing_of_its_bots_seeds(tmp_path: Path) -> N
 
 
 #: One click of whatever the seat may do now (the suit of a jack, a playable card, finish, draw).
-STEP = """() => {
-  const suits = document.getElementById('suits');
-  if (!suits.hidden) { suits.querySelectorAll('.suit')[1].click(); return 'suit'; }
-  const playable = document.querySelector('.seat.you .hand .card.playable');
-  if (playable) { playable.click(); return suits.hidden ? 'put' : 'jack'; }
-  const finish = document.getElementById('finish'), draw = document.getElementById('draw');
-  if (!finish.disabled) { finish.click(); return 'finish'; }
-  if (!draw.disabled) { draw.click(); return 'draw'; }
-  return 'wait';
-}"""
+STEP = seat_step(1)
 SETTLED = (
     "() => ['move', 'closed'].includes(document.body.dataset.phase) && "
     "!document.querySelector('#table').dataset.animating"

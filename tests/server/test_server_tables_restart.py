@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.browser import seat_step
 from support.server import Server, arena, bot_file, token_of, wait_for
 from support.tables import Person, a_move, closed, play, state_of
 
@@ -261,16 +262,7 @@ GROW = """() => {
   return 'wait';
 }"""
 #: One click of the seat, putting whenever it may (a game that moves on).
-STEP = """() => {
-  const suits = document.getElementById('suits');
-  if (!suits.hidden) { suits.querySelectorAll('.suit')[1].click(); return 'suit'; }
-  const playable = document.querySelector('.seat.you .hand .card.playable');
-  if (playable) { playable.click(); return suits.hidden ? 'put' : 'jack'; }
-  const finish = document.getElementById('finish'), draw = document.getElementById('draw');
-  if (!finish.disabled) { finish.click(); return 'finish'; }
-  if (!draw.disabled) { draw.click(); return 'draw'; }
-  return 'wait';
-}"""
+STEP = seat_step(1)
 #: What the person cannot see of their own hand: each card whose rank is under another card (the page
 #: is asked what is on top at the rank), and each playable card that another card touches within its
 #: outline (a card's box less than 1 px from it: no line of the outline shows there).

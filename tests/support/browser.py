@@ -38,3 +38,21 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+def seat_step(suit: int = 1) -> str:
+    """A page's function that plays one click at a person's seat, putting whenever it may (a game that
+    moves on): the suit button ``suit`` for a jack, a playable card, else finish, else draw; what it
+    did ('suit', 'put', 'jack', 'finish', 'draw'), or 'wait'."""
+    return (
+        "() => {\n"
+        "  const suits = document.getElementById('suits');\n"
+        f"  if (!suits.hidden) {{ suits.querySelectorAll('.suit')[{suit}].click(); return 'suit'; }}\n"
+        "  const playable = document.querySelector('.seat.you .hand .card.playable');\n"
+        "  if (playable) { playable.click(); return suits.hidden ? 'put' : 'jack'; }\n"
+        "  const finish = document.getElementById('finish'), draw = document.getElementById('draw');\n"
+        "  if (!finish.disabled) { finish.click(); return 'finish'; }\n"
+        "  if (!draw.disabled) { draw.click(); return 'draw'; }\n"
+        "  return 'wait';\n"
+        "}"
+    )

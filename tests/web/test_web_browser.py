@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.browser import DESKTOP, PHONE
+from support.browser import DESKTOP, PHONE, seat_step
 from support.cli import arena_here as arena
 
 from arena import play as play_match
@@ -233,16 +233,7 @@ def test_report_ranks_equal_standings_and_games_open_in_the_viewer(browser, tour
     page.close()
 
 
-STEP = """() => {
-  const suits = document.getElementById('suits');
-  if (!suits.hidden) { suits.querySelectorAll('.suit')[2].click(); return 'suit'; }
-  const playable = document.querySelector('.seat.you .hand .card.playable');
-  if (playable) { playable.click(); return suits.hidden ? 'put' : 'jack'; }
-  const finish = document.getElementById('finish'), draw = document.getElementById('draw');
-  if (!finish.disabled) { finish.click(); return 'finish'; }
-  if (!draw.disabled) { draw.click(); return 'draw'; }
-  return 'wait';
-}"""
+STEP = seat_step(2)
 
 
 @pytest.mark.long
