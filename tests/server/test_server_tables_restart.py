@@ -189,7 +189,7 @@ def test_a_game_that_does_not_replay_the_same_is_recorded_as_abandoned(contest: 
     assert status == 201, made
     key, rng = made["id"], random.Random(31)
     ws = yan.socket(key)
-    before, _ = play(ws, rng, actions=4)
+    before, _ = play(ws, rng, actions=12)  # a dozen: a replay that chose alike at 4 resumed (seen once)
     ws.close()
     restart(server)
     ws = yan.socket(key)
